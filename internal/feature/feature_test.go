@@ -1,0 +1,59 @@
+package feature_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/internal/feature"
+	"github.com/mediagen/mediagen-go/openapi"
+)
+
+// The table and the contract's Feature enum and x-legacy-spellings must agree.
+func TestTableMatchesTheContract(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Schemas struct {
+				Feature struct {
+					Enum   []string          `json:"enum"`
+					Legacy map[string]string `json:"x-legacy-spellings"`
+				}
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal(openapi.Spec, &doc))
+	spec := doc.Components.Schemas.Feature
+	require.Len(t, spec.Enum, 2*len(feature.All))
+	for _, f := range feature.All {
+		assert.Contains(t, spec.Enum, f.Name)
+		assert.Equal(t, f.Legacy, spec.Legacy[f.Name], f.Name)
+		assert.Equal(t, f.Kind, f.Name[:len(f.Kind)], "kind is the canonical prefix")
+	}
+}
+
+func TestLookup(t *testing.T) {
+	for _, tc := range []struct {
+		in, canonical, kind string
+		legacy              bool
+	}{
+		{"video/logo-reveal", "video/logo-reveal", "video", false},
+		{"logo-reveal", "video/logo-reveal", "video", true},
+		{"image-generation", "image/generation", "image", true},
+		{"audio/voiceover", "audio/voiceover", "audio", false},
+		{"Logo-Reveal", "", "", false},
+		{"", "", "", false},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			assert.Equal(t, tc.canonical, feature.Canonical(tc.in))
+			assert.Equal(t, tc.legacy, feature.IsLegacy(tc.in))
+			if tc.canonical != "" {
+				assert.Equal(t, tc.kind, feature.KindOf(tc.in))
+			}
+		})
+	}
+	assert.Equal(t, "text", feature.KindOf("text/summary"), "an unknown canonical name still names its kind")
+	_, ok := feature.Lookup(feature.VoiceClone)
+	assert.False(t, ok, "voice cloning is priced but is not a generation feature")
+}
