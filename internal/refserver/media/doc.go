@@ -1,0 +1,12 @@
+// Package media makes small, deterministic media files for the reference
+// server's generation outputs and inspects uploaded bytes.
+//
+// Encoders (PNG, WAV, MP4) are pure functions of their arguments, so tests can
+// compare outputs byte for byte; the seed only changes the look or the tone so
+// that different generations produce different files.
+//
+// The inspectors (Detect, ImageConfig, AudioDuration, ProbeMP4) read untrusted
+// upload bytes: they never trust a length field beyond the bytes actually
+// present, never allocate in proportion to a declared size, and return errors
+// instead of panicking.
+package media

@@ -1,0 +1,50 @@
+package media
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The seed corpora live in testdata/fuzz/<FuzzName>/: one small real sample
+// per format, so mutations start from inputs that reach deep into parsers.
+
+func FuzzDetect(f *testing.F) {
+	f.Fuzz(func(t *testing.T, b []byte) {
+		mt, kind := Detect(b)
+		if kind == Unknown {
+			require.Equal(t, TypeOctetStream, mt)
+		} else {
+			k, ok := Accepted(mt)
+			require.True(t, ok, mt)
+			require.Equal(t, k, kind, mt)
+			require.True(t, Compatible(mt, mt), mt)
+		}
+		if w, h, err := ImageConfig(b); err == nil {
+			assert.Equal(t, Image, kind)
+			assert.Positive(t, w)
+			assert.Positive(t, h)
+		}
+	})
+}
+
+func FuzzAudioDuration(f *testing.F) {
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := AudioDuration(b)
+		if err == nil {
+			require.Positive(t, d)
+		}
+	})
+}
+
+func FuzzProbeMP4(f *testing.F) {
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, w, h, err := ProbeMP4(b)
+		if err == nil {
+			require.GreaterOrEqual(t, d, 0*d)
+			require.GreaterOrEqual(t, w, 0)
+			require.GreaterOrEqual(t, h, 0)
+		}
+	})
+}

@@ -1,0 +1,185 @@
+package media
+
+import (
+	"encoding/binary"
+	"errors"
+	"time"
+)
+
+// errNoMovie reports ISO BMFF bytes without a usable movie header.
+var errNoMovie = errors.New("media: no moov/mvhd box")
+
+// maxTracks bounds how many tracks are remembered from a hostile file.
+const maxTracks = 64
+
+// walkBoxes calls fn for each box in b in order, with the box's type and
+// body, until fn returns false. It fails on a box whose size is smaller than
+// its header or runs past the end of b; boxes before it have been visited.
+func walkBoxes(b []byte, fn func(typ string, body []byte) bool) error {
+	for len(b) > 0 {
+		if len(b) < 8 {
+			return errors.New("media: truncated box header")
+		}
+		size := uint64(binary.BigEndian.Uint32(b))
+		typ := string(b[4:8])
+		hdr := uint64(8)
+		switch size {
+		case 0: // box extends to the end of the file
+			size = uint64(len(b))
+		case 1: // 64-bit size follows the type
+			if len(b) < 16 {
+				return errors.New("media: truncated large box header")
+			}
+			size, hdr = binary.BigEndian.Uint64(b[8:]), 16
+		}
+		if size < hdr || size > uint64(len(b)) {
+			return errors.New("media: box " + printable(typ) + " size out of range")
+		}
+		if !fn(typ, b[hdr:size]) {
+			return nil
+		}
+		b = b[size:]
+	}
+	return nil
+}
+
+// findBox returns the body of the first box of type typ directly inside b.
+func findBox(b []byte, typ string) ([]byte, bool) {
+	var found []byte
+	ok := false
+	_ = walkBoxes(b, func(t string, body []byte) bool {
+		if t == typ {
+			found, ok = body, true
+			return false
+		}
+		return true
+	})
+	return found, ok
+}
+
+// mp4Track is what the probes need from one trak box.
+type mp4Track struct {
+	handler        string // hdlr handler_type: "vide", "soun", ...
+	width, height  int    // tkhd, integer part of the 16.16 values
+	scale, ticks   uint64 // mdhd timescale and duration
+	hasMediaHeader bool
+}
+
+// mp4Movie is what the probes need from a moov box.
+type mp4Movie struct {
+	scale, ticks uint64 // mvhd timescale and duration
+	tracks       []mp4Track
+}
+
+// parseMovie finds moov at the top level of b and reads its headers.
+func parseMovie(b []byte) (mp4Movie, error) {
+	var m mp4Movie
+	moov, ok := findBox(b, "moov")
+	if !ok {
+		return m, errNoMovie
+	}
+	mvhd, ok := findBox(moov, "mvhd")
+	if !ok {
+		return m, errNoMovie
+	}
+	var err error
+	if m.scale, m.ticks, err = timeHeader(mvhd); err != nil {
+		return m, err
+	}
+	_ = walkBoxes(moov, func(typ string, body []byte) bool {
+		if typ == "trak" {
+			m.tracks = append(m.tracks, parseTrack(body))
+		}
+		return len(m.tracks) < maxTracks
+	})
+	return m, nil
+}
+
+// timeHeader reads timescale and duration from an mvhd or mdhd body, whose
+// layouts agree up to those fields in both versions.
+func timeHeader(body []byte) (scale, ticks uint64, err error) {
+	if len(body) < 1 {
+		return 0, 0, errors.New("media: empty time header")
+	}
+	switch body[0] {
+	case 0:
+		if len(body) < 20 {
+			return 0, 0, errors.New("media: truncated time header")
+		}
+		scale = uint64(binary.BigEndian.Uint32(body[12:]))
+		ticks = uint64(binary.BigEndian.Uint32(body[16:]))
+	case 1:
+		if len(body) < 32 {
+			return 0, 0, errors.New("media: truncated time header")
+		}
+		scale = uint64(binary.BigEndian.Uint32(body[20:]))
+		ticks = binary.BigEndian.Uint64(body[24:])
+	default:
+		return 0, 0, errors.New("media: unknown time header version")
+	}
+	if scale == 0 {
+		return 0, 0, errors.New("media: zero timescale")
+	}
+	return scale, ticks, nil
+}
+
+// parseTrack reads the handler, size and media clock of a trak body;
+// missing or short boxes leave zero values.
+func parseTrack(trak []byte) mp4Track {
+	var t mp4Track
+	if tkhd, ok := findBox(trak, "tkhd"); ok && len(tkhd) > 0 {
+		off := 76 // version 0: width follows 4+20+8+8+36 bytes
+		if tkhd[0] == 1 {
+			off = 88
+		}
+		if len(tkhd) >= off+8 {
+			t.width = int(binary.BigEndian.Uint32(tkhd[off:]) >> 16)
+			t.height = int(binary.BigEndian.Uint32(tkhd[off+4:]) >> 16)
+		}
+	}
+	mdia, ok := findBox(trak, "mdia")
+	if !ok {
+		return t
+	}
+	if hdlr, ok := findBox(mdia, "hdlr"); ok && len(hdlr) >= 12 {
+		t.handler = string(hdlr[8:12])
+	}
+	if mdhd, ok := findBox(mdia, "mdhd"); ok {
+		if s, d, err := timeHeader(mdhd); err == nil {
+			t.scale, t.ticks, t.hasMediaHeader = s, d, true
+		}
+	}
+	return t
+}
+
+// ProbeMP4 reads an ISO BMFF (MP4, M4A, MOV) file's movie duration from
+// mvhd and the size from the tkhd of its first video track. An audio-only
+// file has width and height 0. It fails when there is no readable moov/mvhd.
+func ProbeMP4(b []byte) (duration time.Duration, width, height int, err error) {
+	m, err := parseMovie(b)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	duration, err = ticksToDuration(m.ticks, m.scale)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	for _, t := range m.tracks {
+		if t.handler == "vide" {
+			return duration, t.width, t.height, nil
+		}
+	}
+	return duration, 0, 0, nil
+}
+
+// printable returns s with bytes outside printable ASCII replaced, so box
+// types from hostile files are safe in error messages.
+func printable(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c < 0x20 || c > 0x7e {
+			b[i] = '?'
+		}
+	}
+	return string(b)
+}
