@@ -1,0 +1,63 @@
+package webhook_test
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/webhook"
+)
+
+// fuzzSecret and fuzzNow match the seed corpus in testdata/fuzz, which holds
+// deliveries signed with this secret around this time.
+const fuzzSecret = "whsec_new_7f3a9c"
+
+var fuzzNow = time.Unix(1763719230, 0)
+
+// FuzzVerify feeds arbitrary bodies and headers to Verify. It must never
+// panic, and it may accept only when the header holds the signature an
+// independent HMAC computes for that timestamp and body, inside the tolerance.
+func FuzzVerify(f *testing.F) {
+	f.Add([]byte(`{"event":"voice.done"}`), "1763719230", "sha256=00")
+	f.Fuzz(func(t *testing.T, payload []byte, timestamp, signature string) {
+		header := http.Header{webhook.HeaderTimestamp: {timestamp}, webhook.HeaderSignature: {signature}}
+		err := webhook.Verify(payload, header, fuzzSecret, webhook.WithNow(func() time.Time { return fuzzNow }))
+		if err != nil {
+			return
+		}
+		secs, perr := strconv.ParseUint(timestamp, 10, 63)
+		require.NoError(t, perr, "accepted timestamp %q", timestamp)
+		require.InDelta(t, fuzzNow.Unix(), int64(secs), float64(5*60), "accepted a stale timestamp")
+
+		m := hmac.New(sha256.New, []byte(fuzzSecret))
+		m.Write([]byte(timestamp + "."))
+		m.Write(payload)
+		want := "sha256=" + hex.EncodeToString(m.Sum(nil))
+		entries := strings.FieldsFunc(strings.ToLower(signature), func(r rune) bool { return r == ' ' || r == '\t' || r == ',' })
+		require.Contains(t, entries, want, "accepted a payload that was not signed")
+	})
+}
+
+// FuzzVerifyTampered signs a body, then verifies another one with the same
+// headers: only the very bytes that were signed, at an age within the
+// tolerance, may pass.
+func FuzzVerifyTampered(f *testing.F) {
+	f.Add([]byte(`{"event":"generation.done"}`), []byte(`{"event": "generation.done"}`), int64(0))
+	f.Fuzz(func(t *testing.T, signed, received []byte, offset int64) {
+		at := fuzzNow.Add(time.Duration(offset%(3600)) * time.Second)
+		header := http.Header{}
+		webhook.SetHeaders(header, []string{"whsec_other", fuzzSecret}, at, signed)
+		err := webhook.Verify(received, header, fuzzSecret, webhook.WithNow(func() time.Time { return fuzzNow }))
+		age := fuzzNow.Sub(at)
+		fresh := age <= 5*time.Minute && -age <= 5*time.Minute
+		require.Equal(t, bytes.Equal(signed, received) && fresh, err == nil, "err: %v", err)
+	})
+}

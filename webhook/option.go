@@ -1,0 +1,193 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Defaults used when the matching option is not given.
+const (
+	// DefaultTolerance is how far a delivery's timestamp may lie from the
+	// receiver's clock, in either direction: the age the interface suggests.
+	DefaultTolerance = 5 * time.Minute
+
+	// DefaultMaxBodyBytes caps the body Handler reads. Events are a few
+	// kilobytes; the cap leaves room for long echoed arguments.
+	DefaultMaxBodyBytes = 1 << 20
+
+	// DefaultAckTimeout is how long Handler waits for an inline callback before
+	// acknowledging anyway, leaving a margin inside the service's 5-second window.
+	DefaultAckTimeout = 4 * time.Second
+
+	// DefaultStoreSize is the number of delivery ids Handler's default store remembers.
+	DefaultStoreSize = 10000
+)
+
+// maxEntries caps the signature entries examined, so a huge header costs little.
+const maxEntries = 16
+
+// Option configures Verify, Parse and Handler. Options that only concern
+// Handler (body size, store, hand-off, error reporting) have no effect on
+// Verify and Parse, though an invalid value is still reported.
+type Option func(*options)
+
+type options struct {
+	tolerance    time.Duration
+	now          func() time.Time
+	secrets      []string
+	maxBodyBytes int64
+	store        Store
+	storeSet     bool
+	workers      int // 0 processes inline
+	queue        int
+	ackTimeout   time.Duration
+	onError      func(context.Context, *Event, error)
+	errs         []error
+}
+
+// newOptions applies opts over the defaults. secret and every WithSecrets value
+// are collected with empty and repeated ones dropped, so each distinct key is
+// hashed once.
+func newOptions(secret string, opts []Option) (*options, error) {
+	o := &options{
+		tolerance:    DefaultTolerance,
+		now:          time.Now,
+		maxBodyBytes: DefaultMaxBodyBytes,
+		ackTimeout:   DefaultAckTimeout,
+		onError:      logError,
+	}
+	o.secrets = appendSecrets(nil, secret)
+	for _, opt := range opts {
+		if opt != nil {
+			opt(o)
+		}
+	}
+	if err := errors.Join(o.errs...); err != nil {
+		return nil, err
+	}
+	if len(o.secrets) == 0 {
+		return nil, ErrNoSecret
+	}
+	return o, nil
+}
+
+func (o *options) invalid(format string, args ...any) {
+	o.errs = append(o.errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...))
+}
+
+func appendSecrets(dst []string, secrets ...string) []string {
+next:
+	for _, s := range secrets {
+		if s == "" {
+			continue
+		}
+		for _, have := range dst {
+			if have == s {
+				continue next
+			}
+		}
+		dst = append(dst, s)
+	}
+	return dst
+}
+
+// WithTolerance sets how far the timestamp may lie from now, in the past or
+// in the future; d must be positive. The default is DefaultTolerance.
+// Checking the age cannot be turned off: it is what stops a replayed delivery.
+func WithTolerance(d time.Duration) Option {
+	return func(o *options) {
+		if d <= 0 {
+			o.invalid("WithTolerance(%v): tolerance must be positive", d)
+			return
+		}
+		o.tolerance = d
+	}
+}
+
+// WithNow sets the clock the timestamp is checked against, for tests.
+func WithNow(now func() time.Time) Option {
+	return func(o *options) {
+		if now == nil {
+			o.invalid("WithNow(nil)")
+			return
+		}
+		o.now = now
+	}
+}
+
+// WithSecrets adds secrets accepted besides the one passed positionally, for
+// a secret rotation: configure the new and the old secret together, so a
+// delivery passes whichever of them signed it, and drop the old one when the
+// service's 24-hour overlap ends. Empty values are ignored. Each secret costs
+// one HMAC pass over the body.
+func WithSecrets(secrets ...string) Option {
+	return func(o *options) { o.secrets = appendSecrets(o.secrets, secrets...) }
+}
+
+// WithMaxBodyBytes caps the body Handler reads; a larger body is answered
+// 413 before any verification. The default is DefaultMaxBodyBytes.
+func WithMaxBodyBytes(n int64) Option {
+	return func(o *options) {
+		if n <= 0 {
+			o.invalid("WithMaxBodyBytes(%d): limit must be positive", n)
+			return
+		}
+		o.maxBodyBytes = n
+	}
+}
+
+// WithStore sets where Handler records the deliveries it has taken, to drop
+// duplicates. The default is a MemoryStore of DefaultStoreSize ids per
+// Handler; receivers running several replicas share a store instead. A nil
+// store turns duplicate detection off.
+func WithStore(s Store) Option {
+	return func(o *options) { o.store, o.storeSet = s, true }
+}
+
+// WithAsync makes Handler acknowledge a verified delivery at once (202) and
+// run the callback afterwards, at most workers at a time with up to queue
+// more waiting. When all are busy the delivery is answered 503 so the service
+// retries it. A callback failure can then no longer be answered to the
+// service: it goes to the WithErrorFunc callback. Without WithAsync the
+// callback runs inline (see WithAckTimeout).
+func WithAsync(workers, queue int) Option {
+	return func(o *options) {
+		if workers < 1 || queue < 0 {
+			o.invalid("WithAsync(%d, %d): need at least one worker and a non-negative queue", workers, queue)
+			return
+		}
+		o.workers, o.queue = workers, queue
+	}
+}
+
+// WithAckTimeout sets how long Handler waits for an inline callback. When the
+// callback takes longer, the delivery is acknowledged 202 so that the service
+// does not time out and resend it, and the callback goes on; a later failure
+// goes to the WithErrorFunc callback. The default is DefaultAckTimeout;
+// WithAsync makes it moot.
+func WithAckTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d <= 0 {
+			o.invalid("WithAckTimeout(%v): timeout must be positive", d)
+			return
+		}
+		o.ackTimeout = d
+	}
+}
+
+// WithErrorFunc sets the function Handler reports errors to: rejected
+// deliveries (ev is nil; err wraps one of the package's errors), store
+// failures, and callback failures, including those after the delivery was
+// acknowledged. It is the only place those details appear, since the HTTP
+// answer carries none. The default logs them with slog.Default.
+func WithErrorFunc(fn func(ctx context.Context, ev *Event, err error)) Option {
+	return func(o *options) {
+		if fn == nil {
+			o.invalid("WithErrorFunc(nil)")
+			return
+		}
+		o.onError = fn
+	}
+}
