@@ -1,0 +1,105 @@
+package refserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+
+	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/api/model"
+)
+
+// GetAgent answers GET /v3/mcp: the agent endpoint is stateless, so there
+// is no stream to open.
+func (s *Server) GetAgent(ctx context.Context, _ api.GetAgentRequestObject) (api.GetAgentResponseObject, error) {
+	if _, err := caller(ctx); err != nil {
+		return err, nil
+	}
+	return methodNotAllowed("GET"), nil
+}
+
+// DeleteAgent answers DELETE /v3/mcp: there is no session to end.
+func (s *Server) DeleteAgent(ctx context.Context, _ api.DeleteAgentRequestObject) (api.DeleteAgentResponseObject, error) {
+	if _, err := caller(ctx); err != nil {
+		return err, nil
+	}
+	return methodNotAllowed("DELETE"), nil
+}
+
+func methodNotAllowed(method string) *apiError {
+	return newError(http.StatusMethodNotAllowed, model.ErrorCodeMethodNotAllowed,
+		"%s is not allowed on /v3/mcp: the agent endpoint is stateless; POST one JSON-RPC message per request", method)
+}
+
+// CallAgent answers POST /v3/mcp by replaying the decoded JSON-RPC message,
+// with the caller's headers and context, to the MCP handler. Its tools call
+// back into this server with the same context, so they act as the same
+// project under the same rules.
+func (s *Server) CallAgent(ctx context.Context, req api.CallAgentRequestObject) (api.CallAgentResponseObject, error) {
+	if _, err := caller(ctx); err != nil {
+		return err, nil
+	}
+	orig, ok := ctx.Value(requestKey{}).(*http.Request)
+	if !ok || req.Body == nil {
+		return api.CallAgent400JSONResponse{Error: model.ErrorDetail{Code: model.ErrorCodeInvalidArgument, Message: "the body must be a JSON-RPC 2.0 message"}}, nil
+	}
+	body, err := json.Marshal(req.Body)
+	if err != nil {
+		return api.CallAgent400JSONResponse{Error: model.ErrorDetail{Code: model.ErrorCodeInvalidArgument, Message: "the body must be a JSON-RPC 2.0 message"}}, nil
+	}
+	r := orig.Clone(ctx)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	r.Header.Set("Content-Type", "application/json")
+
+	rec := httptest.NewRecorder()
+	s.agent.ServeHTTP(rec, r)
+	switch rec.Code {
+	case http.StatusOK:
+		return api.CallAgent200TexteventStreamResponse{Body: bytes.NewReader(rec.Body.Bytes()), ContentLength: int64(rec.Body.Len())}, nil
+	case http.StatusAccepted:
+		return api.CallAgent202Response{}, nil
+	case http.StatusBadRequest:
+		return api.CallAgent400JSONResponse{Error: model.ErrorDetail{Code: model.ErrorCodeInvalidArgument, Message: agentMessage(rec)}}, nil
+	default:
+		return newError(rec.Code, agentCode(rec.Code), "%s", agentMessage(rec)), nil
+	}
+}
+
+// agentMessage extracts a short message from the MCP handler's answer.
+func agentMessage(rec *httptest.ResponseRecorder) string {
+	msg := bytes.TrimSpace(rec.Body.Bytes())
+	if len(msg) > 500 {
+		msg = msg[:500]
+	}
+	if len(msg) == 0 {
+		return http.StatusText(rec.Code)
+	}
+	return string(msg)
+}
+
+// agentCode maps a status of the MCP handler to an error code.
+func agentCode(status int) model.ErrorCode {
+	switch status {
+	case http.StatusUnauthorized:
+		return model.ErrorCodeUnauthorized
+	case http.StatusForbidden:
+		return model.ErrorCodeForbidden
+	case http.StatusNotFound:
+		return model.ErrorCodeNotFound
+	case http.StatusMethodNotAllowed:
+		return model.ErrorCodeMethodNotAllowed
+	case http.StatusRequestEntityTooLarge:
+		return model.ErrorCodePayloadTooLarge
+	case http.StatusUnsupportedMediaType:
+		return model.ErrorCodeUnsupportedMediaType
+	case http.StatusTooManyRequests:
+		return model.ErrorCodeRateLimited
+	}
+	return "internal"
+}

@@ -1,0 +1,286 @@
+package refserver
+
+import (
+	"encoding/json"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go/internal/refserver/media"
+)
+
+// argType is what an argument must hold.
+type argType int
+
+const (
+	argText  argType = iota // a non-blank string of min..max characters
+	argBool                 // a JSON boolean
+	argInt                  // a JSON integer in min..max
+	argEnum                 // one of enum
+	argImage                // the id of a live image file of the project
+	argVoice                // a voice id or catalog slug usable for speech
+	argColor                // a CSS hex colour
+)
+
+// argRule validates one argument.
+type argRule struct {
+	typ      argType
+	required bool
+	enum     []string
+	min, max int
+}
+
+// Bounds DESIGN.md and the contract fix.
+const (
+	maxPrompt       = 10000
+	maxAvatarScript = 5000
+	maxVoiceScript  = 20000
+	minDuration     = 3
+	maxDuration     = 10
+	defaultDuration = 5
+)
+
+var (
+	aspectAll    = []string{"1:1", "16:9", "9:16", "4:3", "3:4"}
+	aspectReveal = []string{"16:9", "9:16"}
+	resolutions  = []string{"720p", "1080p"}
+	colorPattern = regexp.MustCompile(`^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$`)
+
+	prompt      = argRule{typ: argText, required: true, min: 1, max: maxPrompt}
+	optPrompt   = argRule{typ: argText, min: 1, max: maxPrompt}
+	image       = argRule{typ: argImage, required: true}
+	optImage    = argRule{typ: argImage}
+	aspect      = argRule{typ: argEnum, enum: aspectAll}
+	flag        = argRule{typ: argBool}
+	resolutionR = argRule{typ: argEnum, enum: resolutions}
+	durationR   = argRule{typ: argInt, min: minDuration, max: maxDuration}
+	voice       = argRule{typ: argVoice, required: true}
+)
+
+// featureArgs lists every argument each feature takes (DESIGN.md). Names
+// not listed are refused, so a typo such as aspect_ratio is never silently
+// ignored.
+var featureArgs = map[string]map[string]argRule{
+	"image/generation":        {"prompt": prompt, "aspectRatio": aspect, "fineDetails": flag, "image": optImage},
+	"image/self-portrait":     {"image": image, "prompt": prompt, "aspectRatio": aspect, "permissionConfirmed": flag},
+	"image/product-shot":      {"image": image, "prompt": prompt, "aspectRatio": aspect, "fineDetails": flag},
+	"image/ad":                {"image": image, "prompt": prompt, "aspectRatio": aspect, "fineDetails": flag},
+	"image/youtube-thumbnail": {"prompt": prompt, "image": optImage, "aspectRatio": aspect, "fineDetails": flag},
+	"video/logo-reveal": {
+		"image": image, "prompt": prompt,
+		"mode":          {typ: argEnum, enum: []string{"intro", "outro"}},
+		"aspectRatio":   {typ: argEnum, enum: aspectReveal},
+		"background":    {typ: argColor},
+		"generateAudio": flag,
+		"duration":      durationR,
+		"resolution":    resolutionR,
+	},
+	"video/object-reveal": {"image": image, "prompt": prompt, "aspectRatio": aspect, "duration": durationR, "resolution": resolutionR},
+	// Any feature accepts a prompt taken from a template (the interface
+	// document), so the speech features take an optional one too.
+	"video/avatar": {
+		"voiceId": voice, "script": {typ: argText, required: true, min: 1, max: maxAvatarScript},
+		"image": optImage, "aspectRatio": aspect, "resolution": resolutionR, "permissionConfirmed": flag,
+		"prompt": optPrompt,
+	},
+	"audio/voiceover": {"voiceId": voice, "script": {typ: argText, required: true, min: 1, max: maxVoiceScript}, "prompt": optPrompt},
+}
+
+// likeness lists the features that produce a person's likeness and need
+// args.permissionConfirmed true.
+var likeness = map[string]bool{"image/self-portrait": true, "video/avatar": true}
+
+// validateArgs checks args against the feature's rules, file ids and voice
+// ids included. The caller holds s.mu.
+func (s *Server) validateArgs(p *project, canonical string, args map[string]any, now time.Time) *apiError {
+	rules := featureArgs[canonical]
+	names := make([]string, 0, len(args))
+	for name := range args {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if _, ok := rules[name]; !ok {
+			known := make([]string, 0, len(rules))
+			for k := range rules {
+				known = append(known, k)
+			}
+			sort.Strings(known)
+			return invalidf("args.%s is not an argument of %s (arguments: %s)", name, canonical, strings.Join(known, ", "))
+		}
+	}
+	ruleNames := make([]string, 0, len(rules))
+	for name := range rules {
+		ruleNames = append(ruleNames, name)
+	}
+	sort.Strings(ruleNames)
+	for _, name := range ruleNames {
+		v, ok := args[name]
+		rule := rules[name]
+		if !ok || v == nil {
+			if rule.required {
+				return invalidf("args.%s is required", name)
+			}
+			if v == nil && ok {
+				return invalidf("args.%s must not be null", name)
+			}
+			continue
+		}
+		if err := s.checkArg(p, name, rule, v, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkArg validates one present argument.
+func (s *Server) checkArg(p *project, name string, rule argRule, v any, now time.Time) *apiError {
+	switch rule.typ {
+	case argText:
+		str, ok := v.(string)
+		n := utf8.RuneCountInString(str)
+		if !ok || strings.TrimSpace(str) == "" || n < rule.min || n > rule.max {
+			return invalidf("args.%s must be a non-blank string of %d to %d characters", name, rule.min, rule.max)
+		}
+	case argBool:
+		if _, ok := v.(bool); !ok {
+			return invalidf("args.%s must be a boolean", name)
+		}
+	case argInt:
+		n, ok := asInt(v)
+		if !ok || n < rule.min || n > rule.max {
+			return invalidf("args.%s must be an integer from %d to %d", name, rule.min, rule.max)
+		}
+	case argEnum:
+		str, ok := v.(string)
+		if !ok || !slices.Contains(rule.enum, str) {
+			return invalidf("args.%s must be one of %s", name, strings.Join(rule.enum, ", "))
+		}
+	case argColor:
+		str, ok := v.(string)
+		if !ok || !colorPattern.MatchString(str) {
+			return invalidf("args.%s must be a CSS hex colour such as #101820", name)
+		}
+	case argImage:
+		id, ok := v.(string)
+		if !ok || id == "" {
+			return invalidf("args.%s must be a file id (a string from the upload endpoints)", name)
+		}
+		f, ok := s.files[id]
+		if !ok || f.projectID != p.id || !f.isLive(now) {
+			return invalidf("args.%s: file %q not found (upload it first; files expire 24 hours after upload)", name, id)
+		}
+		if f.kind != media.Image || !f.decodes {
+			return invalidf("args.%s: file %q is not an image that can be decoded (it holds %s)", name, id, f.mediaType)
+		}
+	case argVoice:
+		id, ok := v.(string)
+		if !ok || id == "" {
+			return invalidf("args.%s must be a voice id or slug", name)
+		}
+		if err := s.usableVoice(p, id); err != nil {
+			return invalidf("args.%s: %s", name, err.Error())
+		}
+	}
+	return nil
+}
+
+// asInt reads an integral JSON number; fractions and non-numbers fail.
+func asInt(v any) (int, bool) {
+	var f float64
+	switch n := v.(type) {
+	case float64:
+		f = n
+	case int:
+		return n, true
+	case int64:
+		f = float64(n)
+	case json.Number:
+		i, err := n.Int64()
+		if err != nil {
+			return 0, false
+		}
+		f = float64(i)
+	default:
+		return 0, false
+	}
+	if f != math.Trunc(f) || math.Abs(f) > 1<<31 {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// intArg reads an integer argument already validated, or def when absent.
+func intArg(args map[string]any, name string, def int) int {
+	if n, ok := asInt(args[name]); ok {
+		return n
+	}
+	return def
+}
+
+// stringArg reads a string argument already validated, or "".
+func stringArg(args map[string]any, name string) string {
+	s, _ := args[name].(string)
+	return s
+}
+
+// stringArgOr reads a string argument, or def when absent.
+func stringArgOr(args map[string]any, name, def string) string {
+	if s, ok := args[name].(string); ok {
+		return s
+	}
+	return def
+}
+
+func runeCount(s string) int { return utf8.RuneCountInString(s) }
+
+// checkPermission answers 403 when a likeness feature lacks
+// args.permissionConfirmed true.
+func checkPermission(canonical string, args map[string]any) *apiError {
+	if !likeness[canonical] {
+		return nil
+	}
+	if ok, _ := args["permissionConfirmed"].(bool); ok {
+		return nil
+	}
+	return newError(http.StatusForbidden, model.ErrorCodePermissionRequired,
+		"%s produces a person's likeness: set args.permissionConfirmed to true to confirm you have the person's permission", canonical)
+}
+
+// checkWebhookURL accepts https URLs with a host, and, when allowed, http
+// URLs on a loopback host for local tests.
+func (s *Server) checkWebhookURL(raw *string) *apiError {
+	if raw == nil {
+		return nil
+	}
+	u, err := url.Parse(*raw)
+	if err != nil || u.Host == "" || u.Hostname() == "" {
+		return invalidf("webhookUrl must be an absolute https URL")
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		if s.allowHTTPWebhooks && isLoopback(u.Hostname()) {
+			return nil
+		}
+	}
+	return invalidf("webhookUrl must be an https URL")
+}
+
+// isLoopback reports whether host names this machine.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,149 @@
+package refserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/mediagen/mediagen-go/internal/api/model"
+)
+
+// apiError is an error answer. It implements every operation's response
+// interface, so a handler can answer any status the interface document names
+// with the body DESIGN.md fixes: {"error":{"code","message"}}, or the 402
+// shape when body is set.
+type apiError struct {
+	status     int
+	code       model.ErrorCode
+	message    string
+	retryAfter int // seconds; sets Retry-After when positive
+	body       any // replaces the standard body (the 402 shape)
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("%d %s: %s", e.status, e.code, e.message)
+}
+
+func newError(status int, code model.ErrorCode, format string, args ...any) *apiError {
+	return &apiError{status: status, code: code, message: fmt.Sprintf(format, args...)}
+}
+
+// invalidf is the 400 answer: a bad argument, nothing charged.
+func invalidf(format string, args ...any) *apiError {
+	return newError(http.StatusBadRequest, model.ErrorCodeInvalidArgument, format, args...)
+}
+
+// notFoundf is the 404 answer.
+func notFoundf(format string, args ...any) *apiError {
+	return newError(http.StatusNotFound, model.ErrorCodeNotFound, format, args...)
+}
+
+// forbiddenf is the 403 answer of the storage host.
+func forbiddenf(format string, args ...any) *apiError {
+	return newError(http.StatusForbidden, model.ErrorCodeForbidden, format, args...)
+}
+
+// insufficientBalance is the 402 answer, with the documented body.
+func insufficientBalance(required, balance int64) *apiError {
+	msg := fmt.Sprintf("this call costs %s USD but the balance is %s USD", formatUnits(required), formatUnits(balance))
+	return &apiError{
+		status:  http.StatusPaymentRequired,
+		code:    model.ErrorCodeInsufficientBalance,
+		message: msg,
+		body: model.InsufficientBalanceError{Error: model.InsufficientBalanceDetail{
+			Code:     model.InsufficientBalanceDetailCodeInsufficientBalance,
+			Message:  msg,
+			Required: fromUnits(required),
+			Balance:  fromUnits(balance),
+		}},
+	}
+}
+
+// write sends the error answer.
+func (e *apiError) write(w http.ResponseWriter) error {
+	body := e.body
+	if body == nil {
+		body = model.Error{Error: model.ErrorDetail{Code: e.code, Message: e.message}}
+	}
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if e.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
+	}
+	w.WriteHeader(e.status)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+// writeError answers err as JSON: an *apiError as itself, anything else as
+// a 500 that does not leak internals.
+func writeError(w http.ResponseWriter, err error) {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		ae = newError(http.StatusInternalServerError, "internal", "internal error")
+	}
+	_ = ae.write(w)
+}
+
+// VisitUploadFilesResponse writes the error answer.
+func (e *apiError) VisitUploadFilesResponse(w http.ResponseWriter) error { return e.write(w) }
+
+// VisitCreateUploadURLResponse writes the error answer.
+func (e *apiError) VisitCreateUploadURLResponse(w http.ResponseWriter) error { return e.write(w) }
+
+// VisitListGenerationsResponse writes the error answer.
+func (e *apiError) VisitListGenerationsResponse(w http.ResponseWriter) error { return e.write(w) }
+
+// VisitCreateGenerationResponse writes the error answer.
+func (e *apiError) VisitCreateGenerationResponse(w http.ResponseWriter) error { return e.write(w) }
+
+// VisitDeleteGenerationResponse writes the error answer.
+func (e *apiError) VisitDeleteGenerationResponse(w http.ResponseWriter) error { return e.write(w) }
+
+// VisitGetGenerationResponse writes the error answer.
+func (e *apiError) VisitGetGenerationResponse(w http.ResponseWriter) error { return e.write(w) }
+
+// VisitDeleteAgentResponse writes the error answer.
+func (e *apiError) VisitDeleteAgentResponse(w http.ResponseWriter) error { return e.write(w) }
+
+// VisitGetAgentResponse writes the error answer.
+func (e *apiError) VisitGetAgentResponse(w http.ResponseWriter) error { return e.write(w) }
+
+// VisitCallAgentResponse writes the error answer.
+func (e *apiError) VisitCallAgentResponse(w http.ResponseWriter) error { return e.write(w) }
+
+// VisitGetOpenAPIResponse writes the error answer.
+func (e *apiError) VisitGetOpenAPIResponse(w http.ResponseWriter) error { return e.write(w) }
+
+// VisitGetPricingResponse writes the error answer.
+func (e *apiError) VisitGetPricingResponse(w http.ResponseWriter) error { return e.write(w) }
+
+// VisitListTemplatesResponse writes the error answer.
+func (e *apiError) VisitListTemplatesResponse(w http.ResponseWriter) error { return e.write(w) }
+
+// VisitGetTemplatePreviewResponse writes the error answer.
+func (e *apiError) VisitGetTemplatePreviewResponse(w http.ResponseWriter) error { return e.write(w) }
+
+// VisitListVoicesResponse writes the error answer.
+func (e *apiError) VisitListVoicesResponse(w http.ResponseWriter) error { return e.write(w) }
+
+// VisitCreateVoiceResponse writes the error answer.
+func (e *apiError) VisitCreateVoiceResponse(w http.ResponseWriter) error { return e.write(w) }
+
+// VisitDeleteVoiceResponse writes the error answer.
+func (e *apiError) VisitDeleteVoiceResponse(w http.ResponseWriter) error { return e.write(w) }
+
+// VisitGetVoiceResponse writes the error answer.
+func (e *apiError) VisitGetVoiceResponse(w http.ResponseWriter) error { return e.write(w) }
+
+// VisitUnfavoriteVoiceResponse writes the error answer.
+func (e *apiError) VisitUnfavoriteVoiceResponse(w http.ResponseWriter) error { return e.write(w) }
+
+// VisitFavoriteVoiceResponse writes the error answer.
+func (e *apiError) VisitFavoriteVoiceResponse(w http.ResponseWriter) error { return e.write(w) }

@@ -1,0 +1,197 @@
+package refserver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go/internal/refserver/media"
+)
+
+// file is an uploaded reference file. Only what validation needs is kept,
+// never the bytes, so memory does not grow with uploads.
+type file struct {
+	id        string
+	projectID string
+	name      string // multipart only
+	size      int64
+	declared  string // signed uploads: the signed Content-Type
+
+	mediaType string
+	kind      media.Kind
+	decodes   bool          // images: the bytes decode as an image
+	audio     time.Duration // audio: the length of the stream
+
+	reservedUntil time.Time // signed uploads: the URL's expiry
+	landed        time.Time // zero until the bytes landed
+}
+
+// isLive reports whether the file landed and has not expired at now.
+func (f *file) isLive(now time.Time) bool {
+	return !f.landed.IsZero() && now.Before(f.landed.Add(retention))
+}
+
+// fileMeta is what inspect learns from bytes.
+type fileMeta struct {
+	mediaType string
+	kind      media.Kind
+	decodes   bool
+	audio     time.Duration
+}
+
+// inspect classifies bytes from their content, never from a name.
+func inspect(b []byte) fileMeta {
+	mt, kind := media.Detect(b)
+	m := fileMeta{mediaType: mt, kind: kind}
+	switch kind {
+	case media.Image:
+		_, _, err := media.ImageConfig(b)
+		m.decodes = err == nil
+	case media.Audio, media.Video:
+		if d, err := media.AudioDuration(b); err == nil {
+			m.audio = d
+		}
+	}
+	return m
+}
+
+// UploadFiles answers POST /v3/files/upload: up to 10 files of at most
+// 30 MiB under the field "files", each of an accepted type judged from its
+// bytes. All land or none.
+func (s *Server) UploadFiles(ctx context.Context, req api.UploadFilesRequestObject) (api.UploadFilesResponseObject, error) {
+	p, aerr := caller(ctx)
+	if aerr != nil {
+		return aerr, nil
+	}
+	if req.Body == nil {
+		return invalidf("the body must be multipart/form-data with files under the field \"files\""), nil
+	}
+	var got []*file
+	for {
+		part, err := req.Body.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return uploadReadError(err), nil
+		}
+		if part.FormName() != "files" {
+			_, _ = io.Copy(io.Discard, part)
+			part.Close()
+			continue
+		}
+		if len(got) == maxFilesPerBatch {
+			return invalidf("at most %d files per upload", maxFilesPerBatch), nil
+		}
+		name := part.FileName()
+		data, err := io.ReadAll(io.LimitReader(part, maxFileSize+1))
+		part.Close()
+		if err != nil {
+			return uploadReadError(err), nil
+		}
+		if len(data) > maxFileSize {
+			return invalidf("file %q is over 30 MB (%d bytes)", name, maxFileSize), nil
+		}
+		meta := inspect(data)
+		if meta.kind == media.Unknown {
+			return invalidf("file %q is not of an accepted type (images, audio, video, PDF, ZIP, text, JSON)", name), nil
+		}
+		// The bytes decide the type. A declared type the service knows must
+		// agree with them; one it does not know (a client's guess from the
+		// name) is ignored.
+		if declared := part.Header.Get("Content-Type"); declaredKnown(declared) && !media.Compatible(declared, meta.mediaType) {
+			return invalidf("file %q is declared %s but its bytes are %s", name, declared, meta.mediaType), nil
+		}
+		got = append(got, &file{
+			projectID: p.id, name: name, size: int64(len(data)),
+			mediaType: meta.mediaType, kind: meta.kind, decodes: meta.decodes, audio: meta.audio,
+		})
+	}
+	if len(got) == 0 {
+		return invalidf("no file under the field \"files\""), nil
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	out := model.FileList{Files: make([]model.File, len(got))}
+	for i, f := range got {
+		f.id = "file_" + randomHex(12)
+		f.landed = now
+		s.files[f.id] = f
+		name, size := f.name, f.size
+		out.Files[i] = model.File{Id: f.id, OriginalName: &name, Size: &size}
+	}
+	return api.UploadFiles200JSONResponse(out), nil
+}
+
+// declaredKnown reports whether a part's declared type is one the service
+// accepts, and so must match the bytes.
+func declaredKnown(declared string) bool {
+	_, ok := media.Accepted(declared)
+	return ok
+}
+
+// uploadReadError answers a multipart body that could not be read: over
+// the size cap or malformed, both 400 as the interface document says.
+func uploadReadError(err error) *apiError {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return invalidf("the upload is over %d files of 30 MB", maxFilesPerBatch)
+	}
+	return invalidf("malformed multipart body: %s", err.Error())
+}
+
+// CreateUploadURL answers POST /v3/files/upload-url: reserves a file id and
+// signs a PUT of exactly bytes bytes of contentType, valid 15 minutes.
+func (s *Server) CreateUploadURL(ctx context.Context, req api.CreateUploadURLRequestObject) (api.CreateUploadURLResponseObject, error) {
+	p, aerr := caller(ctx)
+	if aerr != nil {
+		return aerr, nil
+	}
+	if req.Body == nil {
+		return invalidf("the body must be a JSON object with bytes and contentType"), nil
+	}
+	b, ct := req.Body.Bytes, req.Body.ContentType
+	if b <= 0 {
+		return invalidf("bytes must be the exact size of the file, a positive integer"), nil
+	}
+	if ct == "" {
+		return invalidf("contentType is required: the media type of the file"), nil
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || !strings.Contains(mt, "/") {
+		return invalidf("contentType %q is not a media type", ct), nil
+	}
+	if b > maxFileSize {
+		return newError(http.StatusRequestEntityTooLarge, model.ErrorCodePayloadTooLarge, "bytes is over 30 MB (%d bytes)", maxFileSize), nil
+	}
+	if _, ok := media.Accepted(ct); !ok {
+		return newError(http.StatusUnsupportedMediaType, model.ErrorCodeUnsupportedMediaType,
+			"contentType %q is not accepted (images, audio, video, PDF, ZIP, text, JSON)", ct), nil
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	kind, _ := media.Accepted(ct)
+	f := &file{
+		id: "file_" + randomHex(12), projectID: p.id, size: b, declared: ct,
+		mediaType: ct, kind: kind, reservedUntil: now.Add(uploadURLValidity),
+	}
+	s.files[f.id] = f
+	length := strconv.FormatInt(b, 10)
+	return api.CreateUploadURL200JSONResponse{
+		File:      model.FileRef{Id: f.id},
+		UploadUrl: s.signedURL(base(ctx), http.MethodPut, "/storage/uploads/"+f.id, f.reservedUntil, ct, length),
+		Method:    model.UploadURLMethodPUT,
+		Headers:   model.UploadHeaders{ContentType: ct, ContentLength: length},
+		ExpiresIn: int(uploadURLValidity / time.Second),
+	}, nil
+}

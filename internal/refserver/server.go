@@ -1,0 +1,338 @@
+// Package refserver is the reference server of the media generation service:
+// an in-memory implementation of every rule of the interface document, with
+// the decisions of DESIGN.md, behind the generated strict-server interface of
+// internal/api. The client, the upload and poll helpers, the examples and
+// users' own tests run against it, so it never spends money or needs the
+// network.
+//
+// One [Server] serves the API under /v3/ and the storage host (signed upload
+// and asset URLs) under /storage/ on the same listener. Time comes from an
+// injectable [Clock]; render and training durations are realistic at scale 1
+// and shrink with [WithRenderScale].
+package refserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go/internal/refserver/agent"
+)
+
+// Body caps: JSON bodies are small; a multipart upload carries at most 10
+// files of 30 MiB plus the form's own overhead.
+const (
+	maxJSONBody      = 1 << 20
+	maxFileSize      = 30 << 20 // 31,457,280 bytes: accepted; one more is refused
+	maxFilesPerBatch = 10
+	maxMultipartBody = maxFilesPerBatch*maxFileSize + 1<<20
+)
+
+// Outcome is how a render or a clone's training ends.
+type Outcome string
+
+// The outcomes [WithOutcome] can choose.
+const (
+	OutcomeDone    Outcome = "done"
+	OutcomeError   Outcome = "error"
+	OutcomeTimeout Outcome = "timeout"
+)
+
+// Event reports a generation or a voice clone reaching its first terminal
+// state. Generation or Voice is exactly what GET would answer at that moment,
+// signed URLs included.
+type Event struct {
+	Name          string // generation.done, generation.error, generation.timeout, voice.done or voice.error
+	ProjectAPIKey string
+	WebhookURL    string // as submitted; "" when none was given
+	Generation    *model.Generation
+	Voice         *model.Voice
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithClock makes the server read time from c instead of the wall clock.
+func WithClock(c Clock) Option {
+	return func(s *Server) { s.clock = c }
+}
+
+// WithRenderScale multiplies every render and training duration by f; 0.01
+// makes a 45 s video render take under half a second. Values <= 0 are
+// ignored.
+func WithRenderScale(f float64) Option {
+	return func(s *Server) {
+		if f > 0 {
+			s.scale = f
+		}
+	}
+}
+
+// WithProject adds a project with the given API key and balance in USD. It
+// can be repeated; [Server.Project] returns its webhook secret.
+func WithProject(apiKey string, balance float64) Option {
+	return func(s *Server) { s.initial = append(s.initial, initialProject{apiKey, balance}) }
+}
+
+// WithAllowHTTPWebhooks accepts http:// webhook URLs whose host is loopback,
+// for local tests. Otherwise a webhookUrl that is not https answers 400.
+func WithAllowHTTPWebhooks() Option {
+	return func(s *Server) { s.allowHTTPWebhooks = true }
+}
+
+// WithOutcome decides how each render or clone training ends; the default is
+// always [OutcomeDone]. fn is called once per submission, with the canonical
+// feature, or feature.VoiceClone for clones.
+func WithOutcome(fn func(feature string) Outcome) Option {
+	return func(s *Server) { s.outcome = fn }
+}
+
+// WithEventSink receives an [Event] for every generation and voice clone
+// reaching its first terminal state, whether or not it has a webhook URL.
+// fn is called from one dispatching goroutine, in order, never under the
+// server's lock and never on a request's path; deleted generations emit
+// nothing.
+func WithEventSink(fn func(Event)) Option {
+	return func(s *Server) { s.sink = fn }
+}
+
+type initialProject struct {
+	key     string
+	balance float64
+}
+
+// Server is the reference server. Create it with [New]; it is an
+// [http.Handler] and safe for concurrent use. Call [Server.Close] to stop its
+// background work.
+type Server struct {
+	clock             Clock
+	scale             float64
+	allowHTTPWebhooks bool
+	outcome           func(string) Outcome
+	sink              func(Event)
+	initial           []initialProject
+	signKey           []byte
+
+	mu        sync.Mutex
+	projects  map[string]*project        // by API key
+	gens      map[string]*generation     // by id, deleted in-flight ones included
+	files     map[string]*file           // by id, reserved and live
+	clones    map[string]*clone          // by id
+	favorites map[string]map[string]bool // project id -> catalog voice id
+	seq       uint64
+
+	events *eventQueue
+	mux    *http.ServeMux
+	agent  http.Handler
+
+	stop      chan struct{}
+	stopped   chan struct{}
+	closeOnce sync.Once
+}
+
+// New returns a running Server. Without [WithProject] it has no project;
+// add them with [Server.AddProject].
+func New(opts ...Option) *Server {
+	s := &Server{
+		clock:     realClock{},
+		scale:     1,
+		outcome:   func(string) Outcome { return OutcomeDone },
+		signKey:   []byte(randomHex(32)),
+		projects:  map[string]*project{},
+		gens:      map[string]*generation{},
+		files:     map[string]*file{},
+		clones:    map[string]*clone{},
+		favorites: map[string]map[string]bool{},
+		stop:      make(chan struct{}),
+		stopped:   make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	for _, p := range s.initial {
+		s.AddProject(p.key, p.balance)
+	}
+	s.events = newEventQueue(s.sink)
+
+	s.mux = http.NewServeMux()
+	strict := api.NewStrictHandlerWithOptions(s, []api.StrictMiddlewareFunc{storeRequest}, api.StrictHTTPServerOptions{
+		RequestErrorHandlerFunc:  requestError,
+		ResponseErrorHandlerFunc: func(w http.ResponseWriter, _ *http.Request, err error) { writeError(w, err) },
+	})
+	api.HandlerWithOptions(strict, api.StdHTTPServerOptions{
+		BaseRouter:       s.mux,
+		ErrorHandlerFunc: parameterError,
+	})
+	s.agent = agent.New(s)
+
+	go s.tick()
+	return s
+}
+
+// Close stops the background ticker and the event dispatcher. Requests
+// still served after Close keep working, settling lazily.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		<-s.stopped
+		s.events.close()
+	})
+}
+
+// ServeHTTP serves the API under /v3/ and the storage host under /storage/.
+// Absolute URLs in answers (upload URLs, outputs, previews) are built from
+// the request's scheme and Host.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch p := r.URL.Path; {
+	case strings.HasPrefix(p, "/storage/"):
+		s.serveStorage(w, r)
+	case p == "/v3" || strings.HasPrefix(p, "/v3/"):
+		s.serveAPI(w, r)
+	default:
+		writeError(w, notFoundf("no route %s %s", r.Method, p))
+	}
+}
+
+// serveAPI authenticates, caps the body and routes an API request.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+	s.settle()
+	p, aerr := s.authenticate(r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	limit := int64(maxJSONBody)
+	if r.URL.Path == "/v3/files/upload" {
+		limit = maxMultipartBody
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	ctx := context.WithValue(r.Context(), projectKey{}, p)
+	ctx = context.WithValue(ctx, baseKey{}, baseURL(r))
+	r = r.WithContext(ctx)
+
+	h, pattern := s.mux.Handler(r)
+	if pattern == "" {
+		// The mux answers unknown paths and wrong methods in text; find out
+		// which it is and answer in JSON instead.
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		if rec.Code == http.StatusMethodNotAllowed {
+			if allow := rec.Header().Get("Allow"); allow != "" {
+				w.Header().Set("Allow", allow)
+			}
+			writeError(w, newError(http.StatusMethodNotAllowed, model.ErrorCodeMethodNotAllowed, "method %s is not allowed on %s", r.Method, r.URL.Path))
+			return
+		}
+		writeError(w, notFoundf("no route %s %s", r.Method, r.URL.Path))
+		return
+	}
+	// Served through the mux, not h, so that path values are set.
+	s.mux.ServeHTTP(w, r)
+}
+
+// baseURL is the scheme and host the caller reached the server at.
+func baseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+type (
+	projectKey struct{}
+	baseKey    struct{}
+	requestKey struct{}
+)
+
+// storeRequest keeps the incoming request in the context for CallAgent,
+// which replays it to the agent handler.
+func storeRequest(f api.StrictHandlerFunc, _ string) api.StrictHandlerFunc {
+	return func(ctx context.Context, w http.ResponseWriter, r *http.Request, req any) (any, error) {
+		return f(context.WithValue(ctx, requestKey{}, r), w, r, req)
+	}
+}
+
+// requestError answers a body the generated decoder refused: 413 when it
+// was over the cap (400 for multipart, as the interface document says), 400
+// otherwise.
+func requestError(w http.ResponseWriter, r *http.Request, err error) {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		if r.URL.Path == "/v3/files/upload" {
+			writeError(w, invalidf("the upload is over %d files of %d bytes", maxFilesPerBatch, maxFileSize))
+			return
+		}
+		writeError(w, newError(http.StatusRequestEntityTooLarge, model.ErrorCodePayloadTooLarge, "the request body is over %d bytes", tooBig.Limit))
+		return
+	}
+	writeError(w, invalidf("%s", describeDecodeError(err)))
+}
+
+// describeDecodeError words a JSON decoding error in the terms of the
+// request rather than of Go types.
+func describeDecodeError(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		return fmt.Sprintf("%s must be %s, not a JSON %s", typeErr.Field, jsonKind(typeErr.Type), typeErr.Value)
+	case errors.As(err, &typeErr):
+		return fmt.Sprintf("the body must be a JSON object, not a JSON %s", typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		return fmt.Sprintf("the body is not valid JSON (at byte %d)", syntaxErr.Offset)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the body is empty or cut short"
+	}
+	return "malformed request body: " + err.Error()
+}
+
+// jsonKind names the JSON type a Go type is decoded from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+// parameterError answers a path or query parameter the generated binder
+// refused.
+func parameterError(w http.ResponseWriter, _ *http.Request, err error) {
+	writeError(w, invalidf("%s", err.Error()))
+}
+
+// tick settles the server in real time until Close.
+func (s *Server) tick() {
+	defer close(s.stopped)
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.settle()
+		}
+	}
+}

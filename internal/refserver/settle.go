@@ -1,0 +1,169 @@
+package refserver
+
+import (
+	"sync"
+	"time"
+
+	"github.com/mediagen/mediagen-go/internal/api/model"
+)
+
+// Settle applies every transition due at the clock's current time (render
+// progress, refunds, expiry) and waits until the event sink has received the
+// events they produced. The server also settles lazily on every request and
+// from a background ticker; Settle is for tests that advance a FakeClock.
+// Do not call it from the event sink.
+func (s *Server) Settle() {
+	s.settle()
+	s.events.wait()
+}
+
+// settle applies the transitions due now and queues their events.
+func (s *Server) settle() {
+	s.mu.Lock()
+	now := s.clock.Now()
+	var events []Event
+	for id, g := range s.gens {
+		if ev, ok := s.advanceGeneration(g, now); ok {
+			events = append(events, ev)
+		}
+		if (g.deleted && g.terminal()) || !now.Before(g.expiresAt) {
+			delete(s.gens, id)
+		}
+	}
+	for _, c := range s.clones {
+		if ev, ok := s.advanceClone(c, now); ok {
+			events = append(events, ev)
+		}
+	}
+	for id, f := range s.files {
+		if f.landed.IsZero() && !now.Before(f.reservedUntil) || !f.landed.IsZero() && !f.isLive(now) {
+			delete(s.files, id)
+		}
+	}
+	// Queued under the lock, so that once a settle returns, every event
+	// of a transition already applied is in the queue.
+	s.events.push(events)
+	s.mu.Unlock()
+}
+
+// advanceGeneration moves g through pending, running and its end. A render
+// ends once: the refund of error and timeout happens here and nowhere else.
+// The caller holds s.mu.
+func (s *Server) advanceGeneration(g *generation, now time.Time) (Event, bool) {
+	if g.terminal() {
+		return Event{}, false
+	}
+	if g.status == model.GenerationStatusPending && !now.Before(g.runningAt) {
+		g.status = model.GenerationStatusRunning
+	}
+	if now.Before(g.endAt) {
+		return Event{}, false
+	}
+	g.responseDate = g.endAt
+	switch g.outcome {
+	case OutcomeError:
+		g.status, g.errMsg = model.GenerationStatusError, renderFailedMsg
+	case OutcomeTimeout:
+		g.status, g.errMsg = model.GenerationStatusTimeout, renderTimeoutMsg
+	default:
+		g.status = model.GenerationStatusDone
+	}
+	if g.status != model.GenerationStatusDone {
+		if p, ok := s.projects[g.projectKey]; ok {
+			p.balance += g.charge
+		}
+	}
+	if g.deleted {
+		return Event{}, false
+	}
+	view := s.generationView(g, g.base)
+	return Event{
+		Name:          "generation." + string(g.status),
+		ProjectAPIKey: g.projectKey,
+		WebhookURL:    g.webhookURL,
+		Generation:    &view,
+	}, true
+}
+
+// eventQueue hands events to the sink from one goroutine, in order, so that
+// neither the lock nor a request ever waits on the sink.
+type eventQueue struct {
+	sink func(Event)
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   []Event
+	busy    bool
+	closed  bool
+	stopped chan struct{}
+}
+
+func newEventQueue(sink func(Event)) *eventQueue {
+	q := &eventQueue{sink: sink, stopped: make(chan struct{})}
+	q.cond = sync.NewCond(&q.mu)
+	if sink == nil {
+		close(q.stopped)
+		q.closed = true
+		return q
+	}
+	go q.run()
+	return q
+}
+
+// push queues events; without a sink they are dropped.
+func (q *eventQueue) push(events []Event) {
+	if len(events) == 0 {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return
+	}
+	q.queue = append(q.queue, events...)
+	q.cond.Broadcast()
+}
+
+// wait blocks until every queued event was handed to the sink.
+func (q *eventQueue) wait() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for (len(q.queue) > 0 || q.busy) && !q.closed {
+		q.cond.Wait()
+	}
+}
+
+// close stops the dispatcher after it delivered what is queued.
+func (q *eventQueue) close() {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return
+	}
+	q.closed = true
+	q.cond.Broadcast()
+	q.mu.Unlock()
+	<-q.stopped
+}
+
+func (q *eventQueue) run() {
+	defer close(q.stopped)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for {
+		for len(q.queue) == 0 && !q.closed {
+			q.cond.Wait()
+		}
+		if len(q.queue) == 0 {
+			return
+		}
+		ev := q.queue[0]
+		q.queue = q.queue[1:]
+		q.busy = true
+		q.mu.Unlock()
+		q.sink(ev)
+		q.mu.Lock()
+		q.busy = false
+		q.cond.Broadcast()
+	}
+}

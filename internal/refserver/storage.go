@@ -1,0 +1,187 @@
+package refserver
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go/internal/refserver/media"
+)
+
+// Validity of signed URLs.
+const (
+	uploadURLValidity  = 15 * time.Minute
+	previewURLValidity = 6 * time.Hour
+)
+
+// signature is the HMAC of what a storage URL grants: the method, the path,
+// the expiry, and for uploads the exact Content-Type and Content-Length.
+func (s *Server) signature(method, path string, expires int64, extra ...string) string {
+	m := hmac.New(sha256.New, s.signKey)
+	io.WriteString(m, method+"\n"+path+"\n"+strconv.FormatInt(expires, 10))
+	for _, e := range extra {
+		io.WriteString(m, "\n"+e)
+	}
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// signedURL returns an absolute storage URL for path, valid until expires.
+func (s *Server) signedURL(base, method, path string, expires time.Time, extra ...string) string {
+	exp := expires.Unix()
+	q := url.Values{}
+	q.Set("expires", strconv.FormatInt(exp, 10))
+	q.Set("signature", s.signature(method, path, exp, extra...))
+	return base + path + "?" + q.Encode()
+}
+
+// checkSignature verifies a storage request's signature and expiry.
+func (s *Server) checkSignature(r *http.Request, method string, extra ...string) *apiError {
+	exp, err := strconv.ParseInt(r.URL.Query().Get("expires"), 10, 64)
+	if err != nil {
+		return forbiddenf("the URL is not signed")
+	}
+	want := s.signature(method, r.URL.Path, exp, extra...)
+	if !hmac.Equal([]byte(want), []byte(r.URL.Query().Get("signature"))) {
+		return forbiddenf("the signature does not match")
+	}
+	if !s.clock.Now().Before(time.Unix(exp, 0)) {
+		return forbiddenf("the signed URL expired")
+	}
+	return nil
+}
+
+// serveStorage is the storage host: signed uploads and signed asset
+// downloads. It refuses any Authorization header, so an API key can never
+// reach storage.
+func (s *Server) serveStorage(w http.ResponseWriter, r *http.Request) {
+	s.settle()
+	if len(r.Header.Values("Authorization")) > 0 {
+		writeError(w, forbiddenf("storage refuses requests that carry an Authorization header; the URL is the credential"))
+		return
+	}
+	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/storage/"), "/")
+	if len(parts) == 2 && parts[0] == "uploads" {
+		if r.Method != http.MethodPut {
+			w.Header().Set("Allow", http.MethodPut)
+			writeError(w, newError(http.StatusMethodNotAllowed, model.ErrorCodeMethodNotAllowed, "upload URLs take PUT"))
+			return
+		}
+		s.putUpload(w, r, parts[1])
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, newError(http.StatusMethodNotAllowed, model.ErrorCodeMethodNotAllowed, "storage assets take GET"))
+		return
+	}
+	if err := s.checkSignature(r, http.MethodGet); err != nil {
+		writeError(w, err)
+		return
+	}
+	var (
+		body []byte
+		mime string
+		aerr *apiError
+	)
+	switch {
+	case len(parts) == 3 && parts[0] == "generations":
+		body, mime, aerr = s.generationAsset(parts[1], parts[2])
+	case len(parts) == 3 && parts[0] == "voices" && parts[2] == voicePreviewName:
+		body, mime, aerr = voicePreview(parts[1])
+	case len(parts) == 3 && parts[0] == "templates":
+		body, mime, aerr = templateAsset(parts[1], parts[2])
+	default:
+		aerr = notFoundf("no such object")
+	}
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	w.Header().Set("Content-Type", mime)
+	w.Header().Set("Cache-Control", "private, max-age=3600")
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+}
+
+// generationAsset makes one asset of a finished, visible generation.
+func (s *Server) generationAsset(id, name string) ([]byte, string, *apiError) {
+	s.mu.Lock()
+	g, ok := s.gens[id]
+	var spec outputSpec
+	live := ok && !g.deleted && g.status == model.GenerationStatusDone && s.clock.Now().Before(g.expiresAt)
+	if live {
+		spec = g.out
+	}
+	s.mu.Unlock()
+	if !live {
+		return nil, "", notFoundf("the asset was removed")
+	}
+	b, mime, err := assetBytes(id, spec, name)
+	if err != nil {
+		return nil, "", notFoundf("no such object")
+	}
+	return b, mime, nil
+}
+
+// putUpload is step 2 of the signed upload: the bytes land only with a
+// valid, unexpired signature and exactly the signed Content-Type and
+// Content-Length.
+func (s *Server) putUpload(w http.ResponseWriter, r *http.Request, id string) {
+	s.mu.Lock()
+	f, ok := s.files[id]
+	var declared string
+	var size int64
+	if ok {
+		declared, size = f.declared, f.size
+	}
+	s.mu.Unlock()
+	if !ok || declared == "" {
+		writeError(w, forbiddenf("the signature does not match"))
+		return
+	}
+	length := strconv.FormatInt(size, 10)
+	if err := s.checkSignature(r, http.MethodPut, declared, length); err != nil {
+		writeError(w, err)
+		return
+	}
+	if got := r.Header.Values("Content-Type"); len(got) != 1 || got[0] != declared {
+		writeError(w, forbiddenf("Content-Type must be exactly %q, as signed", declared))
+		return
+	}
+	if got := r.Header.Values("Content-Length"); len(got) != 1 || got[0] != length || r.ContentLength != size {
+		writeError(w, forbiddenf("Content-Length must be exactly %s, as signed", length))
+		return
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, size+1))
+	if err != nil || int64(len(data)) != size {
+		writeError(w, invalidf("the body is not the %s bytes signed", length))
+		return
+	}
+	meta := inspect(data)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	f, ok = s.files[id]
+	if !ok {
+		writeError(w, forbiddenf("the signed URL expired"))
+		return
+	}
+	f.mediaType, f.kind, f.decodes, f.audio = meta.mediaType, meta.kind, meta.decodes, meta.audio
+	if f.mediaType == media.TypeOctetStream || f.kind == media.Unknown {
+		// Storage keeps what it was given; the declared type stands until
+		// a generation checks the file.
+		f.mediaType = declared
+	}
+	if f.landed.IsZero() {
+		f.landed = now
+	}
+	w.WriteHeader(http.StatusOK)
+}

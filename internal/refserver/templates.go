@@ -1,0 +1,108 @@
+package refserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go/internal/refserver/catalog"
+	"github.com/mediagen/mediagen-go/internal/refserver/media"
+)
+
+// Template preview assets.
+const (
+	templateImageName = "image.png"
+	templateVideoName = "video.mp4"
+	templateVideoLen  = 5 * time.Second
+)
+
+// ListTemplates answers GET /v3/templates: the templates of one feature in
+// creation order, filtered by category and titles, bounded per category and
+// in total.
+func (s *Server) ListTemplates(ctx context.Context, req api.ListTemplatesRequestObject) (api.ListTemplatesResponseObject, error) {
+	if _, err := caller(ctx); err != nil {
+		return err, nil
+	}
+	q := catalog.TemplateQuery{}
+	prm := req.Params
+	if prm.Feature != nil {
+		q.Feature = *prm.Feature // "" lists the default feature
+	}
+	if prm.Category != nil {
+		q.Category = *prm.Category
+	}
+	if prm.Title != nil {
+		q.Titles = *prm.Title
+	}
+	if prm.PerCategory != nil {
+		if *prm.PerCategory < 1 || *prm.PerCategory > catalog.MaxPerCategory {
+			return invalidf("perCategory must be an integer from 1 to %d", catalog.MaxPerCategory), nil
+		}
+		q.PerCategory = *prm.PerCategory
+	}
+	if prm.Limit != nil {
+		if *prm.Limit < 1 || *prm.Limit > catalog.MaxLimit {
+			return invalidf("limit must be an integer from 1 to %d", catalog.MaxLimit), nil
+		}
+		q.Limit = *prm.Limit
+	}
+	list, err := catalog.Templates(q)
+	switch {
+	case errors.Is(err, catalog.ErrUnknownFeature):
+		return invalidf("feature %q is not a feature; use one of %s", q.Feature, featureNames()), nil
+	case err != nil:
+		return invalidf("%s", err.Error()), nil
+	}
+	b := base(ctx)
+	expires := s.clock.Now().Add(previewURLValidity)
+	out := model.TemplateList{Templates: make([]model.Template, len(list))}
+	for i, t := range list {
+		mt := model.Template{Id: t.ID, Title: t.Title, Category: t.Category, Feature: model.Feature(t.Feature),
+			Previews: make([]model.TemplatePreviewRef, len(t.Previews))}
+		for j, pv := range t.Previews {
+			ref := model.TemplatePreviewRef{
+				Id:     pv.ID,
+				Gender: pv.Gender,
+				Image:  s.signedURL(b, http.MethodGet, "/storage/templates/"+pv.ID+"/"+templateImageName, expires),
+			}
+			if pv.HasVideo {
+				v := s.signedURL(b, http.MethodGet, "/storage/templates/"+pv.ID+"/"+templateVideoName, expires)
+				ref.Video = &v
+			}
+			mt.Previews[j] = ref
+		}
+		out.Templates[i] = mt
+	}
+	return api.ListTemplates200JSONResponse(out), nil
+}
+
+// GetTemplatePreview answers GET /v3/templates/{previewId} with the prompt
+// the preview was made from.
+func (s *Server) GetTemplatePreview(ctx context.Context, req api.GetTemplatePreviewRequestObject) (api.GetTemplatePreviewResponseObject, error) {
+	if _, err := caller(ctx); err != nil {
+		return err, nil
+	}
+	t, pv, ok := catalog.LookupPreview(req.PreviewId)
+	if !ok {
+		return notFoundf("template preview %q not found", req.PreviewId), nil
+	}
+	return api.GetTemplatePreview200JSONResponse{Preview: model.TemplatePreview{
+		Id: pv.ID, TemplateId: t.ID, Title: t.Title, Feature: model.Feature(t.Feature), Gender: pv.Gender, Prompt: pv.Prompt,
+	}}, nil
+}
+
+// templateAsset makes a template preview's thumbnail or video.
+func templateAsset(previewID, name string) ([]byte, string, *apiError) {
+	_, pv, ok := catalog.LookupPreview(previewID)
+	switch {
+	case !ok:
+	case name == templateImageName:
+		return media.PNG(320, 180, previewID), mimePNG, nil
+	case name == templateVideoName && pv.HasVideo:
+		return media.MP4(templateVideoLen, 1280, 720), mimeMP4, nil
+	}
+	return nil, "", notFoundf("no such object")
+}

@@ -1,0 +1,374 @@
+package refserver
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go/internal/feature"
+	"github.com/mediagen/mediagen-go/internal/refserver/catalog"
+	"github.com/mediagen/mediagen-go/internal/refserver/media"
+)
+
+// Voice cloning rules.
+const (
+	maxTraining       = 5                // clones training at once, for the whole organization
+	cloneTraining     = 30 * time.Second // training time at scale 1
+	minSample         = 10 * time.Second // shortest usable voice sample
+	voicePreviewName  = "preview.wav"
+	voicePreviewLen   = 5 * time.Second
+	trainingFailedMsg = "training failed; the charge was refunded"
+	trainingTimeout   = "training timed out; the charge was refunded"
+)
+
+// clone is one of a project's cloned voices.
+type clone struct {
+	id          string
+	projectID   string
+	projectKey  string
+	name        string
+	description string
+	webhookURL  string
+	base        string
+	charge      int64
+	outcome     Outcome
+
+	requestDate  time.Time
+	endAt        time.Time
+	status       model.VoiceStatus
+	responseDate time.Time
+	errMsg       string
+}
+
+// newUUID returns a random RFC 4122 version 4 UUID, the shape of every
+// voice id.
+func newUUID() string {
+	h := []byte(randomHex(16))
+	h[12] = '4'
+	h[16] = "89ab"[h[16]%4]
+	return fmt.Sprintf("%s-%s-%s-%s-%s", h[0:8], h[8:12], h[12:16], h[16:20], h[20:32])
+}
+
+// CreateVoice answers POST /v3/voices: validates the name and the sample,
+// charges the clone price and starts training, at most 5 at once.
+func (s *Server) CreateVoice(ctx context.Context, req api.CreateVoiceRequestObject) (api.CreateVoiceResponseObject, error) {
+	p, aerr := caller(ctx)
+	if aerr != nil {
+		return aerr, nil
+	}
+	if req.Body == nil {
+		return invalidf("the body must be a JSON object with name and audio"), nil
+	}
+	name := strings.TrimSpace(req.Body.Name)
+	if name == "" {
+		return invalidf("name is required"), nil
+	}
+	if req.Body.Audio == "" {
+		return invalidf("audio is required: the file id of a voice sample of at least 10 seconds"), nil
+	}
+	if err := s.checkWebhookURL(req.Body.WebhookUrl); err != nil {
+		return err, nil
+	}
+	outcome := s.outcome(feature.VoiceClone)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	f, ok := s.files[req.Body.Audio]
+	if !ok || f.projectID != p.id || !f.isLive(now) {
+		return invalidf("audio: file %q not found (upload it first; files expire 24 hours after upload)", req.Body.Audio), nil
+	}
+	// A video container counts when it holds a real audio stream (a WebM
+	// recording, say); AudioDuration only succeeds when it does.
+	if (f.kind != media.Audio && f.kind != media.Video) || f.audio <= 0 {
+		return invalidf("audio: file %q is not an audio file with a readable audio stream (it holds %s)", req.Body.Audio, f.mediaType), nil
+	}
+	if f.audio < minSample {
+		return invalidf("audio: the sample is too short (%.1f s); send at least 10 seconds of clean speech, about 30 is best", f.audio.Seconds()), nil
+	}
+	charge := cost(feature.VoiceClone, nil)
+	if p.balance < charge {
+		return insufficientBalance(charge, p.balance), nil
+	}
+	if wait, busy := s.trainingSlot(now); busy {
+		e := newError(http.StatusTooManyRequests, model.ErrorCodeRateLimited, "%d voices are already training; retry in %d s", maxTraining, wait)
+		e.retryAfter = wait
+		return e, nil
+	}
+	p.balance -= charge
+	c := &clone{
+		id: newUUID(), projectID: p.id, projectKey: p.key, name: name,
+		base: base(ctx), charge: charge, outcome: outcome,
+		requestDate: now, endAt: now.Add(s.scaled(cloneTraining)), status: model.VoiceStatusRunning,
+	}
+	if req.Body.Description != nil {
+		c.description = *req.Body.Description
+	}
+	if req.Body.WebhookUrl != nil {
+		c.webhookURL = *req.Body.WebhookUrl
+	}
+	s.clones[c.id] = c
+	return api.CreateVoice200JSONResponse{Voice: cloneView(c)}, nil
+}
+
+// trainingSlot reports whether all training slots are taken and, if so,
+// the seconds until the first frees up (at least 1). The caller holds s.mu.
+func (s *Server) trainingSlot(now time.Time) (int, bool) {
+	n := 0
+	var first time.Time
+	for _, c := range s.clones {
+		if c.status != model.VoiceStatusRunning {
+			continue
+		}
+		n++
+		if first.IsZero() || c.endAt.Before(first) {
+			first = c.endAt
+		}
+	}
+	if n < maxTraining {
+		return 0, false
+	}
+	return max(1, int(math.Ceil(first.Sub(now).Seconds()))), true
+}
+
+// advanceClone ends a clone's training when due, refunding a failure once.
+// The caller holds s.mu.
+func (s *Server) advanceClone(c *clone, now time.Time) (Event, bool) {
+	if c.status != model.VoiceStatusRunning || now.Before(c.endAt) {
+		return Event{}, false
+	}
+	c.responseDate = c.endAt
+	switch c.outcome {
+	case OutcomeError, OutcomeTimeout:
+		c.status, c.errMsg = model.VoiceStatusError, trainingFailedMsg
+		if c.outcome == OutcomeTimeout {
+			c.errMsg = trainingTimeout
+		}
+		if p, ok := s.projects[c.projectKey]; ok {
+			p.balance += c.charge
+		}
+	default:
+		c.status = model.VoiceStatusDone
+	}
+	view := cloneView(c)
+	return Event{
+		Name:          "voice." + string(c.status),
+		ProjectAPIKey: c.projectKey,
+		WebhookURL:    c.webhookURL,
+		Voice:         &view,
+	}, true
+}
+
+// cloneView renders a clone as GET answers it.
+func cloneView(c *clone) model.Voice {
+	status := c.status
+	rd := c.requestDate.UTC()
+	v := model.Voice{Id: c.id, Owner: model.VoiceOwnerProject, Name: c.name, Status: &status, RequestDate: &rd}
+	if c.description != "" {
+		d := c.description
+		v.Description = &d
+	}
+	if c.status != model.VoiceStatusRunning {
+		t := c.responseDate.UTC()
+		v.ResponseDate = &t
+	}
+	if c.errMsg != "" {
+		e := c.errMsg
+		v.Error = &e
+	}
+	return v
+}
+
+// catalogView renders a catalog voice for one project: its favourite flag
+// and a preview URL signed for about 6 hours. The caller holds s.mu.
+func (s *Server) catalogView(v catalog.Voice, projectID, base string, now time.Time) model.Voice {
+	slug, locale, desc := v.Slug, v.Locale, v.Description
+	tags := append([]string{}, v.Tags...)
+	fav := s.favorites[projectID][v.ID]
+	preview := s.signedURL(base, http.MethodGet, "/storage/voices/"+v.ID+"/"+voicePreviewName, now.Add(previewURLValidity))
+	return model.Voice{
+		Id: v.ID, Owner: model.VoiceOwnerService, Name: v.Name, Description: &desc,
+		Slug: &slug, Tags: &tags, Locale: &locale, Favorite: &fav, Preview: &preview,
+	}
+}
+
+// usableVoice explains why id cannot voice a generation of p, or returns
+// nil. The caller holds s.mu.
+func (s *Server) usableVoice(p *project, id string) error {
+	if _, ok := catalog.LookupVoice(id); ok {
+		return nil
+	}
+	c, ok := s.clones[id]
+	if !ok || c.projectID != p.id {
+		return fmt.Errorf("voice %q not found", id)
+	}
+	switch c.status {
+	case model.VoiceStatusDone:
+		return nil
+	case model.VoiceStatusRunning:
+		return fmt.Errorf("voice %q is still training", id)
+	default:
+		return fmt.Errorf("voice %q failed training and cannot be used", id)
+	}
+}
+
+// truthy reports whether a favorites filter value asks for starred voices.
+func truthy(v string) bool {
+	switch strings.ToLower(v) {
+	case "1", "true", "yes":
+		return true
+	}
+	return false
+}
+
+// ListVoices answers GET /v3/voices: the project's clones first (newest
+// first), then the catalog in its order. tag and locale filter catalog rows
+// only; favorites keeps starred catalog voices only.
+func (s *Server) ListVoices(ctx context.Context, req api.ListVoicesRequestObject) (api.ListVoicesResponseObject, error) {
+	p, aerr := caller(ctx)
+	if aerr != nil {
+		return aerr, nil
+	}
+	wantService, wantProject := true, true
+	if o := req.Params.Owner; o != nil {
+		switch *o {
+		case string(model.VoiceOwnerService):
+			wantProject = false
+		case string(model.VoiceOwnerProject):
+			wantService = false
+		default:
+			return invalidf("owner must be service or project, or omitted for both"), nil
+		}
+	}
+	favOnly := req.Params.Favorites != nil && truthy(*req.Params.Favorites)
+	var tags []string
+	if req.Params.Tag != nil {
+		tags = *req.Params.Tag
+	}
+
+	s.settle()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	out := model.VoiceList{Voices: []model.Voice{}}
+	if wantProject && !favOnly {
+		var mine []*clone
+		for _, c := range s.clones {
+			if c.projectID == p.id {
+				mine = append(mine, c)
+			}
+		}
+		sort.Slice(mine, func(i, j int) bool {
+			if !mine[i].requestDate.Equal(mine[j].requestDate) {
+				return mine[i].requestDate.After(mine[j].requestDate)
+			}
+			return mine[i].id > mine[j].id
+		})
+		for _, c := range mine {
+			out.Voices = append(out.Voices, cloneView(c))
+		}
+	}
+	if wantService {
+		for _, v := range catalog.Voices() {
+			if !v.HasTags(tags) ||
+				(req.Params.Locale != nil && v.Locale != *req.Params.Locale) ||
+				(favOnly && !s.favorites[p.id][v.ID]) {
+				continue
+			}
+			out.Voices = append(out.Voices, s.catalogView(v, p.id, base(ctx), now))
+		}
+	}
+	return api.ListVoices200JSONResponse(out), nil
+}
+
+// GetVoice answers GET /v3/voices/{id}: a catalog voice by uuid or slug, or
+// one of the project's clones. Retired catalog voices answer 404.
+func (s *Server) GetVoice(ctx context.Context, req api.GetVoiceRequestObject) (api.GetVoiceResponseObject, error) {
+	p, aerr := caller(ctx)
+	if aerr != nil {
+		return aerr, nil
+	}
+	s.settle()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.clones[req.Id]; ok && c.projectID == p.id {
+		return api.GetVoice200JSONResponse{Voice: cloneView(c)}, nil
+	}
+	if v, ok := catalog.LookupVoice(req.Id); ok {
+		return api.GetVoice200JSONResponse{Voice: s.catalogView(v, p.id, base(ctx), s.clock.Now())}, nil
+	}
+	return notFoundf("voice %q not found", req.Id), nil
+}
+
+// DeleteVoice answers DELETE /v3/voices/{id}: only the project's own clones
+// can be deleted; the id stops resolving everywhere.
+func (s *Server) DeleteVoice(ctx context.Context, req api.DeleteVoiceRequestObject) (api.DeleteVoiceResponseObject, error) {
+	p, aerr := caller(ctx)
+	if aerr != nil {
+		return aerr, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.clones[req.Id]
+	if !ok || c.projectID != p.id {
+		return notFoundf("voice %q is not one of this project's clones", req.Id), nil
+	}
+	delete(s.clones, c.id)
+	return api.DeleteVoice200JSONResponse{Success: true}, nil
+}
+
+// setFavorite stars or unstars a catalog voice for the project and returns
+// the state after the call; both directions are idempotent.
+func (s *Server) setFavorite(ctx context.Context, id string, on bool) (model.FavoriteState, *apiError) {
+	p, aerr := caller(ctx)
+	if aerr != nil {
+		return model.FavoriteState{}, aerr
+	}
+	v, ok := catalog.LookupVoice(id)
+	if !ok {
+		return model.FavoriteState{}, notFoundf("voice %q is not a catalog voice", id)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if on {
+		if s.favorites[p.id] == nil {
+			s.favorites[p.id] = map[string]bool{}
+		}
+		s.favorites[p.id][v.ID] = true
+	} else {
+		delete(s.favorites[p.id], v.ID)
+	}
+	return model.FavoriteState{Id: v.ID, Favorite: on}, nil
+}
+
+// FavoriteVoice answers PUT /v3/voices/{id}/favorite.
+func (s *Server) FavoriteVoice(ctx context.Context, req api.FavoriteVoiceRequestObject) (api.FavoriteVoiceResponseObject, error) {
+	st, err := s.setFavorite(ctx, req.Id, true)
+	if err != nil {
+		return err, nil
+	}
+	return api.FavoriteVoice200JSONResponse(st), nil
+}
+
+// UnfavoriteVoice answers DELETE /v3/voices/{id}/favorite.
+func (s *Server) UnfavoriteVoice(ctx context.Context, req api.UnfavoriteVoiceRequestObject) (api.UnfavoriteVoiceResponseObject, error) {
+	st, err := s.setFavorite(ctx, req.Id, false)
+	if err != nil {
+		return err, nil
+	}
+	return api.UnfavoriteVoice200JSONResponse(st), nil
+}
+
+// voicePreview makes the audition clip of a live catalog voice.
+func voicePreview(id string) ([]byte, string, *apiError) {
+	if _, ok := catalog.LookupVoice(id); !ok {
+		return nil, "", notFoundf("no such object")
+	}
+	return media.WAV(voicePreviewLen, id), mimeWAV, nil
+}
