@@ -83,6 +83,7 @@ func (e AvatarArgsResolution) Valid() bool {
 const (
 	ErrorCodeForbidden            ErrorCode = "forbidden"
 	ErrorCodeInsufficientBalance  ErrorCode = "insufficient_balance"
+	ErrorCodeInternalError        ErrorCode = "internal_error"
 	ErrorCodeInvalidArgument      ErrorCode = "invalid_argument"
 	ErrorCodeMethodNotAllowed     ErrorCode = "method_not_allowed"
 	ErrorCodeNotFound             ErrorCode = "not_found"
@@ -90,6 +91,7 @@ const (
 	ErrorCodePermissionRequired   ErrorCode = "permission_required"
 	ErrorCodeRateLimited          ErrorCode = "rate_limited"
 	ErrorCodeUnauthorized         ErrorCode = "unauthorized"
+	ErrorCodeUnavailable          ErrorCode = "unavailable"
 	ErrorCodeUnsupportedMediaType ErrorCode = "unsupported_media_type"
 )
 
@@ -99,6 +101,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeForbidden:
 		return true
 	case ErrorCodeInsufficientBalance:
+		return true
+	case ErrorCodeInternalError:
 		return true
 	case ErrorCodeInvalidArgument:
 		return true
@@ -113,6 +117,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeRateLimited:
 		return true
 	case ErrorCodeUnauthorized:
+		return true
+	case ErrorCodeUnavailable:
 		return true
 	case ErrorCodeUnsupportedMediaType:
 		return true
@@ -620,6 +626,9 @@ type AvatarArgs struct {
 
 	// PermissionConfirmed Confirms the caller has permission to produce this likeness. Missing or false answers 403 `permission_required`.
 	PermissionConfirmed *bool `json:"permissionConfirmed,omitempty"`
+
+	// Prompt Optional delivery direction, such as a template's prompt (any feature accepts one).
+	Prompt *string `json:"prompt,omitempty"`
 
 	// Resolution Output resolution; priced as the `resolution` variant.
 	Resolution *AvatarArgsResolution `json:"resolution,omitempty"`
@@ -1194,6 +1203,9 @@ type VoiceStatus string
 
 // VoiceoverArgs Arguments of `audio/voiceover`. Every input is validated before the generation is accepted or billed (400, nothing charged). `voiceId` is documented; `script` is this contract's choice.
 type VoiceoverArgs struct {
+	// Prompt Optional delivery direction, such as a template's prompt (any feature accepts one).
+	Prompt *string `json:"prompt,omitempty"`
+
 	// Script Text to speak; billed per started 1,000 characters.
 	Script string `json:"script"`
 
