@@ -101,5 +101,5 @@ func agentCode(status int) model.ErrorCode {
 	case http.StatusTooManyRequests:
 		return model.ErrorCodeRateLimited
 	}
-	return "internal"
+	return codeInternal
 }

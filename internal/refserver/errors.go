@@ -27,6 +27,9 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("%d %s: %s", e.status, e.code, e.message)
 }
 
+// codeInternal is the code of a 500 answer.
+const codeInternal model.ErrorCode = "internal_error"
+
 func newError(status int, code model.ErrorCode, format string, args ...any) *apiError {
 	return &apiError{status: status, code: code, message: fmt.Sprintf(format, args...)}
 }
@@ -86,7 +89,7 @@ func (e *apiError) write(w http.ResponseWriter) error {
 func writeError(w http.ResponseWriter, err error) {
 	var ae *apiError
 	if !errors.As(err, &ae) {
-		ae = newError(http.StatusInternalServerError, "internal", "internal error")
+		ae = newError(http.StatusInternalServerError, codeInternal, "internal error")
 	}
 	_ = ae.write(w)
 }

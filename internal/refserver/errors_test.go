@@ -36,4 +36,5 @@ func TestErrorBodies(t *testing.T) {
 	writeError(rec, errors.New("secret internals"))
 	assert.Equal(t, 500, rec.Code)
 	assert.NotContains(t, rec.Body.String(), "secret internals")
+	assert.JSONEq(t, `{"error":{"code":"internal_error","message":"internal error"}}`, rec.Body.String())
 }

@@ -205,6 +205,7 @@ func (s *Server) DeleteGeneration(ctx context.Context, req api.DeleteGenerationR
 		return notFoundf("generation %q not found", req.Id), nil
 	}
 	g.deleted = true
+	s.cancelEvent(g.id)
 	if g.terminal() {
 		delete(s.gens, g.id)
 	}

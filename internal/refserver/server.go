@@ -9,6 +9,10 @@
 // and asset URLs) under /storage/ on the same listener. Time comes from an
 // injectable [Clock]; render and training durations are realistic at scale 1
 // and shrink with [WithRenderScale].
+//
+// After a request returns, the server does what the service does: it sends
+// signed webhook events to the webhookUrl of each generation and voice clone
+// ([WithWebhookDelivery]). [WithFaults] breaks it on purpose.
 package refserver
 
 import (
@@ -27,6 +31,8 @@ import (
 	"github.com/mediagen/mediagen-go/internal/api"
 	"github.com/mediagen/mediagen-go/internal/api/model"
 	"github.com/mediagen/mediagen-go/internal/refserver/agent"
+	"github.com/mediagen/mediagen-go/internal/refserver/delivery"
+	"github.com/mediagen/mediagen-go/internal/refserver/fault"
 )
 
 // Body caps: JSON bodies are small; a multipart upload carries at most 10
@@ -92,7 +98,8 @@ func WithAllowHTTPWebhooks() Option {
 
 // WithOutcome decides how each render or clone training ends; the default is
 // always [OutcomeDone]. fn is called once per submission, with the canonical
-// feature, or feature.VoiceClone for clones.
+// feature, or feature.VoiceClone for clones. It wins over the render faults
+// of [WithFaults], which then only affect HTTP answers.
 func WithOutcome(fn func(feature string) Outcome) Option {
 	return func(s *Server) { s.outcome = fn }
 }
@@ -101,9 +108,25 @@ func WithOutcome(fn func(feature string) Outcome) Option {
 // reaching its first terminal state, whether or not it has a webhook URL.
 // fn is called from one dispatching goroutine, in order, never under the
 // server's lock and never on a request's path; deleted generations emit
-// nothing.
+// nothing. It only observes: webhooks are delivered either way.
 func WithEventSink(fn func(Event)) Option {
 	return func(s *Server) { s.sink = fn }
+}
+
+// WithFaults injects the faults of cfg (see package fault): HTTP faults on
+// the API, and render outcomes unless [WithOutcome] is also given. A zero
+// cfg injects nothing until [Server.Faults] is switched with SetConfig.
+// An invalid cfg makes New panic with the reasons, as http.Handle does with
+// a bad pattern: it is a programming error in the test, not a runtime
+// condition.
+func WithFaults(cfg fault.Config) Option {
+	return func(s *Server) {
+		in, err := fault.New(cfg)
+		if err != nil {
+			panic("refserver: WithFaults: " + err.Error())
+		}
+		s.faults = in
+	}
 }
 
 type initialProject struct {
@@ -122,6 +145,11 @@ type Server struct {
 	sink              func(Event)
 	initial           []initialProject
 	signKey           []byte
+	faults            *fault.Injector
+	deliveryOpts      delivery.Options
+	noDelivery        bool
+	sender            *delivery.Sender
+	handler           http.Handler // serve, behind the fault injector
 
 	mu        sync.Mutex
 	projects  map[string]*project        // by API key
@@ -129,6 +157,7 @@ type Server struct {
 	files     map[string]*file           // by id, reserved and live
 	clones    map[string]*clone          // by id
 	favorites map[string]map[string]bool // project id -> catalog voice id
+	pending   map[string]bool            // generation id -> its queued event is still wanted
 	seq       uint64
 
 	events *eventQueue
@@ -141,18 +170,18 @@ type Server struct {
 }
 
 // New returns a running Server. Without [WithProject] it has no project;
-// add them with [Server.AddProject].
+// add them with [Server.AddProject]. Webhook deliveries are on.
 func New(opts ...Option) *Server {
 	s := &Server{
 		clock:     realClock{},
 		scale:     1,
-		outcome:   func(string) Outcome { return OutcomeDone },
 		signKey:   []byte(randomHex(32)),
 		projects:  map[string]*project{},
 		gens:      map[string]*generation{},
 		files:     map[string]*file{},
 		clones:    map[string]*clone{},
 		favorites: map[string]map[string]bool{},
+		pending:   map[string]bool{},
 		stop:      make(chan struct{}),
 		stopped:   make(chan struct{}),
 	}
@@ -162,7 +191,16 @@ func New(opts ...Option) *Server {
 	for _, p := range s.initial {
 		s.AddProject(p.key, p.balance)
 	}
-	s.events = newEventQueue(s.sink)
+	if s.outcome == nil {
+		in := s.faults // nil injects nothing
+		s.outcome = func(feature string) Outcome { return Outcome(in.Outcome(feature)) }
+	}
+	s.sender = s.newSender()
+	if s.sender != nil || s.sink != nil {
+		s.events = newEventQueue(s.dispatch)
+	} else {
+		s.events = newEventQueue(nil)
+	}
 
 	s.mux = http.NewServeMux()
 	strict := api.NewStrictHandlerWithOptions(s, []api.StrictMiddlewareFunc{storeRequest}, api.StrictHTTPServerOptions{
@@ -174,25 +212,41 @@ func New(opts ...Option) *Server {
 		ErrorHandlerFunc: parameterError,
 	})
 	s.agent = agent.New(s)
+	s.handler = s.faults.Wrap(http.HandlerFunc(s.serve))
 
 	go s.tick()
 	return s
 }
 
-// Close stops the background ticker and the event dispatcher. Requests
-// still served after Close keep working, settling lazily.
+// Close stops the background ticker and the event dispatcher, starts the
+// deliveries of events already queued, then abandons pending retries and
+// cuts attempts in flight short; it returns once no delivery goroutine is
+// left. Requests still served after Close keep working, settling lazily,
+// but send no more webhooks.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		close(s.stop)
 		<-s.stopped
 		s.events.close()
+		if s.sender != nil {
+			s.sender.Close()
+		}
 	})
 }
 
+// Faults returns the fault injector of [WithFaults], whose SetConfig
+// switches faults at run time; nil when the server was built without it.
+func (s *Server) Faults() *fault.Injector { return s.faults }
+
 // ServeHTTP serves the API under /v3/ and the storage host under /storage/.
 // Absolute URLs in answers (upload URLs, outputs, previews) are built from
-// the request's scheme and Host.
+// the request's scheme and Host. Faults of [WithFaults] apply here.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.handler.ServeHTTP(w, r)
+}
+
+// serve routes a request that the fault injector let through.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch p := r.URL.Path; {
 	case strings.HasPrefix(p, "/storage/"):
 		s.serveStorage(w, r)
@@ -263,9 +317,9 @@ func storeRequest(f api.StrictHandlerFunc, _ string) api.StrictHandlerFunc {
 	}
 }
 
-// requestError answers a body the generated decoder refused: 413 when it
-// was over the cap (400 for multipart, as the interface document says), 400
-// otherwise.
+// requestError answers a body the generated decoder refused with 400. A
+// body over the cap is a bad argument too: the interface document keeps 413
+// for the bytes of a signed upload request.
 func requestError(w http.ResponseWriter, r *http.Request, err error) {
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
@@ -273,7 +327,7 @@ func requestError(w http.ResponseWriter, r *http.Request, err error) {
 			writeError(w, invalidf("the upload is over %d files of %d bytes", maxFilesPerBatch, maxFileSize))
 			return
 		}
-		writeError(w, newError(http.StatusRequestEntityTooLarge, model.ErrorCodePayloadTooLarge, "the request body is over %d bytes", tooBig.Limit))
+		writeError(w, invalidf("request body is larger than 1 MiB"))
 		return
 	}
 	writeError(w, invalidf("%s", describeDecodeError(err)))

@@ -240,12 +240,13 @@ func TestMalformedBodiesAnswer400AndChargeNothing(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode(), "the server still answers")
 }
 
-func TestOversizedJSONBodyAnswers413(t *testing.T) {
+func TestOversizedJSONBodyAnswers400(t *testing.T) {
 	h := newHarness(t)
 	big := `{"feature":"image/generation","args":{"prompt":"` + strings.Repeat("x", maxJSONBody) + `"}}`
 	status, hdr, b := h.raw(http.MethodPost, "/v3/generations", keyA, "application/json", strings.NewReader(big))
-	assert.Equal(t, http.StatusRequestEntityTooLarge, status)
-	assert.Equal(t, "payload_too_large", errorCode(t, hdr, b))
+	assert.Equal(t, http.StatusBadRequest, status, "413 is only for bytes on the signed upload request")
+	assert.Equal(t, "invalid_argument", errorCode(t, hdr, b))
+	assert.Contains(t, string(b), "request body is larger than 1 MiB")
 	assert.Equal(t, 100.0, h.srv.Balance(keyA))
 	g := h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "still answers"})
 	assert.Equal(t, model.GenerationStatusPending, g.Status)

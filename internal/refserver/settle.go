@@ -8,10 +8,11 @@ import (
 )
 
 // Settle applies every transition due at the clock's current time (render
-// progress, refunds, expiry) and waits until the event sink has received the
-// events they produced. The server also settles lazily on every request and
-// from a background ticker; Settle is for tests that advance a FakeClock.
-// Do not call it from the event sink.
+// progress, refunds, expiry) and waits until the events they produced were
+// dispatched: the event sink has received them and their webhook deliveries
+// have started ([Server.WaitDeliveries] waits for those to end). The server
+// also settles lazily on every request and from a background ticker; Settle
+// is for tests that advance a FakeClock. Do not call it from the event sink.
 func (s *Server) Settle() {
 	s.settle()
 	s.events.wait()
@@ -42,7 +43,7 @@ func (s *Server) settle() {
 	}
 	// Queued under the lock, so that once a settle returns, every event
 	// of a transition already applied is in the queue.
-	s.events.push(events)
+	s.queueEvents(events)
 	s.mu.Unlock()
 }
 
@@ -85,8 +86,8 @@ func (s *Server) advanceGeneration(g *generation, now time.Time) (Event, bool) {
 	}, true
 }
 
-// eventQueue hands events to the sink from one goroutine, in order, so that
-// neither the lock nor a request ever waits on the sink.
+// eventQueue hands events to the server's dispatch from one goroutine, in
+// order, so that neither the lock nor a request ever waits on a receiver.
 type eventQueue struct {
 	sink func(Event)
 
@@ -110,18 +111,20 @@ func newEventQueue(sink func(Event)) *eventQueue {
 	return q
 }
 
-// push queues events; without a sink they are dropped.
-func (q *eventQueue) push(events []Event) {
+// push queues events and reports whether they will be dispatched: after
+// close, or without a sink, they are dropped.
+func (q *eventQueue) push(events []Event) bool {
 	if len(events) == 0 {
-		return
+		return false
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
-		return
+		return false
 	}
 	q.queue = append(q.queue, events...)
 	q.cond.Broadcast()
+	return true
 }
 
 // wait blocks until every queued event was handed to the sink.

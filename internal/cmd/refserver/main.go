@@ -6,7 +6,27 @@
 //
 // It prints MEDIAGEN_BASE_URL, MEDIAGEN_API_KEY and MEDIAGEN_WEBHOOK_SECRET
 // of the first project on stdout, one per line, then serves until SIGINT or
-// SIGTERM. Webhook events are delivered, signed with the project's secret.
+// SIGTERM. Webhook events are delivered, signed with the project's secret;
+// deliveries that fail twice are reported on stderr.
+//
+// Faults are off unless a -fault flag is given. Probabilities are in [0, 1];
+// the three HTTP ones are exclusive per request and must not add up to more
+// than 1, likewise the two render ones:
+//
+//	-fault-seed N            seed of the fault draws: the same seed and requests give the same faults
+//	-fault-render-error P    probability a render or clone training ends in error (refunded)
+//	-fault-render-timeout P  probability a render or clone training times out (refunded)
+//	-fault-http P            probability an API answer is replaced by an error status, unprocessed
+//	-fault-statuses LIST     the replacement statuses, e.g. 500,502,503,429 (default 500,502,503)
+//	-fault-retry-after D     Retry-After of an injected 429, e.g. 2s
+//	-fault-drop-before P     probability the connection drops before the request is processed
+//	-fault-drop-after P      probability the connection drops after processing, before the answer
+//	-fault-latency D         delay added to every API answer, e.g. 300ms
+//
+// HTTP faults apply to the API under /v3/, not to the storage host. For
+// example, to test a client's retries:
+//
+//	go run ./internal/cmd/refserver -render-scale 0.01 -fault-seed 1 -fault-http 0.2 -fault-statuses 503,429 -fault-drop-after 0.1
 package main
 
 import (
@@ -22,11 +42,13 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/mediagen/mediagen-go/internal/refserver"
 	"github.com/mediagen/mediagen-go/internal/refserver/delivery"
+	"github.com/mediagen/mediagen-go/internal/refserver/fault"
 )
 
 func main() {
@@ -54,11 +76,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	balance := fs.Float64("balance", 100, "starting balance of every project, in USD")
 	scale := fs.Float64("render-scale", 1, "multiplier of render and training durations (0.01 makes them fast)")
 	allowHTTP := fs.Bool("allow-http-webhooks", false, "accept http:// webhook URLs on loopback hosts")
+	var faults fault.Config
+	fs.Int64Var(&faults.Seed, "fault-seed", 0, "seed of the fault draws")
+	fs.Float64Var(&faults.RenderError, "fault-render-error", 0, "probability a render or clone training ends in error")
+	fs.Float64Var(&faults.RenderTimeout, "fault-render-timeout", 0, "probability a render or clone training times out")
+	fs.Float64Var(&faults.HTTPStatus, "fault-http", 0, "probability an API answer is replaced by one of -fault-statuses")
+	fs.Func("fault-statuses", "comma-separated error statuses for -fault-http (default 500,502,503)", func(v string) error {
+		st, err := fault.ParseStatuses(v)
+		faults.Statuses = st
+		return err
+	})
+	fs.DurationVar(&faults.RetryAfter, "fault-retry-after", 0, "Retry-After of an injected 429")
+	fs.Float64Var(&faults.DropBefore, "fault-drop-before", 0, "probability a connection is dropped before the request is processed")
+	fs.Float64Var(&faults.DropAfter, "fault-drop-after", 0, "probability a connection is dropped after processing, before the answer")
+	fs.DurationVar(&faults.Latency, "fault-latency", 0, "delay added to every API answer")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *scale <= 0 {
 		return errors.New("-render-scale must be positive")
+	}
+	// Reported as an error here rather than as WithFaults' panic.
+	if err := faults.Validate(); err != nil {
+		return err
 	}
 	if len(keys) == 0 {
 		b := make([]byte, 16)
@@ -66,25 +106,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		keys = []string{"mg_test_" + hex.EncodeToString(b)}
 	}
 
-	sender := delivery.New(delivery.Options{})
-	defer sender.Close()
-	var srv *refserver.Server
+	var logMu sync.Mutex // results arrive on many goroutines
 	opts := []refserver.Option{
 		refserver.WithRenderScale(*scale),
-		refserver.WithEventSink(func(ev refserver.Event) {
-			if ev.WebhookURL == "" {
+		refserver.WithWebhookDelivery(delivery.Options{OnResult: func(r delivery.Result) {
+			if r.Delivered {
 				return
 			}
-			secrets := srv.WebhookSecrets(ev.ProjectAPIKey)
-			if len(secrets) == 0 {
-				return
-			}
-			if ev.Generation != nil {
-				_ = sender.SendGeneration(ev.WebhookURL, secrets, ev.Name, ev.Generation)
-			} else if ev.Voice != nil {
-				_ = sender.SendVoice(ev.WebhookURL, secrets, ev.Name, ev.Voice)
-			}
-		}),
+			logMu.Lock()
+			defer logMu.Unlock()
+			fmt.Fprintf(stderr, "refserver: webhook %s to %s dropped after %d attempts (status %d, error %v)\n", r.Event, r.URL, r.Attempts, r.Status, r.Err)
+		}}),
+	}
+	if faulty(faults) {
+		opts = append(opts, refserver.WithFaults(faults))
 	}
 	for _, k := range keys {
 		opts = append(opts, refserver.WithProject(k, *balance))
@@ -92,7 +127,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *allowHTTP {
 		opts = append(opts, refserver.WithAllowHTTPWebhooks())
 	}
-	srv = refserver.New(opts...)
+	srv := refserver.New(opts...)
 	defer srv.Close()
 
 	ln, err := net.Listen("tcp", *addr)
@@ -113,6 +148,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return hs.Shutdown(shutdown)
+}
+
+// faulty reports whether any fault flag asks for a fault.
+func faulty(c fault.Config) bool {
+	return c.RenderError > 0 || c.RenderTimeout > 0 || c.HTTPStatus > 0 ||
+		c.DropBefore > 0 || c.DropAfter > 0 || c.Latency > 0
 }
 
 // dialable turns a listener address into one a client can dial: a wildcard

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,11 +25,17 @@ import (
 // stop function that shuts it down and reports run's error.
 func start(t *testing.T, args ...string) (map[string]string, func() error) {
 	t.Helper()
+	return startLogging(t, io.Discard, args...)
+}
+
+// startLogging is start with the command's stderr going to stderr.
+func startLogging(t *testing.T, stderr io.Writer, args ...string) (map[string]string, func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	errc := make(chan error, 1)
 	go func() {
-		err := run(ctx, args, pw, io.Discard)
+		err := run(ctx, args, pw, stderr)
 		pw.CloseWithError(io.EOF)
 		errc <- err
 	}()
@@ -147,7 +156,12 @@ func TestRunMakesUpAKey(t *testing.T) {
 }
 
 func TestRunRejectsBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-render-scale", "0"}, {"-nope"}, {"-api-key", ""}, {"-addr", "256.0.0.1:99999"}} {
+	for _, args := range [][]string{
+		{"-render-scale", "0"}, {"-nope"}, {"-api-key", ""}, {"-addr", "256.0.0.1:99999"},
+		{"-fault-http", "1.5"}, {"-fault-statuses", "500,abc"}, {"-fault-statuses", "302"},
+		{"-fault-drop-before", "0.6", "-fault-drop-after", "0.6"}, {"-fault-latency", "-1s"},
+		{"-fault-render-error", "0.7", "-fault-render-timeout", "0.7"},
+	} {
 		assert.Error(t, run(context.Background(), args, io.Discard, io.Discard), args)
 	}
 }
@@ -156,4 +170,110 @@ func TestDialable(t *testing.T) {
 	assert.Equal(t, "127.0.0.1:8080", dialable(&net.TCPAddr{IP: net.IPv6unspecified, Port: 8080}))
 	assert.Equal(t, "127.0.0.1:9", dialable(&net.TCPAddr{IP: net.IPv4zero, Port: 9}))
 	assert.Equal(t, "10.1.2.3:7", dialable(&net.TCPAddr{IP: net.ParseIP("10.1.2.3"), Port: 7}))
+}
+
+// post submits an image generation as key and returns the status and the
+// generation's id.
+func post(t *testing.T, base, key string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, base+"/v3/generations", strings.NewReader(`{"feature":"image/generation","args":{"prompt":"p"}}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var env struct {
+		Generation struct {
+			ID string `json:"id"`
+		} `json:"generation"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&env)
+	return resp.StatusCode, env.Generation.ID
+}
+
+func TestRunInjectsHTTPFaults(t *testing.T) {
+	vars, stop := start(t, "-addr", "127.0.0.1:0", "-api-key", "K", "-fault-seed", "3", "-fault-http", "1",
+		"-fault-statuses", "429", "-fault-retry-after", "4s", "-fault-latency", "50ms")
+	req, err := http.NewRequest(http.MethodGet, vars["MEDIAGEN_BASE_URL"]+"/v3/pricing", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "K")
+	begin := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.GreaterOrEqual(t, time.Since(begin), 50*time.Millisecond, "-fault-latency")
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	assert.Equal(t, "4", resp.Header.Get("Retry-After"))
+	status, _ := post(t, vars["MEDIAGEN_BASE_URL"], "K")
+	assert.Equal(t, http.StatusTooManyRequests, status)
+	require.NoError(t, stop())
+}
+
+func TestRunDropsConnections(t *testing.T) {
+	vars, stop := start(t, "-addr", "127.0.0.1:0", "-api-key", "K", "-fault-drop-before", "1")
+	plain := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	req, err := http.NewRequest(http.MethodGet, vars["MEDIAGEN_BASE_URL"]+"/v3/pricing", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "K")
+	_, err = plain.Do(req)
+	assert.Error(t, err, "-fault-drop-before drops every API connection")
+	require.NoError(t, stop())
+}
+
+func TestRunInjectsRenderFaults(t *testing.T) {
+	vars, stop := start(t, "-addr", "127.0.0.1:0", "-api-key", "K", "-render-scale", "0.01", "-fault-render-timeout", "1")
+	base := vars["MEDIAGEN_BASE_URL"]
+	status, id := post(t, base, "K")
+	require.Equal(t, http.StatusOK, status)
+	assert.Eventually(t, func() bool {
+		_, b := get(t, base+"/v3/generations/"+id, "K")
+		return strings.Contains(string(b), `"status":"timeout"`)
+	}, 5*time.Second, 20*time.Millisecond)
+	require.NoError(t, stop())
+}
+
+// syncBuffer is a bytes.Buffer safe for the command's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestRunReportsDroppedWebhooks(t *testing.T) {
+	var attempts atomic.Int32
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		attempts.Add(1)
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	defer receiver.Close()
+	var stderr syncBuffer
+	vars, stop := startLogging(t, &stderr, "-addr", "127.0.0.1:0", "-api-key", "K", "-render-scale", "0.01", "-allow-http-webhooks")
+	body := `{"feature":"image/generation","args":{"prompt":"p"},"webhookUrl":"` + receiver.URL + `/hook"}`
+	req, err := http.NewRequest(http.MethodPost, vars["MEDIAGEN_BASE_URL"]+"/v3/generations", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "K")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	// The retry comes after the documented 2 s.
+	assert.Eventually(t, func() bool { return strings.Contains(stderr.String(), "dropped after 2 attempts") },
+		15*time.Second, 50*time.Millisecond, stderr.String())
+	assert.Equal(t, int32(2), attempts.Load())
+	assert.Contains(t, stderr.String(), "generation.done")
+	require.NoError(t, stop())
 }
