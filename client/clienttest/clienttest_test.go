@@ -1,0 +1,60 @@
+package clienttest_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/client/clienttest"
+	"github.com/mediagen/mediagen-go/internal/refserver"
+)
+
+func TestNewServerDefaults(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	assert.Equal(t, clienttest.APIKey, srv.APIKey)
+	assert.NotEmpty(t, srv.WebhookSecret)
+	assert.Equal(t, clienttest.Balance, srv.Balance())
+	assert.Equal(t, clienttest.Start, srv.Clock.Now())
+
+	resp, err := srv.HTTP.Client().Get(srv.URL + "/v3/pricing")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	date, err := http.ParseTime(resp.Header.Get("Date"))
+	require.NoError(t, err)
+	assert.Equal(t, clienttest.Start, date.UTC(), "Date comes from the fake clock")
+}
+
+func TestAdvanceFinishesRenders(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	c := srv.Client()
+	g, err := c.CreateGeneration(t.Context(), client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "p"})
+	require.NoError(t, err)
+	assert.Equal(t, client.StatusPending, g.Status)
+	assert.Equal(t, clienttest.Start, g.RequestDate)
+
+	srv.Advance(time.Minute)
+	g, err = c.GetGeneration(t.Context(), g.Id)
+	require.NoError(t, err)
+	assert.Equal(t, client.StatusDone, g.Status)
+	assert.InDelta(t, clienttest.Balance-g.BalanceUsed, srv.Balance(), 1e-9)
+}
+
+func TestOptionsOverrideDefaults(t *testing.T) {
+	srv := clienttest.NewServer(t,
+		refserver.WithProject(clienttest.APIKey, 0.5),
+		refserver.WithOutcome(func(string) refserver.Outcome { return refserver.OutcomeError }),
+	)
+	assert.Equal(t, 0.5, srv.Balance())
+	c := srv.Client(client.WithUserAgent("test/1"))
+	g, err := c.CreateGeneration(t.Context(), client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "p"})
+	require.NoError(t, err)
+	srv.Advance(time.Minute)
+	g, err = c.GetGeneration(t.Context(), g.Id)
+	require.NoError(t, err)
+	assert.Equal(t, client.StatusError, g.Status)
+	assert.Equal(t, 0.5, srv.Balance(), "refunded")
+}

@@ -1,0 +1,189 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Sentinel errors for [errors.Is]. An [*APIError] matches the sentinel of its
+// status: ErrInvalidArgument for 400, ErrUnauthorized for 401,
+// ErrInsufficientBalance for 402, ErrPermissionRequired for a 403 with code
+// permission_required, ErrNotFound for 404 and ErrRateLimited for 429.
+var (
+	// ErrInvalidArgument means the service or the client refused an argument;
+	// nothing was charged.
+	ErrInvalidArgument = errors.New("mediagen: invalid argument")
+	// ErrUnauthorized means the API key is missing or invalid.
+	ErrUnauthorized = errors.New("mediagen: unauthorized")
+	// ErrInsufficientBalance means the call costs more than the balance; the
+	// error is also an [*InsufficientBalanceError] with the amounts.
+	ErrInsufficientBalance = errors.New("mediagen: insufficient balance")
+	// ErrPermissionRequired means a likeness-producing feature was called
+	// without permissionConfirmed.
+	ErrPermissionRequired = errors.New("mediagen: permission required")
+	// ErrNotFound means the generation, voice or preview does not exist, was
+	// deleted, or expired.
+	ErrNotFound = errors.New("mediagen: not found")
+	// ErrRateLimited means the service asked to slow down and the client gave up
+	// waiting; [APIError.RetryAfter] says when to try again.
+	ErrRateLimited = errors.New("mediagen: rate limited")
+	// ErrNoAPIKey means [New] found no API key.
+	ErrNoAPIKey = errors.New("mediagen: no API key: pass one to client.New or set MEDIAGEN_API_KEY")
+	// ErrNoBaseURL means [New] found no base URL.
+	ErrNoBaseURL = errors.New("mediagen: no base URL: use client.WithBaseURL or set MEDIAGEN_BASE_URL")
+)
+
+// maxErrorBody caps [APIError.Body] so a large error page cannot pin memory.
+const maxErrorBody = 4 << 10
+
+// APIError is an answer of the service other than success. It names the
+// request that failed by method and path only, never its headers, so it is
+// safe to log. Use [errors.Is] with the sentinels above to branch on it.
+type APIError struct {
+	StatusCode int           // HTTP status, e.g. 404
+	Code       string        // machine-readable code, e.g. "not_found"; "" when the body had none
+	Message    string        // human-readable description from the service
+	RetryAfter time.Duration // the Retry-After header, when present
+	Method     string        // method of the failed request
+	Path       string        // path of the failed request, without query
+	Body       []byte        // raw body, at most 4 KiB
+}
+
+// Error describes the failure, e.g.
+// "mediagen: GET /v3/generations/g1: 404 not_found: no such generation".
+func (e *APIError) Error() string {
+	var b strings.Builder
+	b.WriteString("mediagen: ")
+	if e.Method != "" {
+		b.WriteString(e.Method + " " + e.Path + ": ")
+	}
+	b.WriteString(strconv.Itoa(e.StatusCode))
+	if e.Code != "" {
+		b.WriteString(" " + e.Code)
+	} else if t := http.StatusText(e.StatusCode); t != "" {
+		b.WriteString(" " + t)
+	}
+	if e.Message != "" {
+		b.WriteString(": " + e.Message)
+	}
+	if e.RetryAfter > 0 {
+		fmt.Fprintf(&b, " (retry after %s)", e.RetryAfter)
+	}
+	return b.String()
+}
+
+// Is reports whether target is the sentinel of e's status.
+func (e *APIError) Is(target error) bool {
+	switch target {
+	case ErrInvalidArgument:
+		return e.StatusCode == http.StatusBadRequest
+	case ErrUnauthorized:
+		return e.StatusCode == http.StatusUnauthorized
+	case ErrInsufficientBalance:
+		return e.StatusCode == http.StatusPaymentRequired
+	case ErrPermissionRequired:
+		return e.StatusCode == http.StatusForbidden && e.Code == "permission_required"
+	case ErrNotFound:
+		return e.StatusCode == http.StatusNotFound
+	case ErrRateLimited:
+		return e.StatusCode == http.StatusTooManyRequests
+	}
+	return false
+}
+
+// InsufficientBalanceError is a 402: the call costs Required USD and the
+// project holds Balance. Nothing was charged. errors.As finds both it and
+// its embedded [APIError].
+type InsufficientBalanceError struct {
+	APIError
+	Required float64 // cost of the refused call, USD
+	Balance  float64 // balance at the time, USD
+}
+
+// Error describes the shortfall.
+func (e *InsufficientBalanceError) Error() string {
+	return fmt.Sprintf("%s (required %g, balance %g)", e.APIError.Error(), e.Required, e.Balance)
+}
+
+// Unwrap returns the embedded [*APIError], so errors.As(err, &apiErr) works.
+func (e *InsufficientBalanceError) Unwrap() error { return &e.APIError }
+
+// errorBody is the service's error envelope; required and balance are set on
+// a 402 only.
+type errorBody struct {
+	Error struct {
+		Code     string   `json:"code"`
+		Message  string   `json:"message"`
+		Required *float64 `json:"required"`
+		Balance  *float64 `json:"balance"`
+	} `json:"error"`
+}
+
+// parseRetryAfter reads a Retry-After value: delay seconds or an HTTP date,
+// relative to now. Unparsable or negative values give false.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 {
+			return 0, false
+		}
+		return time.Duration(secs) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(0, t.Sub(now)), true
+	}
+	return 0, false
+}
+
+// newAPIError builds the error for a non-2xx answer to req. Any occurrence of
+// secret (the API key) in the body is masked, so an echo by a proxy or the
+// service cannot leak it.
+func newAPIError(resp *http.Response, body []byte, secret string) error {
+	body = redact(body, secret)
+	e := APIError{StatusCode: resp.StatusCode, Body: body}
+	if len(e.Body) > maxErrorBody {
+		e.Body = e.Body[:maxErrorBody]
+	}
+	if req := resp.Request; req != nil {
+		e.Method, e.Path = req.Method, req.URL.Path
+	}
+	if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+		e.RetryAfter = d
+	}
+	var eb errorBody
+	if json.Unmarshal(body, &eb) == nil {
+		e.Code, e.Message = eb.Error.Code, eb.Error.Message
+	}
+	if e.Message == "" && e.Code == "" && len(body) > 0 && !json.Valid(body) {
+		e.Message = strings.TrimSpace(string(e.Body[:min(len(e.Body), 200)]))
+	}
+	if resp.StatusCode == http.StatusPaymentRequired {
+		ib := &InsufficientBalanceError{APIError: e}
+		if eb.Error.Required != nil {
+			ib.Required = *eb.Error.Required
+		}
+		if eb.Error.Balance != nil {
+			ib.Balance = *eb.Error.Balance
+		}
+		return ib
+	}
+	return &e
+}
+
+// redact masks secret in b. Keys shorter than 6 bytes are left alone: masking
+// them would mangle ordinary words, and no real key is that short.
+func redact(b []byte, secret string) []byte {
+	if len(secret) < 6 || !bytes.Contains(b, []byte(secret)) {
+		return b
+	}
+	return bytes.ReplaceAll(b, []byte(secret), []byte("[redacted]"))
+}

@@ -1,0 +1,237 @@
+package client
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Multiplier is one priced argument of an [Estimate]: the value the call
+// selects and the factor it applies to the base price.
+type Multiplier struct {
+	Argument string  // argument name, e.g. "resolution"
+	Value    string  // selected value; booleans read "off" or "on"
+	Factor   float64 // multiplier on the price
+	Default  bool    // the call leaves the argument out, so its default counts
+}
+
+// Estimate is the cost of one call, with its working: Price per Unit, times
+// each multiplier, times the units billed, rounded to 1/10,000 USD as the
+// service rounds. When the units are known only after rendering (the length
+// of an avatar clip), Min and Max bound the charge; otherwise they are equal.
+type Estimate struct {
+	Feature     string       // canonical feature name
+	Price       float64      // base price per unit, USD
+	Unit        PricingUnit  // what Price is charged per
+	Multipliers []Multiplier // in order of argument name
+	MinUnits    int          // units billed, at least
+	MaxUnits    int          // units billed, at most
+	Min         float64      // cost at MinUnits, USD
+	Max         float64      // cost at MaxUnits, USD
+}
+
+// Exact reports whether the cost is known before the call (Min == Max).
+func (e Estimate) Exact() bool { return e.Min == e.Max }
+
+// String prints the working, for example
+// "video/logo-reveal: 0.1 USD/second × 1.5 (resolution=1080p) × 8 seconds = 1.2 USD".
+func (e Estimate) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s USD/%s", e.Feature, fmtUSD(e.Price), e.Unit)
+	for _, m := range e.Multipliers {
+		def := ""
+		if m.Default {
+			def = ", default"
+		}
+		fmt.Fprintf(&b, " × %s (%s=%s%s)", strconv.FormatFloat(m.Factor, 'f', -1, 64), m.Argument, m.Value, def)
+	}
+	if e.Unit != UnitCall || e.MaxUnits != 1 {
+		units := strconv.Itoa(e.MinUnits)
+		if e.MaxUnits != e.MinUnits {
+			units += "–" + strconv.Itoa(e.MaxUnits)
+		}
+		fmt.Fprintf(&b, " × %s %s", units, unitNoun(e.Unit))
+	}
+	fmt.Fprintf(&b, " = %s", fmtUSD(e.Min))
+	if !e.Exact() {
+		b.WriteString("–" + fmtUSD(e.Max))
+	}
+	b.WriteString(" USD")
+	return b.String()
+}
+
+func fmtUSD(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+func unitNoun(u PricingUnit) string {
+	switch u {
+	case UnitSecond:
+		return "seconds"
+	case Unit15s:
+		return "started 15 s"
+	case Unit1000Chars:
+		return "started 1,000 chars"
+	default:
+		return "calls"
+	}
+}
+
+// variantDefaults are the values the service counts absent priced arguments
+// at.
+var variantDefaults = map[string]any{
+	"fineDetails":   false,
+	"generateAudio": false,
+	"resolution":    string(Resolution720p),
+}
+
+// defaultDuration is the clip length, in seconds, of a reveal without a
+// duration argument.
+const defaultDuration = 5
+
+// Avatar clips last about one second per 15 characters of script; the real
+// length is known only after rendering, so an estimate allows this range
+// around it.
+const (
+	avatarCharsPerSecond = 15
+	avatarMinFactor      = 0.8
+	avatarMaxFactor      = 1.5
+)
+
+// Estimate returns what a call of feature (either spelling) with args (typed
+// or a map, as for [Client.CreateGeneration]) costs on this price list: the
+// base price, times the multiplier each priced argument selects (an absent
+// argument at its default, a boolean as off/on), times the units: 1 per
+// call, the duration in seconds (default 5) for reveals, each started 15 s
+// of avatar clip, each started 1,000 characters of voiceover script. For an
+// avatar the clip length is known only after rendering, so the result is a
+// range. Use [FeatureVoiceClone] with nil args for the price of a clone.
+func (p Pricing) Estimate(feature string, args any) (Estimate, error) {
+	if f, ok := args.(interface{ Feature() string }); ok && !sameFeature(f.Feature(), feature) {
+		return Estimate{}, fmt.Errorf("%w: arguments of %s passed for feature %s", ErrInvalidArgument, f.Feature(), feature)
+	}
+	name := CanonicalFeature(feature)
+	if name == "" {
+		name = feature
+	}
+	entry, ok := p[name]
+	if !ok {
+		return Estimate{}, fmt.Errorf("%w: no price for feature %q on this plan", ErrInvalidArgument, feature)
+	}
+	m, err := argsMap(args)
+	if err != nil {
+		return Estimate{}, err
+	}
+	e := Estimate{Feature: name, Price: entry.Price, Unit: UnitCall}
+	if entry.Price == 0 && entry.Amount != nil {
+		e.Price = *entry.Amount
+	}
+	if entry.Unit != nil {
+		e.Unit = *entry.Unit
+	}
+	if entry.Variants != nil {
+		if e.Multipliers, err = multipliers(*entry.Variants, m); err != nil {
+			return Estimate{}, err
+		}
+	}
+	if e.MinUnits, e.MaxUnits, err = units(e.Unit, m); err != nil {
+		return Estimate{}, err
+	}
+	e.Min, e.Max = e.cost(e.MinUnits), e.cost(e.MaxUnits)
+	return e, nil
+}
+
+// cost multiplies in the service's order (price, then each multiplier by
+// argument name, then units) so that float rounding agrees to the unit.
+func (e Estimate) cost(units int) float64 {
+	x := e.Price
+	for _, m := range e.Multipliers {
+		x *= m.Factor
+	}
+	x *= float64(units)
+	return math.Round(x*1e4) / 1e4
+}
+
+// multipliers picks each priced argument's factor, by argument name.
+func multipliers(variants map[string]map[string]float64, args map[string]any) ([]Multiplier, error) {
+	names := make([]string, 0, len(variants))
+	for name := range variants {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	out := make([]Multiplier, 0, len(names))
+	for _, name := range names {
+		v, present := args[name]
+		if !present {
+			v = variantDefaults[name]
+		}
+		m := Multiplier{Argument: name, Factor: 1, Default: !present}
+		switch x := v.(type) {
+		case nil:
+			// No documented default: the service applies no factor.
+			m.Value = "default"
+			out = append(out, m)
+			continue
+		case bool:
+			m.Value = "off"
+			if x {
+				m.Value = "on"
+			}
+		case string:
+			m.Value = x
+		case float64:
+			m.Value = strconv.FormatFloat(x, 'f', -1, 64)
+		default:
+			return nil, fmt.Errorf("%w: priced argument %s has a %T value", ErrInvalidArgument, name, v)
+		}
+		f, ok := variants[name][m.Value]
+		if !ok {
+			return nil, fmt.Errorf("%w: %s=%s has no price (priced values: %s)", ErrInvalidArgument, name, m.Value, strings.Join(sortedKeys(variants[name]), ", "))
+		}
+		m.Factor = f
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// units counts the units a call is billed for: at least and at most.
+func units(u PricingUnit, args map[string]any) (int, int, error) {
+	switch u {
+	case UnitSecond:
+		d := defaultDuration
+		if v, ok := args["duration"]; ok {
+			f, isNum := v.(float64)
+			if !isNum || f != math.Trunc(f) || f < 0 {
+				return 0, 0, fmt.Errorf("%w: duration %v is not a whole number of seconds", ErrInvalidArgument, v)
+			}
+			d = int(f)
+		}
+		return d, d, nil
+	case Unit15s:
+		script, _ := args["script"].(string)
+		clip := max(1, ceilDiv(utf8.RuneCountInString(script), avatarCharsPerSecond))
+		lo := max(1, int(math.Floor(avatarMinFactor*float64(clip))))
+		hi := int(math.Ceil(avatarMaxFactor * float64(clip)))
+		return ceilDiv(lo, 15), ceilDiv(hi, 15), nil
+	case Unit1000Chars:
+		script, _ := args["script"].(string)
+		n := ceilDiv(utf8.RuneCountInString(script), 1000)
+		return n, n, nil
+	case UnitCall, "":
+		return 1, 1, nil
+	default:
+		return 0, 0, fmt.Errorf("mediagen: unknown pricing unit %q; this version of the client cannot estimate it", u)
+	}
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -1,0 +1,178 @@
+package client_test
+
+import (
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/client/clienttest"
+	"github.com/mediagen/mediagen-go/internal/refserver"
+)
+
+func TestGenerationLifecycle(t *testing.T) {
+	srv, c, ctx := setup(t)
+	img := uploadPNG(t, ctx, c)
+	args := client.LogoRevealArgs{Image: img, Prompt: "sparks gather into the logo", Mode: client.ModeOutro, Duration: 4, Resolution: client.Resolution1080p}
+
+	g, err := c.CreateGeneration(ctx, client.FeatureLogoReveal, args)
+	require.NoError(t, err)
+	assert.Equal(t, client.StatusPending, g.Status)
+	assert.Equal(t, client.KindVideo, g.Kind)
+	assert.InDelta(t, 0.6, g.BalanceUsed, 1e-9) // 0.10 × 1.5 × 4 s
+	assert.InDelta(t, clienttest.Balance-0.6, srv.Balance(), 1e-9)
+	assert.Equal(t, map[string]any{"image": img, "prompt": args.Prompt, "mode": "outro", "duration": 4.0, "resolution": "1080p"}, g.Params)
+	require.NotNil(t, g.ExpiresAt)
+	assert.Equal(t, g.RequestDate.Add(24*time.Hour), *g.ExpiresAt)
+
+	srv.Advance(10 * time.Minute)
+	got, err := c.GetGeneration(ctx, g.Id)
+	require.NoError(t, err)
+	assert.Equal(t, client.StatusDone, got.Status)
+	assert.True(t, client.IsTerminal(got.Status))
+	require.NotNil(t, got.Output)
+	require.NotNil(t, got.Output.Video)
+	assert.Equal(t, "video/mp4", got.Output.Mime)
+
+	require.NoError(t, c.DeleteGeneration(ctx, g.Id))
+	_, err = c.GetGeneration(ctx, g.Id)
+	assert.ErrorIs(t, err, client.ErrNotFound)
+	assert.ErrorIs(t, c.DeleteGeneration(ctx, g.Id), client.ErrNotFound)
+}
+
+func TestCreateGenerationLegacySpelling(t *testing.T) {
+	_, c, ctx := setup(t)
+	img := uploadPNG(t, ctx, c)
+
+	g, err := c.CreateGeneration(ctx, "logo-reveal", client.LogoRevealArgs{Image: img, Prompt: "a slow zoom"})
+	require.NoError(t, err)
+	assert.Equal(t, "logo-reveal", string(g.Feature), "the feature is echoed as submitted")
+	assert.Equal(t, client.FeatureLogoReveal, client.CanonicalFeature(string(g.Feature)))
+
+	m, err := c.CreateGeneration(ctx, client.FeatureLogoReveal, map[string]any{"image": img, "prompt": "a fast zoom"})
+	require.NoError(t, err)
+
+	for _, filter := range []string{"logo-reveal", client.FeatureLogoReveal} {
+		page, err := c.ListGenerations(ctx, client.ListParams{Feature: filter})
+		require.NoError(t, err)
+		require.Len(t, page.Generations, 2, filter)
+		assert.ElementsMatch(t, []string{g.Id, m.Id}, []string{page.Generations[0].Id, page.Generations[1].Id})
+	}
+	page, err := c.ListGenerations(ctx, client.ListParams{Feature: client.FeatureAvatar})
+	require.NoError(t, err)
+	assert.Empty(t, page.Generations)
+}
+
+func TestCreateGenerationRefusedBeforeSending(t *testing.T) {
+	var requests atomic.Int32
+	srv := clienttest.NewServer(t)
+	counting := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		requests.Add(1)
+		return srv.HTTP.Client().Transport.RoundTrip(r)
+	})}
+	c := srv.Client(client.WithHTTPClient(counting))
+	ctx := t.Context()
+
+	cases := map[string]struct {
+		feature string
+		args    any
+	}{
+		"mode not in the document":  {client.FeatureLogoReveal, client.LogoRevealArgs{Image: "f", Prompt: "p", Mode: "sideways"}},
+		"aspect ratio of a reveal":  {client.FeatureLogoReveal, map[string]any{"image": "f", "prompt": "p", "aspectRatio": "1:1"}},
+		"missing logo":              {"logo-reveal", map[string]any{"prompt": "p"}},
+		"duration not an integer":   {client.FeatureLogoReveal, map[string]any{"image": "f", "prompt": "p", "duration": 4.5}},
+		"typed args of another one": {client.FeatureAvatar, client.VoiceoverArgs{VoiceID: "v", Script: "s"}},
+		"args not an object":        {client.FeatureImageGeneration, []string{"a"}},
+		"empty feature":             {"", client.ImageGenerationArgs{Prompt: "p"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := c.CreateGeneration(ctx, tc.feature, tc.args)
+			require.ErrorIs(t, err, client.ErrInvalidArgument)
+			var apiErr *client.APIError
+			assert.False(t, errors.As(err, &apiErr), "refused by the client, not the service")
+		})
+	}
+	assert.Zero(t, requests.Load())
+	assert.Equal(t, clienttest.Balance, srv.Balance())
+}
+
+func TestCreateGenerationErrors(t *testing.T) {
+	srv, c, ctx := setup(t)
+	img := uploadPNG(t, ctx, c)
+
+	t.Run("400 invalid argument", func(t *testing.T) {
+		_, err := c.CreateGeneration(ctx, client.FeatureProductShot, client.ProductShotArgs{Image: "file_missing", Prompt: "p"})
+		require.ErrorIs(t, err, client.ErrInvalidArgument)
+		var apiErr *client.APIError
+		require.ErrorAs(t, err, &apiErr)
+		assert.Equal(t, http.StatusBadRequest, apiErr.StatusCode)
+		assert.Equal(t, "invalid_argument", apiErr.Code)
+		assert.Equal(t, "POST", apiErr.Method)
+		assert.Equal(t, "/v3/generations", apiErr.Path)
+		assert.NotEmpty(t, apiErr.Message)
+		assert.NotEmpty(t, apiErr.Body)
+	})
+	t.Run("401 unauthorized", func(t *testing.T) {
+		bad, err := client.New("mg_wrong_key_123456", client.WithBaseURL(srv.URL))
+		require.NoError(t, err)
+		_, err = bad.GetGeneration(ctx, "gen_x")
+		require.ErrorIs(t, err, client.ErrUnauthorized)
+		assert.NotContains(t, err.Error(), "mg_wrong_key_123456")
+	})
+	t.Run("402 insufficient balance", func(t *testing.T) {
+		srv.Ref.SetBalance(srv.APIKey, 0.01)
+		t.Cleanup(func() { srv.Ref.SetBalance(srv.APIKey, clienttest.Balance) })
+		_, err := c.CreateGeneration(ctx, client.FeatureAd, client.AdArgs{Image: img, Prompt: "p", FineDetails: true})
+		require.ErrorIs(t, err, client.ErrInsufficientBalance)
+		var ib *client.InsufficientBalanceError
+		require.ErrorAs(t, err, &ib)
+		assert.InDelta(t, 0.12, ib.Required, 1e-9)
+		assert.InDelta(t, 0.01, ib.Balance, 1e-9)
+		var apiErr *client.APIError
+		require.ErrorAs(t, err, &apiErr, "the embedded APIError is found too")
+		assert.Equal(t, http.StatusPaymentRequired, apiErr.StatusCode)
+		assert.Equal(t, "insufficient_balance", apiErr.Code)
+		assert.InDelta(t, 0.01, srv.Balance(), 1e-9, "nothing charged")
+	})
+	t.Run("403 permission required", func(t *testing.T) {
+		_, err := c.CreateGeneration(ctx, client.FeatureSelfPortrait, client.SelfPortraitArgs{Image: img, Prompt: "p"})
+		require.ErrorIs(t, err, client.ErrPermissionRequired)
+		g, err := c.CreateGeneration(ctx, client.FeatureSelfPortrait, client.SelfPortraitArgs{Image: img, Prompt: "p", PermissionConfirmed: true})
+		require.NoError(t, err)
+		assert.Equal(t, client.KindImage, g.Kind)
+	})
+	t.Run("404 not found", func(t *testing.T) {
+		_, err := c.GetGeneration(ctx, "gen_does_not_exist")
+		require.ErrorIs(t, err, client.ErrNotFound)
+		assert.NotErrorIs(t, err, client.ErrUnauthorized)
+	})
+	t.Run("expired after 24 hours", func(t *testing.T) {
+		g, err := c.CreateGeneration(ctx, client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "short-lived"})
+		require.NoError(t, err)
+		srv.Advance(24*time.Hour + time.Second)
+		_, err = c.GetGeneration(ctx, g.Id)
+		require.ErrorIs(t, err, client.ErrNotFound)
+	})
+}
+
+func TestCreateGenerationWebhookURL(t *testing.T) {
+	_, c, ctx := setup(t, refserver.WithAllowHTTPWebhooks())
+
+	_, err := c.CreateGeneration(ctx, client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "p"}, client.WithWebhookURL("http://example.com/hook"))
+	require.ErrorIs(t, err, client.ErrInvalidArgument, "plain http to a public host is refused")
+
+	g, err := c.CreateGeneration(ctx, client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "p"}, client.WithWebhookURL("http://127.0.0.1:9/hook"))
+	require.NoError(t, err)
+	assert.Equal(t, client.StatusPending, g.Status)
+}
+
+// roundTripFunc adapts a function to http.RoundTripper.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

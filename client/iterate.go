@@ -1,0 +1,159 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"net/http"
+
+	"github.com/mediagen/mediagen-go/internal/api/model"
+)
+
+// maxPageSize is the largest page the service serves.
+const maxPageSize = 100
+
+// ListParams selects generations. The zero value lists all of them, newest
+// first, 24 to a page.
+type ListParams struct {
+	Feature string // only this feature; either spelling matches the same rows
+	Limit   int    // page size, 1 to 100; 0 means the service default (24); more is clamped to 100
+	Cursor  string // a NextCursor from an earlier page, to continue after it; "" starts at the newest
+}
+
+// GenerationPage is one page of generations, newest first.
+type GenerationPage struct {
+	Generations []*Generation
+	NextCursor  string // pass as ListParams.Cursor for the next page; "" on the last page
+}
+
+// ListGenerations returns one page of the project's generations, newest
+// first. Pagination is by key: rows created meanwhile do not shift later
+// pages, so no row is skipped or repeated. Generations made through the API
+// drop out 24 hours after their request.
+func (c *Client) ListGenerations(ctx context.Context, p ListParams) (*GenerationPage, error) {
+	pg, _, err := c.listGenerations(ctx, p)
+	return pg, err
+}
+
+func (c *Client) listGenerations(ctx context.Context, p ListParams) (*GenerationPage, *http.Response, error) {
+	if p.Limit < 0 {
+		return nil, nil, fmt.Errorf("%w: negative limit %d", ErrInvalidArgument, p.Limit)
+	}
+	var q model.ListGenerationsParams
+	if p.Feature != "" {
+		q.Feature = &p.Feature
+	}
+	if p.Limit > 0 {
+		q.Limit = &p.Limit
+	}
+	if p.Cursor != "" {
+		q.Cursor = &p.Cursor
+	}
+	resp, err := c.api.ListGenerations(ctx, &q)
+	var list model.GenerationList
+	if err := c.decode(ctx, resp, err, &list); err != nil {
+		return nil, nil, err
+	}
+	pg := &GenerationPage{Generations: make([]*Generation, len(list.Generations))}
+	for i := range list.Generations {
+		pg.Generations[i] = &list.Generations[i]
+	}
+	if list.NextCursor != nil {
+		pg.NextCursor = *list.NextCursor
+	}
+	return pg, resp, nil
+}
+
+// Generations returns every generation p selects, newest first, fetching
+// pages as the loop needs them. p is copied, never changed. An error is
+// yielded once and ends the sequence.
+//
+// To stop and resume later, use a [GenerationIterator], which tells where it
+// stands.
+func (c *Client) Generations(ctx context.Context, p ListParams) iter.Seq2[*Generation, error] {
+	return c.GenerationIterator(p).All(ctx)
+}
+
+// GenerationIterator walks the pages of generations and remembers where it
+// stands, so a loop can stop and continue later: in this process by calling
+// [GenerationIterator.All] again, or in another one from
+// [GenerationIterator.Cursor]. It is not safe for concurrent use.
+type GenerationIterator struct {
+	c       *Client
+	params  ListParams
+	cursor  string        // fetches the current page
+	page    []*Generation // the current page
+	pos     int           // rows of page already yielded
+	next    string        // the current page's NextCursor
+	fetched bool          // page holds the page cursor fetches
+	done    bool
+}
+
+// GenerationIterator returns an iterator over the generations p selects,
+// starting at p.Cursor.
+func (c *Client) GenerationIterator(p ListParams) *GenerationIterator {
+	return &GenerationIterator{c: c, params: p, cursor: p.Cursor}
+}
+
+// All yields the generations from where the iterator stands. Breaking out of
+// the loop keeps the position: calling All again continues with the next
+// generation, none repeated or skipped. An error is yielded once and ends the
+// sequence; calling All again retries the page that failed.
+func (it *GenerationIterator) All(ctx context.Context) iter.Seq2[*Generation, error] {
+	return func(yield func(*Generation, error) bool) {
+		for {
+			if it.pos < len(it.page) {
+				g := it.page[it.pos]
+				it.pos++
+				if !yield(g, nil) {
+					return
+				}
+				continue
+			}
+			if it.fetched {
+				if it.next == "" {
+					it.done = true
+				} else {
+					it.cursor, it.page, it.pos, it.fetched = it.next, nil, 0, false
+				}
+			}
+			if it.done {
+				return
+			}
+			p := it.params
+			p.Cursor = it.cursor
+			pg, err := it.c.ListGenerations(ctx, p)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			it.page, it.pos, it.next, it.fetched = pg.Generations, 0, pg.NextCursor, true
+		}
+	}
+}
+
+// Cursor returns the cursor of the page holding the next generation to
+// yield: pass it as ListParams.Cursor to continue in a new iterator. When the
+// loop stopped inside a page, that page is read again from its first row, so
+// the first [GenerationIterator.Offset] rows come a second time. "" means the
+// first page, or, once [GenerationIterator.Done], nothing is left.
+func (it *GenerationIterator) Cursor() string {
+	if it.fetched && it.pos == len(it.page) {
+		return it.next
+	}
+	return it.cursor
+}
+
+// Offset returns how many rows of the page at [GenerationIterator.Cursor]
+// were already yielded.
+func (it *GenerationIterator) Offset() int {
+	if it.fetched && it.pos < len(it.page) {
+		return it.pos
+	}
+	return 0
+}
+
+// Done reports whether every generation was yielded.
+func (it *GenerationIterator) Done() bool {
+	return it.done || it.fetched && it.pos == len(it.page) && it.next == ""
+}

@@ -1,0 +1,40 @@
+package client
+
+import (
+	"context"
+
+	"github.com/mediagen/mediagen-go/internal/api/model"
+)
+
+// Pricing is the price list of the project's plan, keyed by canonical
+// feature name, plus [FeatureVoiceClone]. Only features the plan prices
+// appear. Reading it holds or quotes nothing: prices apply when a call is
+// made. Use [Pricing.Estimate] for the cost of a call.
+type Pricing map[string]PricingEntry
+
+// Pricing reads the price list of the project's plan. Entries that carry
+// their price as "amount" come back with Price set from it.
+func (c *Client) Pricing(ctx context.Context) (Pricing, error) {
+	resp, err := c.api.GetPricing(ctx)
+	var t model.PricingTable
+	if err := c.decode(ctx, resp, err, &t); err != nil {
+		return nil, err
+	}
+	p := make(Pricing, len(t.Prices))
+	for name, e := range t.Prices {
+		if e.Price == 0 && e.Amount != nil {
+			e.Price = *e.Amount
+		}
+		p[name] = e
+	}
+	return p, nil
+}
+
+// Entry returns the price of a feature given in either spelling.
+func (p Pricing) Entry(feature string) (PricingEntry, bool) {
+	if e, ok := p[feature]; ok {
+		return e, true
+	}
+	e, ok := p[CanonicalFeature(feature)]
+	return e, ok
+}

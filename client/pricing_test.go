@@ -1,0 +1,48 @@
+package client_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/client"
+)
+
+func TestPricing(t *testing.T) {
+	_, c, ctx := setup(t)
+	p, err := c.Pricing(ctx)
+	require.NoError(t, err)
+	for _, f := range append(client.Features(), client.FeatureVoiceClone) {
+		e, ok := p[f]
+		require.True(t, ok, f)
+		assert.Positive(t, e.Price, f)
+		require.NotNil(t, e.Unit, f)
+	}
+	assert.Equal(t, client.Unit15s, *p[client.FeatureAvatar].Unit)
+	legacy, ok := p.Entry("logo-reveal")
+	require.True(t, ok)
+	assert.Equal(t, p[client.FeatureLogoReveal], legacy)
+	_, ok = p.Entry("video/unknown")
+	assert.False(t, ok)
+}
+
+func TestPricingReadsAmountAsPrice(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"prices":{"image/ad":{"amount":0.08,"unit":"call"}}}`))
+	}))
+	t.Cleanup(srv.Close)
+	c, err := client.New("mg_key_123456", client.WithBaseURL(srv.URL))
+	require.NoError(t, err)
+	p, err := c.Pricing(t.Context())
+	require.NoError(t, err)
+	e, ok := p.Entry("ad")
+	require.True(t, ok)
+	assert.Equal(t, 0.08, e.Price)
+	est, err := p.Estimate(client.FeatureAd, client.AdArgs{Image: "f", Prompt: "p"})
+	require.NoError(t, err)
+	assert.Equal(t, 0.08, est.Min)
+}

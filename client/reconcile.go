@@ -1,0 +1,273 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// clockSkew is how far the service's clock may run behind the time the
+// client derives from the service's Date header (whole seconds) when it
+// bounds the search for a generation an attempt may have created.
+const clockSkew = 3 * time.Second
+
+// maxClaims bounds the memory of handed-out ids. An id forgotten this way is
+// old enough that the time bound of a search excludes it anyway.
+const maxClaims = 50_000
+
+// claims remembers which generations and clones this Client has handed to a
+// caller, so that a search after an ambiguous failure never hands the same
+// one to two callers.
+type claims struct {
+	mu    sync.Mutex
+	byID  map[string]claim
+	order []string // oldest first, for eviction
+}
+
+// claim records how an id was handed out. An id found by a search may
+// belong to another caller whose answer is still on its way; that caller
+// then searches from bound, where the searcher's own creation must lie.
+type claim struct {
+	bound time.Time // zero unless found by a search
+}
+
+func newClaims() *claims {
+	return &claims{byID: map[string]claim{}}
+}
+
+// take claims id; false when it was claimed before, with that claim.
+func (cs *claims) take(id string, cl claim) (claim, bool) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.takeLocked(id, cl)
+}
+
+func (cs *claims) takeLocked(id string, cl claim) (claim, bool) {
+	if prev, ok := cs.byID[id]; ok {
+		return prev, false
+	}
+	cs.byID[id] = cl
+	cs.order = append(cs.order, id)
+	if len(cs.order) > maxClaims {
+		delete(cs.byID, cs.order[0])
+		cs.order = cs.order[1:]
+	}
+	return cl, true
+}
+
+// takeFirst claims the first candidate not yet claimed; candidates come
+// oldest first, so a search prefers the row nearest its own attempt over
+// rows of calls that started later.
+func (cs *claims) takeFirst(ids []string, cl claim) (string, bool) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for _, id := range ids {
+		if _, ok := cs.takeLocked(id, cl); ok {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// searchLocks serializes searches per key, hashed onto a fixed set of
+// semaphores; waiting honours the context.
+type searchLocks [64]chan struct{}
+
+func newSearchLocks() *searchLocks {
+	var l searchLocks
+	for i := range l {
+		l[i] = make(chan struct{}, 1)
+	}
+	return &l
+}
+
+func (l *searchLocks) lock(ctx context.Context, key string) (func(), error) {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	sem := l[h.Sum32()%uint32(len(l))]
+	select {
+	case sem <- struct{}{}:
+		return func() { <-sem }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// charge describes one request that charges the balance, for [submit].
+type charge[T any] struct {
+	key  string                                                       // identifies the rows that are interchangeable: same feature and arguments
+	what string                                                       // "generation" or "voice clone", for logs
+	post func(context.Context) (*T, error)                            // sends the request once (429s aside)
+	id   func(*T) string                                              // id of a created row
+	find func(context.Context, searchWindow) ([]*T, time.Time, error) // matching rows since the window's start, oldest first, and the bound used
+}
+
+// searchWindow is where a search looks: rows requested after the attempt
+// began, at local time start, or, when floor is set, after floor on the
+// service's clock.
+type searchWindow struct {
+	start time.Time
+	floor time.Time
+}
+
+// bound converts the window to the service's clock. serverNow is the Date
+// of an answer received at local time received; without one the local
+// clock is taken as the service's.
+func (w searchWindow) bound(serverNow, received time.Time) time.Time {
+	if !w.floor.IsZero() {
+		return w.floor
+	}
+	if serverNow.IsZero() {
+		return w.start.Add(-clockSkew)
+	}
+	return serverNow.Add(-received.Sub(w.start)).Add(-clockSkew)
+}
+
+// submit runs a charging request so that it charges at most once per row
+// handed back: after an ambiguous failure it searches for the row the
+// attempt may have created, claims and returns it, and resends only when
+// there is none, at most maxRetries times.
+func submit[T any](ctx context.Context, c *Client, ch charge[T]) (*T, error) {
+	log := c.logger.With(slog.String("what", ch.what))
+	for attempt := 0; ; attempt++ {
+		start := time.Now()
+		ctxCall, st := withCall(ctx, classCharging)
+		row, err := ch.post(ctxCall)
+		var win searchWindow
+		switch {
+		case err == nil:
+			prev, ok := c.claims.take(ch.id(row), claim{})
+			if ok {
+				return row, nil
+			}
+			// Another caller's search took our row while our answer was on
+			// its way; the row its own attempt created is ours to find.
+			log.DebugContext(ctx, "mediagen: created row already claimed by a search; searching for the one it left",
+				slog.String("id", ch.id(row)))
+			win = searchWindow{start: start, floor: prev.bound}
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case !ambiguous(err, st):
+			return nil, err
+		default:
+			log.DebugContext(ctx, "mediagen: ambiguous failure; searching for a row the attempt may have created",
+				slog.String("error", err.Error()))
+			win = searchWindow{start: start}
+		}
+		found, ferr := claimFound(ctx, c, ch, win)
+		if ferr != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, &UncertainError{Op: ch.what, Err: errors.Join(err, ferr)}
+		}
+		if found != nil {
+			log.DebugContext(ctx, "mediagen: found and claimed the row of an earlier attempt", slog.String("id", ch.id(found)))
+			return found, nil
+		}
+		if attempt >= c.maxRetries {
+			if err == nil {
+				err = fmt.Errorf("mediagen: the %s this call created went to a concurrent call with the same arguments, and no retry is left to submit again", ch.what)
+			}
+			return nil, err
+		}
+		log.DebugContext(ctx, "mediagen: no row found; submitting again", slog.Int("attempt", attempt+2))
+		if err := sleep(ctx, c.policy.Backoff(c.policy.waitMin, c.policy.waitMax, attempt, nil)); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// claimFound searches and claims the first unclaimed match. Searches for the
+// same key run one at a time: a search claims from the rows it listed, and
+// a concurrent search could otherwise take this caller's row while leaving
+// its own, created after this listing, out of sight.
+func claimFound[T any](ctx context.Context, c *Client, ch charge[T], win searchWindow) (*T, error) {
+	unlock, err := c.searches.lock(ctx, ch.key)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	rows, bound, err := ch.find(ctx, win)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = ch.id(r)
+	}
+	id, ok := c.claims.takeFirst(ids, claim{bound: bound})
+	if !ok {
+		return nil, nil
+	}
+	for _, r := range rows {
+		if ch.id(r) == id {
+			return r, nil
+		}
+	}
+	return nil, nil
+}
+
+// ambiguous reports whether a failed charging request may have been
+// accepted: the connection broke after the request may have been sent, the service
+// or a proxy answered 5xx, or a 2xx answer could not be read.
+func ambiguous(err error, st *call) bool {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.StatusCode >= 500
+	}
+	var be *bodyError
+	if errors.As(err, &be) {
+		return true
+	}
+	return st.sent.Load()
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// serverDate reads the Date header of an answer.
+func serverDate(resp *http.Response) time.Time {
+	if resp == nil {
+		return time.Time{}
+	}
+	t, err := http.ParseTime(resp.Header.Get("Date"))
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// UncertainError is returned when a charging request failed ambiguously and
+// the search for what it may have created failed too: the call may or may
+// not have been charged. List the generations (or the project's voices) to
+// find out before submitting again.
+type UncertainError struct {
+	Op  string // "generation" or "voice clone"
+	Err error  // the request's failure and the search's
+}
+
+// Error describes both failures.
+func (e *UncertainError) Error() string {
+	return "mediagen: " + e.Op + " may have been created and charged; the search for it failed: " + e.Err.Error()
+}
+
+// Unwrap returns the underlying failures.
+func (e *UncertainError) Unwrap() error { return e.Err }

@@ -1,0 +1,409 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/client/clienttest"
+	"github.com/mediagen/mediagen-go/internal/refserver"
+	"github.com/mediagen/mediagen-go/internal/refserver/fault"
+)
+
+// faultTransport injects the failures that tempt a client to charge twice.
+// Each request draws from one seeded source: the sequence of faults is fixed
+// by the seed, which request meets which depends on scheduling.
+type faultTransport struct {
+	next http.RoundTripper
+
+	// Probabilities, exclusive, per request under /v3/.
+	tooMany    float64 // 429 with Retry-After: 0, not processed
+	neverSent  float64 // a dial error, not processed
+	dropAfter  float64 // processed, then the connection resets before the answer
+	badGateway float64 // processed, then a 502 or 503 replaces the answer
+	unreached  float64 // a 502 or 503 from a proxy that never reached the service
+
+	mu     sync.Mutex
+	rng    *rand.Rand
+	counts map[string]int
+}
+
+func newFaultTransport(next http.RoundTripper, seed uint64) *faultTransport {
+	return &faultTransport{
+		next: next, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), counts: map[string]int{},
+		tooMany: 0.06, neverSent: 0.04, dropAfter: 0.10, badGateway: 0.06, unreached: 0.04,
+	}
+}
+
+func (f *faultTransport) draw(r *http.Request) (string, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	x := f.rng.Float64()
+	status := []int{502, 503}[f.rng.IntN(2)]
+	fault := "none"
+	switch {
+	case x < f.tooMany:
+		fault = "429"
+	case x < f.tooMany+f.neverSent:
+		fault = "never sent"
+	case x < f.tooMany+f.neverSent+f.dropAfter:
+		fault = "drop after"
+	case x < f.tooMany+f.neverSent+f.dropAfter+f.badGateway:
+		fault = "5xx after"
+	case x < f.tooMany+f.neverSent+f.dropAfter+f.badGateway+f.unreached:
+		fault = "5xx unreached"
+	}
+	f.counts[r.Method+" "+r.URL.Path+" "+fault]++
+	return fault, status
+}
+
+func (f *faultTransport) count(method, path, fault string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.counts[method+" "+path+" "+fault]
+}
+
+func (f *faultTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	fault, status := f.draw(r)
+	switch fault {
+	case "429":
+		drain(r)
+		return synthetic(r, http.StatusTooManyRequests, "rate_limited", map[string]string{"Retry-After": "0"}), nil
+	case "never sent":
+		drain(r)
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	case "5xx unreached":
+		drain(r)
+		return synthetic(r, status, "", nil), nil
+	}
+	resp, err := f.next.RoundTrip(r)
+	if err != nil || fault == "none" {
+		return resp, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	if fault == "drop after" {
+		return nil, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+	}
+	return synthetic(r, status, "", nil), nil
+}
+
+func drain(r *http.Request) {
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_ = r.Body.Close()
+	}
+}
+
+func synthetic(r *http.Request, status int, code string, header map[string]string) *http.Response {
+	body := "<html>upstream unavailable</html>"
+	ct := "text/html"
+	if code != "" {
+		body, ct = fmt.Sprintf(`{"error":{"code":%q,"message":"injected"}}`, code), "application/json"
+	}
+	h := http.Header{"Content-Type": {ct}}
+	for k, v := range header {
+		h.Set(k, v)
+	}
+	return &http.Response{
+		StatusCode: status, Status: fmt.Sprintf("%d %s", status, http.StatusText(status)),
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Request: r,
+	}
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestCreateGenerationUnderFaultsChargesOnce(t *testing.T) {
+	const calls, workers = 1000, 16
+	srv, clean, ctx := setup(t)
+	srv.Ref.SetBalance(srv.APIKey, 10_000)
+	before := srv.Balance()
+	argsOf := mixedArgs(t, clean)
+
+	seed := uint64(7)
+	if s, err := strconv.ParseUint(os.Getenv("MEDIAGEN_FAULT_SEED"), 10, 64); err == nil {
+		seed = s // to replay another sequence of faults
+	}
+	faults := newFaultTransport(srv.HTTP.Client().Transport, seed)
+	var logs syncBuffer
+	c := srv.Client(
+		client.WithHTTPClient(&http.Client{Transport: faults}),
+		client.WithMaxRetries(10),
+		client.WithRetryWait(0, 2*time.Millisecond),
+		client.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
+	)
+
+	results := createConcurrently(ctx, c, calls, workers, argsOf)
+	assertChargedOnce(t, srv, clean, before, results, argsOf)
+
+	// The faults did happen, and reconciliation did its work.
+	for _, fault := range []string{"429", "never sent", "drop after", "5xx after", "5xx unreached"} {
+		assert.Positive(t, faults.count("POST", "/v3/generations", fault), fault)
+	}
+	assert.Contains(t, logs.String(), "found and claimed")
+	assert.Contains(t, logs.String(), "submitting again")
+	assert.NotContains(t, logs.String(), srv.APIKey)
+}
+
+func TestCreateGenerationUnderServerFaultsChargesOnce(t *testing.T) {
+	const calls, workers = 300, 12
+	srv, clean, ctx := setup(t, refserver.WithFaults(fault.Config{}))
+	srv.Ref.SetBalance(srv.APIKey, 10_000)
+	before := srv.Balance()
+	argsOf := mixedArgs(t, clean)
+
+	// The server drops connections before and after processing and answers
+	// 5xx in place of processing, on every API path.
+	require.NoError(t, srv.Ref.Faults().SetConfig(fault.Config{
+		Seed: 11, HTTPStatus: 0.08, Statuses: []int{500, 502, 503}, DropBefore: 0.05, DropAfter: 0.10,
+	}))
+	c := srv.Client(client.WithMaxRetries(10), client.WithRetryWait(0, 2*time.Millisecond))
+	results := createConcurrently(ctx, c, calls, workers, argsOf)
+	require.NoError(t, srv.Ref.Faults().SetConfig(fault.Config{}))
+	assertChargedOnce(t, srv, clean, before, results, argsOf)
+
+	stats := srv.Ref.Faults().Stats()
+	assert.Positive(t, stats.DroppedAfter)
+	assert.Positive(t, stats.DroppedBefore)
+	assert.Positive(t, stats.Replaced)
+}
+
+// mixedArgs returns the arguments of call i: distinct ones mixed with
+// identical ones, whose generations are interchangeable and so the hardest
+// to attribute.
+func mixedArgs(t *testing.T, c *client.Client) func(i int) (string, any) {
+	ctx := t.Context()
+	img := uploadPNG(t, ctx, c)
+	voice := catalogVoice(t, ctx, c)
+	return func(i int) (string, any) {
+		switch i % 5 {
+		case 0:
+			return client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "same prompt"}
+		case 1:
+			return client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: fmt.Sprintf("prompt %d", i), FineDetails: i%2 == 0}
+		case 2:
+			return "logo-reveal", client.LogoRevealArgs{Image: img, Prompt: "same reveal", Duration: 3}
+		case 3:
+			return client.FeatureVoiceover, map[string]any{"voiceId": voice.Id, "script": fmt.Sprintf("line %d", i)}
+		default:
+			return client.FeatureProductShot, client.ProductShotArgs{Image: img, Prompt: "same shot"}
+		}
+	}
+}
+
+type createResult struct {
+	g   *client.Generation
+	err error
+}
+
+// createConcurrently makes calls creates on a pool of workers.
+func createConcurrently(ctx context.Context, c *client.Client, calls, workers int, argsOf func(int) (string, any)) []createResult {
+	results := make([]createResult, calls)
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range jobs {
+				feature, args := argsOf(i)
+				g, err := c.CreateGeneration(ctx, feature, args)
+				results[i] = createResult{g, err}
+			}
+		})
+	}
+	for i := range calls {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	return results
+}
+
+// assertChargedOnce checks that the server holds exactly the generations the
+// calls returned, each handed to one caller with the arguments it sent, and
+// that the balance moved by exactly their charges.
+func assertChargedOnce(t *testing.T, srv *clienttest.Server, clean *client.Client, before float64, results []createResult, argsOf func(int) (string, any)) {
+	t.Helper()
+	returned := map[string]*client.Generation{}
+	var sumReturned float64
+	failures := 0
+	for i, r := range results {
+		if r.err != nil {
+			failures++
+			t.Logf("call %d: %v", i, r.err)
+			continue
+		}
+		require.NotContains(t, returned, r.g.Id, "generation %s handed to two callers", r.g.Id)
+		returned[r.g.Id] = r.g
+		sumReturned += r.g.BalanceUsed
+		feature, args := argsOf(i)
+		assert.Equal(t, feature, string(r.g.Feature))
+		want, err := clientArgs(args)
+		require.NoError(t, err)
+		assert.Equal(t, want, r.g.Params, "call %d got a generation of other arguments", i)
+	}
+
+	var onServer []*client.Generation
+	var sumServer float64
+	for g, err := range clean.Generations(t.Context(), client.ListParams{Limit: 100}) {
+		require.NoError(t, err)
+		onServer = append(onServer, g)
+		sumServer += g.BalanceUsed
+	}
+	assert.Equal(t, len(returned), len(onServer), "as many generations created as returned")
+	for _, g := range onServer {
+		if _, ok := returned[g.Id]; !ok {
+			t.Errorf("generation %s (%s %v) was created but reached no caller", g.Id, g.Feature, g.Params)
+		}
+	}
+	charged := before - srv.Balance()
+	assert.InDelta(t, sumServer, charged, 1e-6, "balance moved by exactly the generations' charges")
+	assert.InDelta(t, sumReturned, charged, 1e-6)
+	assert.LessOrEqual(t, failures, len(results)/100, "failures should be rare with 10 retries")
+}
+
+// clientArgs is the JSON object typed args travel as.
+func clientArgs(args any) (map[string]any, error) {
+	var m map[string]any
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	return m, json.Unmarshal(b, &m)
+}
+
+// dropOnce processes the first request matching method and path, then
+// loses the answer as a reset connection.
+type dropOnce struct {
+	next         http.RoundTripper
+	method, path string
+	mu           sync.Mutex
+	dropped      bool
+}
+
+func (d *dropOnce) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := d.next.RoundTrip(r)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err != nil || d.dropped || r.Method != d.method || r.URL.Path != d.path {
+		return resp, err
+	}
+	d.dropped = true
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return nil, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+}
+
+func TestCloneVoiceAnswerLostReturnsTheClone(t *testing.T) {
+	srv, clean, ctx := setup(t)
+	sample := uploadWAV(t, ctx, clean, 12*time.Second)
+	// An older clone of the same name must not be mistaken for this one.
+	old, err := clean.CloneVoice(ctx, client.CloneVoiceParams{Name: "Host", Audio: sample})
+	require.NoError(t, err)
+	srv.Advance(time.Hour)
+	before := srv.Balance()
+
+	drop := &dropOnce{next: srv.HTTP.Client().Transport, method: http.MethodPost, path: "/v3/voices"}
+	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: drop}))
+	v, err := c.CloneVoice(ctx, client.CloneVoiceParams{Name: "Host", Audio: sample})
+	require.NoError(t, err)
+	assert.True(t, drop.dropped)
+	assert.NotEqual(t, old.Id, v.Id)
+
+	mine, err := clean.Voices(ctx, client.VoiceFilter{Owner: client.VoiceOwnerProject})
+	require.NoError(t, err)
+	assert.Len(t, mine, 2, "one clone created, not two")
+	price, err := clean.Pricing(ctx)
+	require.NoError(t, err)
+	e, err := price.Estimate(client.FeatureVoiceClone, nil)
+	require.NoError(t, err)
+	assert.InDelta(t, e.Min, before-srv.Balance(), 1e-9, "charged once")
+}
+
+func TestCreateGenerationAnswerLostReturnsTheGeneration(t *testing.T) {
+	srv, clean, ctx := setup(t)
+	args := client.ImageGenerationArgs{Prompt: "a red kite"}
+	// An identical generation an hour older is someone else's.
+	old, err := clean.CreateGeneration(ctx, client.FeatureImageGeneration, args)
+	require.NoError(t, err)
+	srv.Advance(time.Hour)
+
+	drop := &dropOnce{next: srv.HTTP.Client().Transport, method: http.MethodPost, path: "/v3/generations"}
+	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: drop}))
+	g, err := c.CreateGeneration(ctx, "image-generation", args)
+	require.NoError(t, err)
+	assert.True(t, drop.dropped)
+	assert.NotEqual(t, old.Id, g.Id)
+	assert.Equal(t, "image-generation", string(g.Feature))
+
+	page, err := clean.ListGenerations(ctx, client.ListParams{})
+	require.NoError(t, err)
+	assert.Len(t, page.Generations, 2)
+	assert.InDelta(t, clienttest.Balance-old.BalanceUsed-g.BalanceUsed, srv.Balance(), 1e-9)
+}
+
+func TestCreateGenerationCancelled(t *testing.T) {
+	srv, _, _ := setup(t)
+	entered := make(chan struct{})
+	slow := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		close(entered)
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	})
+	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: slow}))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-entered
+		cancel()
+	}()
+	_, err := c.CreateGeneration(ctx, client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "p"})
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, clienttest.Balance, srv.Balance())
+}
+
+func TestDeleteRetriedAfterLostAnswer(t *testing.T) {
+	srv, clean, ctx := setup(t)
+	g, err := clean.CreateGeneration(ctx, client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "p"})
+	require.NoError(t, err)
+
+	drop := &dropOnce{next: srv.HTTP.Client().Transport, method: http.MethodDelete, path: "/v3/generations/" + g.Id}
+	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: drop}))
+	require.NoError(t, c.DeleteGeneration(ctx, g.Id), "the retry's 404 means the first attempt did it")
+	assert.True(t, drop.dropped)
+	_, err = clean.GetGeneration(ctx, g.Id)
+	assert.ErrorIs(t, err, client.ErrNotFound)
+	assert.ErrorIs(t, c.DeleteGeneration(ctx, g.Id), client.ErrNotFound, "a plain 404 stays an error")
+}

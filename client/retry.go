@@ -1,0 +1,236 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// callClass says how a request may be retried.
+type callClass int
+
+const (
+	// classSafe requests change nothing billable when repeated: GET, PUT,
+	// DELETE and the upload-url reservation.
+	classSafe callClass = iota
+	// classCharging requests charge the balance: submitting a generation,
+	// cloning a voice. They are resent only when provably not received.
+	classCharging
+	// classSearch requests are the reads of a search after an ambiguous
+	// failure. They are safe and also retried on 500: a search that gives up
+	// leaves the caller not knowing whether it was charged.
+	classSearch
+)
+
+// call is the per-request state the retry policy reads from the context.
+type call struct {
+	class callClass
+	// sent is set once the current attempt holds a connection: from then on
+	// the request may have reached the service. Waiting for the transport's
+	// WroteRequest instead would race with an early answer.
+	sent atomic.Bool
+	// acted is set when an attempt that was retried may have taken effect
+	// (it broke after sending, or a gateway answered 5xx), so a retried
+	// DELETE that finds nothing knows why.
+	acted atomic.Bool
+}
+
+type callKey struct{}
+
+// withCall marks ctx's request with its class and traces whether each attempt
+// got as far as a connection, composing with any trace the caller installed.
+func withCall(ctx context.Context, class callClass) (context.Context, *call) {
+	st := &call{class: class}
+	ctx = context.WithValue(ctx, callKey{}, st)
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { st.sent.Store(true) },
+	})
+	return ctx, st
+}
+
+// withSearch marks ctx's requests as the reads of a search.
+func withSearch(ctx context.Context) context.Context {
+	ctx, _ = withCall(ctx, classSearch)
+	return ctx
+}
+
+func callFrom(ctx context.Context) *call {
+	st, _ := ctx.Value(callKey{}).(*call)
+	return st
+}
+
+// retryPolicy is the billing-safe retry policy: which failures are retried
+// and how long to wait. See the package documentation.
+type retryPolicy struct {
+	waitMin, waitMax time.Duration
+}
+
+// CheckRetry decides whether an attempt is retried. Safe requests are retried
+// on connection errors, 429, 502, 503 and 504 (the reads of a search on 500
+// too); charging requests only on 429 or a connection error that happened
+// before a connection was obtained (the request cannot have been sent). A
+// Retry-After longer than the maximum wait ends the retries, so the caller
+// sees it instead of a long silent sleep.
+func (p retryPolicy) CheckRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	st := callFrom(ctx)
+	if st == nil {
+		st = &call{class: classSafe}
+	}
+	if err != nil {
+		if !retryableTransportError(err) {
+			return false, nil
+		}
+		if st.sent.Load() {
+			if st.class == classCharging {
+				return false, nil // the service may have acted: the caller reconciles
+			}
+			st.acted.Store(true)
+		}
+		return true, nil
+	}
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests:
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		if st.class == classCharging {
+			return false, nil // the service may have acted: the caller reconciles
+		}
+	case http.StatusInternalServerError:
+		if st.class != classSearch {
+			return false, nil
+		}
+	default:
+		return false, nil
+	}
+	if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok && d > p.waitMax {
+		return false, nil
+	}
+	if resp.StatusCode != http.StatusTooManyRequests {
+		st.acted.Store(true)
+	}
+	return true, nil
+}
+
+// Backoff returns the wait before retry attemptNum (0 for the first retry):
+// the answer's Retry-After when it has one, else an exponential step from
+// min, capped at max, with the upper half jittered so that many clients
+// failing together do not retry together.
+func (p retryPolicy) Backoff(lo, hi time.Duration, attemptNum int, resp *http.Response) time.Duration {
+	if resp != nil {
+		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+			return d
+		}
+	}
+	step := lo
+	for i := 0; i < attemptNum && step < hi; i++ {
+		step *= 2
+	}
+	step = min(step, hi)
+	if step <= 0 {
+		return 0
+	}
+	half := step / 2
+	return half + rand.N(step-half+1)
+}
+
+// retryableTransportError is false for failures a retry cannot fix: bad
+// certificates, an unsupported scheme, a redirect loop.
+func retryableTransportError(err error) bool {
+	var certErr *x509.UnknownAuthorityError
+	var verifyErr *tls.CertificateVerificationError
+	if errors.As(err, &certErr) || errors.As(err, &verifyErr) {
+		return false
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		msg := ue.Err.Error()
+		for _, s := range []string{"unsupported protocol scheme", "stopped after", "invalid header", "certificate"} {
+			if strings.Contains(msg, s) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// beforeAttempt runs before every attempt: it resets the sent flag, which
+// describes one attempt, and logs retries.
+func (c *Client) beforeAttempt(_ retryablehttp.Logger, req *http.Request, attempt int) {
+	if st := callFrom(req.Context()); st != nil {
+		st.sent.Store(false)
+	}
+	if attempt > 0 {
+		c.logger.LogAttrs(req.Context(), slog.LevelDebug, "mediagen: retrying",
+			slog.String("method", req.Method), slog.String("path", req.URL.Path), slog.Int("attempt", attempt+1))
+	}
+}
+
+// retryDoer sends a request through go-retryablehttp with the billing-safe
+// policy. Requests not marked by withCall are safe when their method is
+// GET, HEAD, PUT or DELETE.
+type retryDoer struct {
+	rc     *retryablehttp.Client
+	logger *slog.Logger
+}
+
+func (d *retryDoer) Do(req *http.Request) (*http.Response, error) {
+	if callFrom(req.Context()) == nil {
+		class := classSafe
+		if req.Method == http.MethodPost || req.Method == http.MethodPatch {
+			class = classCharging
+		}
+		ctx, _ := withCall(req.Context(), class)
+		req = req.WithContext(ctx)
+	}
+	start := time.Now()
+	rreq, err := retryablehttp.FromRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := d.rc.Do(rreq)
+	logResult(req, d.logger, start, resp, err)
+	return resp, err
+}
+
+// onceDoer sends a request exactly once, streaming its body.
+type onceDoer struct {
+	hc     *http.Client
+	logger *slog.Logger
+}
+
+func (d *onceDoer) Do(req *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := d.hc.Do(req)
+	logResult(req, d.logger, start, resp, err)
+	return resp, err
+}
+
+// logResult logs one finished request without headers, query or body.
+func logResult(req *http.Request, l *slog.Logger, start time.Time, resp *http.Response, err error) {
+	attrs := []slog.Attr{
+		slog.String("method", req.Method),
+		slog.String("path", req.URL.Path),
+		slog.Duration("duration", time.Since(start)),
+	}
+	switch {
+	case err != nil:
+		l.LogAttrs(req.Context(), slog.LevelWarn, "mediagen: request failed", append(attrs, slog.String("error", err.Error()))...)
+	case resp.StatusCode >= 500:
+		l.LogAttrs(req.Context(), slog.LevelWarn, "mediagen: request answered with an error", append(attrs, slog.Int("status", resp.StatusCode))...)
+	default:
+		l.LogAttrs(req.Context(), slog.LevelDebug, "mediagen: request", append(attrs, slog.Int("status", resp.StatusCode))...)
+	}
+}

@@ -1,0 +1,69 @@
+package client_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/client"
+)
+
+func TestTemplates(t *testing.T) {
+	_, c, ctx := setup(t)
+
+	def, err := c.Templates(ctx, client.TemplateFilter{})
+	require.NoError(t, err)
+	require.NotEmpty(t, def)
+	for _, tpl := range def {
+		assert.Equal(t, client.FeatureSelfPortrait, string(tpl.Feature), "the default feature")
+	}
+
+	reveals, err := c.Templates(ctx, client.TemplateFilter{Feature: "logo-reveal"})
+	require.NoError(t, err)
+	require.NotEmpty(t, reveals)
+	canonical, err := c.Templates(ctx, client.TemplateFilter{Feature: client.FeatureLogoReveal})
+	require.NoError(t, err)
+	assert.Equal(t, reveals, canonical, "either spelling selects the same templates")
+
+	cat := reveals[0].Category
+	inCat, err := c.Templates(ctx, client.TemplateFilter{Feature: client.FeatureLogoReveal, Category: cat})
+	require.NoError(t, err)
+	for _, tpl := range inCat {
+		assert.Equal(t, cat, tpl.Category)
+	}
+	one, err := c.Templates(ctx, client.TemplateFilter{Feature: client.FeatureLogoReveal, PerCategory: 1})
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for _, tpl := range one {
+		assert.False(t, seen[tpl.Category], "at most one per category")
+		seen[tpl.Category] = true
+	}
+	limited, err := c.Templates(ctx, client.TemplateFilter{Feature: client.FeatureLogoReveal, Limit: 2})
+	require.NoError(t, err)
+	assert.Len(t, limited, min(2, len(reveals)))
+	titled, err := c.Templates(ctx, client.TemplateFilter{Feature: client.FeatureLogoReveal, Titles: []string{reveals[0].Title}})
+	require.NoError(t, err)
+	require.NotEmpty(t, titled)
+	assert.Equal(t, reveals[0].Title, titled[0].Title)
+
+	_, err = c.Templates(ctx, client.TemplateFilter{Feature: client.FeatureLogoReveal, PerCategory: 51})
+	assert.ErrorIs(t, err, client.ErrInvalidArgument)
+
+	require.NotEmpty(t, reveals[0].Previews)
+	ref := reveals[0].Previews[0]
+	assert.NotNil(t, ref.Video, "video features have preview videos")
+	p, err := c.TemplatePrompt(ctx, ref.Id)
+	require.NoError(t, err)
+	assert.Equal(t, reveals[0].Id, p.TemplateId)
+	assert.NotEmpty(t, p.Prompt)
+
+	// The prompt is the exact string to send.
+	img := uploadPNG(t, ctx, c)
+	g, err := c.CreateGeneration(ctx, client.FeatureLogoReveal, client.LogoRevealArgs{Image: img, Prompt: p.Prompt})
+	require.NoError(t, err)
+	assert.Equal(t, p.Prompt, g.Params["prompt"])
+
+	_, err = c.TemplatePrompt(ctx, "pvw_missing")
+	assert.ErrorIs(t, err, client.ErrNotFound)
+}

@@ -1,0 +1,185 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/mediagen/mediagen-go/internal/api/model"
+)
+
+// VoiceFilter selects voices. The zero value lists the project's clones and
+// then the whole catalog.
+type VoiceFilter struct {
+	Owner     VoiceOwner // [VoiceOwnerService] or [VoiceOwnerProject]; "" for both
+	Tags      []string   // the voice must carry every tag; catalog voices only
+	Locale    string     // exact match such as "en-US", not a prefix; catalog voices only
+	Favorites bool       // only voices the project starred
+}
+
+// Voices lists voices: the project's clones first, then the catalog. Tags
+// and Locale filter catalog voices only; clones pass them unfiltered.
+func (c *Client) Voices(ctx context.Context, f VoiceFilter) ([]Voice, error) {
+	list, _, err := c.listVoices(ctx, f)
+	return list, err
+}
+
+func (c *Client) listVoices(ctx context.Context, f VoiceFilter) ([]Voice, *http.Response, error) {
+	var q model.ListVoicesParams
+	if f.Owner != "" {
+		owner := string(f.Owner)
+		q.Owner = &owner
+	}
+	if len(f.Tags) > 0 {
+		tags := slices.Clone(f.Tags)
+		q.Tag = &tags
+	}
+	if f.Locale != "" {
+		q.Locale = &f.Locale
+	}
+	if f.Favorites {
+		yes := "true"
+		q.Favorites = &yes
+	}
+	resp, err := c.api.ListVoices(ctx, &q)
+	var list model.VoiceList
+	if err := c.decode(ctx, resp, err, &list); err != nil {
+		return nil, nil, err
+	}
+	return list.Voices, resp, nil
+}
+
+// GetVoice returns a voice by id, or a catalog voice by slug. A retired
+// catalog voice and a deleted clone answer [ErrNotFound].
+func (c *Client) GetVoice(ctx context.Context, id string) (*Voice, error) {
+	if id == "" {
+		return nil, fmt.Errorf("%w: empty voice id", ErrInvalidArgument)
+	}
+	resp, err := c.api.GetVoice(ctx, id)
+	var env model.VoiceEnvelope
+	if err := c.decode(ctx, resp, err, &env); err != nil {
+		return nil, err
+	}
+	return &env.Voice, nil
+}
+
+// CloneVoiceParams are the inputs of [Client.CloneVoice].
+type CloneVoiceParams struct {
+	Name        string // required
+	Audio       string // file id of about 30 seconds of clean speech (at least 10); required
+	Description string
+	WebhookURL  string // https address for the voice.done or voice.error event
+}
+
+// CloneVoice starts training a clone of the voice in the Audio sample and
+// returns it in status [VoiceTraining]. The balance is charged now and
+// refunded if training fails. At most 5 voices train at once: beyond that
+// the call fails with [ErrRateLimited] and a RetryAfter.
+//
+// Like [Client.CreateGeneration] it never charges twice: after an ambiguous
+// failure it returns the clone the attempt created (a clone of the project
+// with the same name and description requested since), and submits again
+// only when there is none.
+func (c *Client) CloneVoice(ctx context.Context, p CloneVoiceParams) (*Voice, error) {
+	if p.Name == "" || p.Audio == "" {
+		return nil, fmt.Errorf("%w: CloneVoice needs Name and Audio", ErrInvalidArgument)
+	}
+	body := model.CreateVoiceRequest{Name: p.Name, Audio: p.Audio}
+	if p.Description != "" {
+		body.Description = &p.Description
+	}
+	if p.WebhookURL != "" {
+		body.WebhookUrl = &p.WebhookURL
+	}
+	return submit(ctx, c, charge[Voice]{
+		key:  "voice\x00" + p.Name + "\x00" + p.Description,
+		what: "voice clone",
+		post: func(ctx context.Context) (*Voice, error) {
+			resp, err := c.api.CreateVoice(ctx, body)
+			var env model.VoiceEnvelope
+			if err := c.decode(ctx, resp, err, &env); err != nil {
+				return nil, err
+			}
+			return &env.Voice, nil
+		},
+		id: func(v *Voice) string { return v.Id },
+		find: func(ctx context.Context, win searchWindow) ([]*Voice, time.Time, error) {
+			return c.findClones(ctx, p, win)
+		},
+	})
+}
+
+// findClones returns the project's clones that match p and were requested
+// inside win, oldest first. The service does not echo the audio file id, so
+// name and description are what identify a clone.
+func (c *Client) findClones(ctx context.Context, p CloneVoiceParams, win searchWindow) ([]*Voice, time.Time, error) {
+	list, resp, err := c.listVoices(withSearch(ctx), VoiceFilter{Owner: VoiceOwnerProject})
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	bound := win.bound(serverDate(resp), time.Now())
+	var out []*Voice
+	for i := range list {
+		v := &list[i]
+		if v.Owner != VoiceOwnerProject || v.Name != p.Name || deref(v.Description) != p.Description {
+			continue
+		}
+		// A clone without a request date cannot be excluded by time; taking
+		// it is safer than charging a second time.
+		if v.RequestDate != nil && v.RequestDate.Before(bound) {
+			continue
+		}
+		out = append(out, v)
+	}
+	slices.SortStableFunc(out, func(a, b *Voice) int {
+		return deref(a.RequestDate).Compare(deref(b.RequestDate))
+	})
+	return out, bound, nil
+}
+
+// DeleteVoice deletes one of the project's clones; the id stops resolving
+// everywhere and there is no undelete. Catalog voices answer [ErrNotFound].
+// A retried delete that finds the clone gone after an earlier attempt may
+// have removed it reports success.
+func (c *Client) DeleteVoice(ctx context.Context, id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: empty voice id", ErrInvalidArgument)
+	}
+	ctx, st := withCall(ctx, classSafe)
+	resp, err := c.api.DeleteVoice(ctx, id)
+	return deleted(c.decode(ctx, resp, err, nil), st)
+}
+
+// FavoriteVoice stars (favorite true) or unstars a voice, given by id or
+// slug, for the project, and returns the state after the call. Both are
+// idempotent.
+func (c *Client) FavoriteVoice(ctx context.Context, id string, favorite bool) (bool, error) {
+	if id == "" {
+		return false, fmt.Errorf("%w: empty voice id", ErrInvalidArgument)
+	}
+	var (
+		resp *http.Response
+		err  error
+	)
+	if favorite {
+		resp, err = c.api.FavoriteVoice(ctx, id)
+	} else {
+		resp, err = c.api.UnfavoriteVoice(ctx, id)
+	}
+	var st model.FavoriteState
+	if err := c.decode(ctx, resp, err, &st); err != nil {
+		return false, err
+	}
+	return st.Favorite, nil
+}
+
+// deref returns *p, or the zero value for nil.
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}

@@ -1,0 +1,142 @@
+package client_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/client/clienttest"
+)
+
+func TestVoiceCatalog(t *testing.T) {
+	_, c, ctx := setup(t)
+	all, err := c.Voices(ctx, client.VoiceFilter{})
+	require.NoError(t, err)
+	require.NotEmpty(t, all)
+	v := all[0]
+	require.NotNil(t, v.Slug)
+	require.NotNil(t, v.Tags)
+	require.NotNil(t, v.Locale)
+	assert.Equal(t, client.VoiceOwnerService, v.Owner)
+
+	byID, err := c.GetVoice(ctx, v.Id)
+	require.NoError(t, err)
+	bySlug, err := c.GetVoice(ctx, *v.Slug)
+	require.NoError(t, err)
+	assert.Equal(t, byID.Id, bySlug.Id)
+
+	tag := (*v.Tags)[0]
+	tagged, err := c.Voices(ctx, client.VoiceFilter{Tags: []string{tag}, Locale: *v.Locale})
+	require.NoError(t, err)
+	require.NotEmpty(t, tagged)
+	for _, w := range tagged {
+		assert.Contains(t, *w.Tags, tag)
+		assert.Equal(t, *v.Locale, *w.Locale)
+	}
+	none, err := c.Voices(ctx, client.VoiceFilter{Locale: "xx-XX"})
+	require.NoError(t, err)
+	assert.Empty(t, none)
+
+	_, err = c.Voices(ctx, client.VoiceFilter{Owner: "everyone"})
+	assert.ErrorIs(t, err, client.ErrInvalidArgument)
+	_, err = c.GetVoice(ctx, "no-such-voice")
+	assert.ErrorIs(t, err, client.ErrNotFound)
+}
+
+func TestFavoriteVoice(t *testing.T) {
+	_, c, ctx := setup(t)
+	v := catalogVoice(t, ctx, c)
+
+	for range 2 { // idempotent
+		fav, err := c.FavoriteVoice(ctx, *v.Slug, true)
+		require.NoError(t, err)
+		assert.True(t, fav)
+	}
+	favs, err := c.Voices(ctx, client.VoiceFilter{Favorites: true})
+	require.NoError(t, err)
+	require.Len(t, favs, 1)
+	assert.Equal(t, v.Id, favs[0].Id)
+	require.NotNil(t, favs[0].Favorite)
+	assert.True(t, *favs[0].Favorite)
+
+	fav, err := c.FavoriteVoice(ctx, v.Id, false)
+	require.NoError(t, err)
+	assert.False(t, fav)
+	favs, err = c.Voices(ctx, client.VoiceFilter{Favorites: true})
+	require.NoError(t, err)
+	assert.Empty(t, favs)
+
+	_, err = c.FavoriteVoice(ctx, "no-such-voice", true)
+	assert.ErrorIs(t, err, client.ErrNotFound)
+}
+
+func TestCloneVoice(t *testing.T) {
+	srv, c, ctx := setup(t)
+	sample := uploadWAV(t, ctx, c, 12*time.Second)
+
+	v, err := c.CloneVoice(ctx, client.CloneVoiceParams{Name: "Narrator", Audio: sample, Description: "calm"})
+	require.NoError(t, err)
+	assert.Equal(t, client.VoiceOwnerProject, v.Owner)
+	require.NotNil(t, v.Status)
+	assert.Equal(t, client.VoiceTraining, *v.Status)
+	assert.Less(t, srv.Balance(), clienttest.Balance, "charged on submit")
+
+	mine, err := c.Voices(ctx, client.VoiceFilter{Owner: client.VoiceOwnerProject})
+	require.NoError(t, err)
+	require.Len(t, mine, 1)
+	assert.Equal(t, v.Id, mine[0].Id)
+	all, err := c.Voices(ctx, client.VoiceFilter{})
+	require.NoError(t, err)
+	assert.Equal(t, v.Id, all[0].Id, "clones first")
+
+	srv.Advance(time.Hour)
+	trained, err := c.GetVoice(ctx, v.Id)
+	require.NoError(t, err)
+	assert.Equal(t, client.VoiceDone, *trained.Status)
+	assert.True(t, client.IsVoiceTerminal(*trained.Status))
+
+	// A trained clone speaks.
+	g, err := c.CreateGeneration(ctx, client.FeatureVoiceover, client.VoiceoverArgs{VoiceID: v.Id, Script: "Hello."})
+	require.NoError(t, err)
+	assert.Equal(t, client.KindAudio, g.Kind)
+
+	require.NoError(t, c.DeleteVoice(ctx, v.Id))
+	_, err = c.GetVoice(ctx, v.Id)
+	assert.ErrorIs(t, err, client.ErrNotFound)
+	assert.ErrorIs(t, c.DeleteVoice(ctx, catalogVoice(t, ctx, c).Id), client.ErrNotFound, "catalog voices cannot be deleted")
+
+	short := uploadWAV(t, ctx, c, 3*time.Second)
+	_, err = c.CloneVoice(ctx, client.CloneVoiceParams{Name: "Short", Audio: short})
+	assert.ErrorIs(t, err, client.ErrInvalidArgument)
+	_, err = c.CloneVoice(ctx, client.CloneVoiceParams{Name: "No audio"})
+	assert.ErrorIs(t, err, client.ErrInvalidArgument)
+}
+
+func TestCloneVoiceRateLimited(t *testing.T) {
+	_, c, ctx := setup(t)
+	sample := uploadWAV(t, ctx, c, 11*time.Second)
+	var ids []string
+	for i := range 5 {
+		v, err := c.CloneVoice(ctx, client.CloneVoiceParams{Name: fmt.Sprintf("Voice %d", i), Audio: sample})
+		require.NoError(t, err)
+		ids = append(ids, v.Id)
+	}
+	_, err := c.CloneVoice(ctx, client.CloneVoiceParams{Name: "Sixth", Audio: sample})
+	require.ErrorIs(t, err, client.ErrRateLimited)
+	var apiErr *client.APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Positive(t, apiErr.RetryAfter)
+	assert.Equal(t, "rate_limited", apiErr.Code)
+
+	mine, err := c.Voices(ctx, client.VoiceFilter{Owner: client.VoiceOwnerProject})
+	require.NoError(t, err)
+	assert.Len(t, mine, 5, "the refused clone was not created")
+	for _, v := range mine {
+		assert.True(t, slices.Contains(ids, v.Id))
+	}
+}
