@@ -1,0 +1,25 @@
+// Package poll waits for generations and voice clones to reach a terminal
+// state.
+//
+// Checks start fast and slow down, by kind, as the interface document
+// advises: images and text are checked after 1 s, then up to every 3 s;
+// audio after 2 s, up to every 5 s; video and voice clones after 5 s, up to
+// every 10 s. Every interval carries jitter so that many waiters do not
+// call in step. [WithInterval] replaces the schedule with a fixed interval,
+// [WithMaxWait] bounds the wait apart from the context, and [OnUpdate]
+// reports every status change.
+//
+// How a wait ends:
+//   - done: the generation and a nil error.
+//   - error or timeout: the generation and a [*FailedError] carrying it; the
+//     service refunded its charge, so submitting again is safe.
+//   - 404 while waiting: a [*GoneError] matching [ErrGone]; API-created
+//     generations are deleted 24 hours after their request.
+//   - the context ends, [WithMaxWait] passes or the service keeps failing: a
+//     [*GaveUpError] with the id and the last state seen, so the wait can be
+//     resumed later; errors.Is matches context.Canceled,
+//     context.DeadlineExceeded or [ErrMaxWait].
+//
+// [Generations] waits for many generations at once through the list
+// endpoint, a page of 100 per request, instead of one GET per id.
+package poll

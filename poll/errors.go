@@ -1,0 +1,117 @@
+package poll
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mediagen/mediagen-go/client"
+)
+
+// ErrGone matches a [*GoneError]: the generation or voice answered 404. An
+// API-created generation is deleted 24 hours after its request; either may
+// have been deleted by a caller.
+var ErrGone = errors.New("poll: expired or deleted")
+
+// ErrMaxWait matches a [*GaveUpError] caused by [WithMaxWait]. It also
+// matches context.DeadlineExceeded, like any other deadline.
+var ErrMaxWait = fmt.Errorf("poll: maximum wait reached: %w", context.DeadlineExceeded)
+
+// FailedError is returned, with the generation, when it ends in status error
+// or timeout. The service refunded its charge, so submitting again is safe.
+type FailedError struct {
+	Generation *client.Generation
+}
+
+func (e *FailedError) Error() string {
+	g := e.Generation
+	msg := fmt.Sprintf("poll: generation %s ended with status %s", g.Id, g.Status)
+	if g.Error != nil && *g.Error != "" {
+		msg += ": " + *g.Error
+	}
+	return msg + " (its charge was refunded)"
+}
+
+// VoiceFailedError is returned, with the voice, when a voice clone ends in
+// status error. The service refunded its charge.
+type VoiceFailedError struct {
+	Voice *client.Voice
+}
+
+func (e *VoiceFailedError) Error() string {
+	msg := fmt.Sprintf("poll: voice clone %s failed", e.Voice.Id)
+	if e.Voice.Error != nil && *e.Voice.Error != "" {
+		msg += ": " + *e.Voice.Error
+	}
+	return msg + " (its charge was refunded)"
+}
+
+// GoneError reports a generation or voice that answered 404: it expired (24
+// hours after the request, for API-created generations), was deleted, or
+// (when Seen is false) never existed. It matches [ErrGone] and unwraps to the
+// client's not-found error.
+type GoneError struct {
+	ID string
+	// Voice is true for a voice, false for a generation.
+	Voice bool
+	// Seen is true when the wait had seen it before the 404.
+	Seen bool
+	Err  error
+}
+
+func (e *GoneError) Error() string {
+	what := "generation"
+	if e.Voice {
+		what = "voice"
+	}
+	switch {
+	case !e.Seen:
+		return fmt.Sprintf("poll: %s %s not found: unknown id, expired or deleted", what, e.ID)
+	case e.Voice:
+		return fmt.Sprintf("poll: voice %s was deleted while waiting", e.ID)
+	}
+	return fmt.Sprintf("poll: generation %s expired or was deleted while waiting", e.ID)
+}
+
+// Is makes errors.Is(err, ErrGone) true.
+func (e *GoneError) Is(target error) bool { return target == ErrGone }
+
+// Unwrap returns the client's error for the 404.
+func (e *GoneError) Unwrap() error { return e.Err }
+
+// GaveUpError is returned when a wait stops before a terminal state: the
+// context ended, [WithMaxWait] passed, or the service kept failing after the
+// client's retries. The work goes on at the service; wait again with ID to
+// resume. Err is ctx.Err(), [ErrMaxWait] or the client's error.
+type GaveUpError struct {
+	ID string
+	// Status is the last status seen, "" when none was.
+	Status string
+	// Last is the last generation seen; nil for voices or when none was.
+	Last *client.Generation
+	Err  error
+}
+
+func (e *GaveUpError) Error() string {
+	status := e.Status
+	if status == "" {
+		status = "unknown"
+	}
+	return fmt.Sprintf("poll: stopped waiting for %s (last status %s; wait again with its id to resume): %v", e.ID, status, e.Err)
+}
+
+// Unwrap returns Err, so errors.Is(err, context.Canceled) works.
+func (e *GaveUpError) Unwrap() error { return e.Err }
+
+// giveUp builds the GaveUpError of a wait on a generation; the context's
+// error wins over the error it caused.
+func giveUp(ctx context.Context, id string, last *client.Generation, err error) *GaveUpError {
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ErrMaxWait) {
+		err = ctxErr
+	}
+	e := &GaveUpError{ID: id, Last: last, Err: err}
+	if last != nil {
+		e.Status = string(last.Status)
+	}
+	return e
+}

@@ -1,0 +1,458 @@
+package poll
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/client/clienttest"
+	"github.com/mediagen/mediagen-go/internal/refserver"
+	"github.com/mediagen/mediagen-go/internal/refserver/media"
+	"github.com/mediagen/mediagen-go/upload"
+)
+
+// counter is a transport that counts API reads.
+type counter struct {
+	base        http.RoundTripper
+	gets, lists atomic.Int64
+	mu          sync.Mutex
+	limits      []string
+}
+
+func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet {
+		switch {
+		case r.URL.Path == "/v3/generations":
+			c.lists.Add(1)
+			c.mu.Lock()
+			c.limits = append(c.limits, r.URL.Query().Get("limit"))
+			c.mu.Unlock()
+		case strings.HasPrefix(r.URL.Path, "/v3/generations/"), strings.HasPrefix(r.URL.Path, "/v3/voices/"):
+			c.gets.Add(1)
+		}
+	}
+	return c.base.RoundTrip(r)
+}
+
+func (c *counter) requests() int64 { return c.gets.Load() + c.lists.Load() }
+
+// env is a reference server, a counting client, and a clock that moves the
+// server's fake clock whenever a wait sleeps.
+type env struct {
+	srv   *clienttest.Server
+	c     *client.Client
+	count *counter
+	clock *fakeClock
+}
+
+func newEnv(t testing.TB, opts ...refserver.Option) *env {
+	t.Helper()
+	srv := clienttest.NewServer(t, opts...)
+	count := &counter{base: srv.HTTP.Client().Transport}
+	e := &env{srv: srv, c: srv.Client(client.WithHTTPClient(&http.Client{Transport: count})), count: count, clock: newFakeClock()}
+	e.clock.onSleep = srv.Advance
+	srv.Ref.SetBalance(srv.APIKey, 10_000)
+	return e
+}
+
+// image submits an image generation.
+func (e *env) image(t testing.TB) *client.Generation {
+	t.Helper()
+	g, err := e.c.CreateGeneration(context.Background(), client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "a lighthouse at dusk"})
+	require.NoError(t, err)
+	return g
+}
+
+// video submits a logo reveal of an uploaded logo.
+func (e *env) video(t testing.TB) *client.Generation {
+	t.Helper()
+	png := media.PNG(32, 32, "logo")
+	f, err := upload.Reader(context.Background(), e.c, bytes.NewReader(png), int64(len(png)), "")
+	require.NoError(t, err)
+	g, err := e.c.CreateGeneration(context.Background(), client.FeatureLogoReveal, client.LogoRevealArgs{Image: f.Id, Prompt: "sparks gather into the logo"})
+	require.NoError(t, err)
+	return g
+}
+
+// wallClock is the real time, for a reference server that renders in real
+// time.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+func TestGenerationDone(t *testing.T) {
+	e := newEnv(t)
+	g := e.image(t)
+	var statuses []client.GenerationStatus
+	got, err := Generation(context.Background(), e.c, g.Id, withClock(e.clock), OnUpdate(func(g *client.Generation) {
+		statuses = append(statuses, g.Status)
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, client.StatusDone, got.Status)
+	require.NotNil(t, got.Output)
+	assert.NotNil(t, got.Output.Image)
+	assert.Equal(t, client.StatusPending, statuses[0])
+	assert.Equal(t, client.StatusDone, statuses[len(statuses)-1])
+	for i := 1; i < len(statuses); i++ {
+		assert.NotEqual(t, statuses[i-1], statuses[i], "OnUpdate only on changes")
+	}
+	waits := e.clock.waits()
+	require.NotEmpty(t, waits)
+	assert.GreaterOrEqual(t, waits[0], time.Second, "images: first check after 1 s")
+	assert.LessOrEqual(t, waits[0], 1100*time.Millisecond)
+	assert.EqualValues(t, len(waits)+1, e.count.gets.Load(), "one GET per check")
+}
+
+func TestGenerationScheduleByKind(t *testing.T) {
+	e := newEnv(t, refserver.WithRenderScale(1)) // real render times, fake clock
+	_, err := Generation(context.Background(), e.c, e.image(t).Id, withClock(e.clock))
+	require.NoError(t, err)
+	imageWaits := e.clock.waits()
+	for _, w := range imageWaits {
+		assert.GreaterOrEqual(t, w, time.Second)
+		assert.LessOrEqual(t, w, 3*time.Second)
+	}
+
+	e.clock.reset()
+	_, err = Generation(context.Background(), e.c, e.video(t).Id, withClock(e.clock))
+	require.NoError(t, err)
+	videoWaits := e.clock.waits()
+	require.NotEmpty(t, videoWaits)
+	assert.GreaterOrEqual(t, videoWaits[0], 5*time.Second, "video: first check after 5 s")
+	for _, w := range videoWaits {
+		assert.GreaterOrEqual(t, w, 5*time.Second)
+		assert.LessOrEqual(t, w, 10*time.Second)
+	}
+	t.Logf("checks: image %d, video %d", len(imageWaits)+1, len(videoWaits)+1)
+}
+
+func TestGenerationRealTime(t *testing.T) {
+	e := newEnv(t, refserver.WithClock(wallClock{}))
+	g := e.image(t)
+	start := time.Now()
+	got, err := Generation(context.Background(), e.c, g.Id)
+	require.NoError(t, err)
+	assert.Equal(t, client.StatusDone, got.Status)
+	assert.Less(t, time.Since(start), 4*time.Second)
+}
+
+func TestGenerationFailedIsRefunded(t *testing.T) {
+	for _, outcome := range []refserver.Outcome{refserver.OutcomeError, refserver.OutcomeTimeout} {
+		t.Run(string(outcome), func(t *testing.T) {
+			e := newEnv(t, refserver.WithOutcome(func(string) refserver.Outcome { return outcome }))
+			before := e.srv.Balance()
+			g := e.image(t)
+			assert.Less(t, e.srv.Balance(), before, "charged on submit")
+
+			got, err := Generation(context.Background(), e.c, g.Id, withClock(e.clock))
+			require.NotNil(t, got, "the generation comes back with the error")
+			assert.EqualValues(t, outcome, got.Status)
+			var fe *FailedError
+			require.ErrorAs(t, err, &fe)
+			assert.Same(t, got, fe.Generation)
+			assert.ErrorContains(t, err, g.Id)
+			assert.ErrorContains(t, err, "refunded")
+			require.NotNil(t, got.Error, "the service says why")
+			assert.ErrorContains(t, err, *got.Error)
+			assert.InDelta(t, before, e.srv.Balance(), 1e-9, "the charge was refunded")
+		})
+	}
+}
+
+func TestGenerationDeletedWhileWaiting(t *testing.T) {
+	e := newEnv(t)
+	g := e.image(t)
+	got, err := Generation(context.Background(), e.c, g.Id, withClock(e.clock), OnUpdate(func(g *client.Generation) {
+		require.NoError(t, e.c.DeleteGeneration(context.Background(), g.Id))
+	}))
+	assert.ErrorIs(t, err, ErrGone)
+	assert.ErrorIs(t, err, client.ErrNotFound)
+	assert.ErrorContains(t, err, g.Id)
+	assert.ErrorContains(t, err, "expired or was deleted")
+	require.NotNil(t, got, "the last state seen comes back")
+	assert.Equal(t, g.Id, got.Id)
+}
+
+func TestGenerationExpiredWhileWaiting(t *testing.T) {
+	e := newEnv(t)
+	g := e.image(t)
+	e.clock.onSleep = func(time.Duration) { e.srv.Advance(25 * time.Hour) } // past expiresAt
+	_, err := Generation(context.Background(), e.c, g.Id, withClock(e.clock))
+	var gone *GoneError
+	require.ErrorAs(t, err, &gone)
+	assert.Equal(t, g.Id, gone.ID)
+	assert.True(t, gone.Seen)
+	assert.ErrorIs(t, err, ErrGone)
+}
+
+func TestGenerationUnknownID(t *testing.T) {
+	e := newEnv(t)
+	_, err := Generation(context.Background(), e.c, "gen_does_not_exist", withClock(e.clock))
+	assert.ErrorIs(t, err, ErrGone)
+	assert.ErrorContains(t, err, "gen_does_not_exist")
+	assert.ErrorContains(t, err, "unknown id")
+	assert.EqualValues(t, 1, e.count.gets.Load())
+}
+
+func TestGenerationCancelled(t *testing.T) {
+	e := newEnv(t)
+	g := e.image(t)
+
+	// Cancelled mid-wait on the fake clock.
+	ctx, cancel := context.WithCancel(context.Background())
+	got, err := Generation(ctx, e.c, g.Id, withClock(e.clock), OnUpdate(func(*client.Generation) { cancel() }))
+	assert.ErrorIs(t, err, context.Canceled)
+	var gu *GaveUpError
+	require.ErrorAs(t, err, &gu)
+	assert.Equal(t, g.Id, gu.ID)
+	assert.Equal(t, string(client.StatusPending), gu.Status)
+	assert.Same(t, got, gu.Last)
+
+	// A real sleep of a second ends as soon as the deadline passes.
+	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = Generation(ctx, e.c, e.image(t).Id)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 900*time.Millisecond)
+
+	// The wait resumes with the id from the error.
+	got, err = Generation(context.Background(), e.c, gu.ID, withClock(e.clock))
+	require.NoError(t, err)
+	assert.Equal(t, client.StatusDone, got.Status)
+}
+
+func TestGenerationMaxWait(t *testing.T) {
+	e := newEnv(t)
+	g := e.image(t)
+	frozen := newFakeClock() // the server's clock never moves: the render never ends
+	got, err := Generation(context.Background(), e.c, g.Id, withClock(frozen), WithMaxWait(10*time.Second))
+	assert.ErrorIs(t, err, ErrMaxWait)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	var gu *GaveUpError
+	require.ErrorAs(t, err, &gu)
+	assert.Equal(t, g.Id, gu.ID)
+	assert.Same(t, got, gu.Last)
+	var total time.Duration
+	for _, w := range frozen.waits() {
+		total += w
+	}
+	assert.Equal(t, 10*time.Second, total, "the last sleep is cut to end at the max wait")
+	assert.EqualValues(t, len(frozen.waits())+1, e.count.gets.Load(), "a last check at the max wait")
+}
+
+func TestGenerationWithInterval(t *testing.T) {
+	e := newEnv(t, refserver.WithRenderScale(1))
+	_, err := Generation(context.Background(), e.c, e.image(t).Id, withClock(e.clock), WithInterval(500*time.Millisecond))
+	require.NoError(t, err)
+	for _, w := range e.clock.waits() {
+		assert.Equal(t, 500*time.Millisecond, w)
+	}
+}
+
+func TestBadOptions(t *testing.T) {
+	e := newEnv(t)
+	_, err := Generation(context.Background(), e.c, "g", WithInterval(0), WithMaxWait(-time.Second), OnUpdate(nil))
+	assert.ErrorContains(t, err, "WithInterval")
+	assert.ErrorContains(t, err, "WithMaxWait")
+	assert.ErrorContains(t, err, "OnUpdate")
+	_, err = Generation(context.Background(), nil, "g")
+	assert.ErrorContains(t, err, "nil client")
+	_, err = Generation(context.Background(), e.c, "")
+	assert.ErrorContains(t, err, "empty")
+	assert.Zero(t, e.count.requests(), "nothing sent")
+}
+
+// cloneVoice uploads a 30-second sample and starts a clone.
+func cloneVoice(t *testing.T, e *env) *client.Voice {
+	t.Helper()
+	wav := media.WAV(30*time.Second, "sample")
+	f, err := upload.Reader(context.Background(), e.c, bytes.NewReader(wav), int64(len(wav)), "")
+	require.NoError(t, err)
+	v, err := e.c.CloneVoice(context.Background(), client.CloneVoiceParams{Name: "Narrator", Audio: f.Id})
+	require.NoError(t, err)
+	return v
+}
+
+func TestVoiceDone(t *testing.T) {
+	e := newEnv(t)
+	v := cloneVoice(t, e)
+	var seen []client.VoiceStatus
+	got, err := Voice(context.Background(), e.c, v.Id, withClock(e.clock), OnVoiceUpdate(func(v *client.Voice) {
+		seen = append(seen, *v.Status)
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, client.VoiceDone, *got.Status)
+	assert.Equal(t, []client.VoiceStatus{client.VoiceTraining, client.VoiceDone}, seen)
+	waits := e.clock.waits()
+	require.NotEmpty(t, waits)
+	for _, w := range waits {
+		assert.GreaterOrEqual(t, w, 5*time.Second, "voice clones: 5 to 10 s")
+		assert.LessOrEqual(t, w, 10*time.Second)
+	}
+}
+
+func TestVoiceFailed(t *testing.T) {
+	e := newEnv(t, refserver.WithOutcome(func(string) refserver.Outcome { return refserver.OutcomeError }))
+	v := cloneVoice(t, e)
+	got, err := Voice(context.Background(), e.c, v.Id, withClock(e.clock))
+	var vf *VoiceFailedError
+	require.ErrorAs(t, err, &vf)
+	assert.Same(t, got, vf.Voice)
+	assert.ErrorContains(t, err, v.Id)
+	assert.ErrorContains(t, err, "refunded")
+}
+
+func TestVoiceCatalogAndDeleted(t *testing.T) {
+	e := newEnv(t)
+	got, err := Voice(context.Background(), e.c, "ava-warm-narrator", withClock(e.clock))
+	require.NoError(t, err, "a catalog voice is ready at once")
+	assert.Nil(t, got.Status)
+	assert.Empty(t, e.clock.waits())
+
+	v := cloneVoice(t, e)
+	_, err = Voice(context.Background(), e.c, v.Id, withClock(e.clock), OnVoiceUpdate(func(v *client.Voice) {
+		require.NoError(t, e.c.DeleteVoice(context.Background(), v.Id))
+	}))
+	assert.ErrorIs(t, err, ErrGone)
+	assert.ErrorContains(t, err, "voice "+v.Id+" was deleted")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = Voice(ctx, e.c, cloneVoice(t, e).Id, withClock(e.clock))
+	var gu *GaveUpError
+	require.ErrorAs(t, err, &gu)
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+func TestGenerationsMixedOutcomes(t *testing.T) {
+	var n atomic.Int64
+	e := newEnv(t, refserver.WithOutcome(func(string) refserver.Outcome {
+		if n.Add(1)%10 == 0 {
+			return refserver.OutcomeError
+		}
+		return refserver.OutcomeDone
+	}))
+	ids := make([]string, 30)
+	for i := range ids {
+		ids[i] = e.image(t).Id
+	}
+	gone := e.image(t)
+	require.NoError(t, e.c.DeleteGeneration(context.Background(), gone.Id))
+	ids = append(ids, gone.Id, "gen_unknown", ids[0]) // a deleted id, an unknown one, a duplicate
+
+	updates := map[string]int{}
+	results, err := Generations(context.Background(), e.c, ids, withClock(e.clock), OnUpdate(func(g *client.Generation) {
+		updates[g.Id]++
+	}))
+	require.Len(t, results, len(ids))
+	require.Error(t, err)
+	joined, ok := err.(interface{ Unwrap() []error })
+	require.True(t, ok, "one error per id, joined")
+	var failed, goneIDs []string
+	for _, err := range joined.Unwrap() {
+		var fe *FailedError
+		var ge *GoneError
+		switch {
+		case errors.As(err, &fe):
+			failed = append(failed, fe.Generation.Id)
+		case errors.As(err, &ge):
+			goneIDs = append(goneIDs, ge.ID)
+		default:
+			t.Errorf("unexpected error %v", err)
+		}
+	}
+	assert.Len(t, failed, 3, "every tenth render fails")
+	assert.ElementsMatch(t, []string{gone.Id, "gen_unknown"}, goneIDs)
+	for i, id := range ids[:30] {
+		require.NotNil(t, results[i])
+		assert.Equal(t, id, results[i].Id, "results in the order of ids")
+		assert.True(t, client.IsTerminal(results[i].Status))
+		assert.GreaterOrEqual(t, updates[id], 2, "first sight and the terminal state")
+	}
+	assert.Same(t, results[0], results[len(ids)-1], "a duplicate id shares its result")
+	assert.Nil(t, results[31], "an unknown id has no generation")
+	for _, limit := range e.count.limits {
+		assert.Equal(t, "100", limit, "pages of 100")
+	}
+}
+
+func TestGenerationsPagesToOlderIDs(t *testing.T) {
+	e := newEnv(t)
+	var oldest []string
+	for i := range 130 {
+		g := e.image(t)
+		if i < 5 {
+			oldest = append(oldest, g.Id)
+		}
+	}
+	results, err := Generations(context.Background(), e.c, oldest, withClock(e.clock))
+	require.NoError(t, err)
+	for i, g := range results {
+		assert.Equal(t, oldest[i], g.Id)
+		assert.Equal(t, client.StatusDone, g.Status)
+	}
+	assert.Zero(t, e.count.gets.Load(), "found by listing, no single GETs")
+	assert.GreaterOrEqual(t, e.count.lists.Load(), int64(2), "the oldest are on the second page")
+}
+
+func TestGenerationsGiveUp(t *testing.T) {
+	e := newEnv(t)
+	ids := []string{e.image(t).Id, e.image(t).Id}
+	frozen := newFakeClock()
+	results, err := Generations(context.Background(), e.c, ids, withClock(frozen), WithMaxWait(5*time.Second))
+	assert.ErrorIs(t, err, ErrMaxWait)
+	for i, id := range ids {
+		assert.ErrorContains(t, err, id, "each failure carries its id")
+		require.NotNil(t, results[i], "the last state seen")
+		assert.Equal(t, client.StatusPending, results[i].Status)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = Generations(ctx, e.c, ids)
+	assert.ErrorIs(t, err, context.Canceled)
+
+	results, err = Generations(context.Background(), e.c, nil)
+	assert.NoError(t, err)
+	assert.Empty(t, results)
+}
+
+// TestGenerationsCostsFarFewerRequests waits on 100 image generations
+// twice, from submission to done with renders of real length on the fake
+// clock: once with Generations, once with 100 single waits (each submitted
+// just before its wait, so each costs what it would alone).
+func TestGenerationsCostsFarFewerRequests(t *testing.T) {
+	const n = 100
+	batch := newEnv(t, refserver.WithRenderScale(1))
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = batch.image(t).Id
+	}
+	results, err := Generations(context.Background(), batch.c, ids, withClock(batch.clock))
+	require.NoError(t, err)
+	for _, g := range results {
+		assert.Equal(t, client.StatusDone, g.Status)
+	}
+
+	single := newEnv(t, refserver.WithRenderScale(1))
+	for range n {
+		g, err := Generation(context.Background(), single.c, single.image(t).Id, withClock(single.clock))
+		require.NoError(t, err)
+		assert.Equal(t, client.StatusDone, g.Status)
+	}
+
+	t.Logf("100 generations: Generations made %d requests, 100 single waits made %d", batch.count.requests(), single.count.requests())
+	assert.GreaterOrEqual(t, single.count.requests(), int64(2*n), "a single wait checks at least twice")
+	assert.LessOrEqual(t, batch.count.requests()*20, single.count.requests(), "at least 20 times fewer requests")
+}

@@ -1,0 +1,63 @@
+package poll
+
+import (
+	"math"
+	"time"
+
+	"github.com/mediagen/mediagen-go/client"
+)
+
+// schedule is the interval between checks of one kind of work: first, then
+// growing by growth per check up to max, with jitter of ±jitterFrac kept
+// inside [first, max].
+type schedule struct {
+	first, max time.Duration
+}
+
+const (
+	growth     = 1.5
+	jitterFrac = 0.1
+)
+
+// Schedules by kind, as the interface document advises: seconds for images
+// and text, 5 to 10 s for video and voice cloning.
+var (
+	fastSchedule   = schedule{first: 1 * time.Second, max: 3 * time.Second}  // image, text
+	mediumSchedule = schedule{first: 2 * time.Second, max: 5 * time.Second}  // audio, and kinds this SDK does not know yet
+	slowSchedule   = schedule{first: 5 * time.Second, max: 10 * time.Second} // video, voice clones
+)
+
+// scheduleFor returns the schedule of a generation kind.
+func scheduleFor(kind client.Kind) schedule {
+	switch kind {
+	case client.KindImage, client.KindText:
+		return fastSchedule
+	case client.KindVideo:
+		return slowSchedule
+	}
+	return mediumSchedule
+}
+
+// at returns the wait before check n (1 for the first check after the
+// initial one), given r uniform in [0, 1).
+func (s schedule) at(n int, r float64) time.Duration {
+	base := float64(s.first) * math.Pow(growth, float64(max(n-1, 0)))
+	base = math.Min(base, float64(s.max))
+	d := base * (1 + jitterFrac*(2*r-1))
+	// Reflect at the bounds so jitter spreads waiters at both ends.
+	if d > float64(s.max) {
+		d = 2*float64(s.max) - d
+	}
+	if d < float64(s.first) {
+		d = 2*float64(s.first) - d
+	}
+	return time.Duration(d)
+}
+
+// interval returns the wait before check n under s's settings.
+func (st *settings) intervalFor(sc schedule, n int) time.Duration {
+	if st.interval > 0 {
+		return st.interval
+	}
+	return sc.at(n, st.jitter())
+}

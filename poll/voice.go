@@ -1,0 +1,68 @@
+package poll
+
+import (
+	"context"
+	"errors"
+
+	"github.com/mediagen/mediagen-go/client"
+)
+
+// voiceSchedule is the interval of voice clone training checks: the
+// interface document advises 5 to 10 s.
+var voiceSchedule = slowSchedule
+
+// Voice waits until the voice clone id has finished training and returns
+// it. A catalog voice, which has no status, is returned at once. Status error
+// returns the voice with a [*VoiceFailedError]; a 404 (the clone was deleted)
+// returns a [*GoneError]; a wait that stops early returns the last voice
+// seen (or nil) with a [*GaveUpError]. [OnVoiceUpdate] reports status
+// changes.
+func Voice(ctx context.Context, c *client.Client, id string, opts ...Option) (*client.Voice, error) {
+	s, err := newSettings(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		return nil, errors.New("poll: empty voice id")
+	}
+	dl := newDeadline(s)
+	var last *client.Voice
+	for n := 1; ; n++ {
+		v, err := c.GetVoice(ctx, id)
+		if err != nil {
+			if errors.Is(err, client.ErrNotFound) && ctx.Err() == nil {
+				return last, &GoneError{ID: id, Voice: true, Seen: last != nil, Err: err}
+			}
+			return last, voiceGaveUp(ctx, id, last, err)
+		}
+		if s.onVoiceUpdate != nil && (last == nil || voiceStatus(last) != voiceStatus(v)) {
+			s.onVoiceUpdate(v)
+		}
+		last = v
+		switch {
+		case v.Status == nil || *v.Status == client.VoiceDone:
+			return v, nil
+		case *v.Status == client.VoiceError:
+			return v, &VoiceFailedError{Voice: v}
+		}
+		if err := dl.sleep(ctx, s.intervalFor(voiceSchedule, n)); err != nil {
+			return last, voiceGaveUp(ctx, id, last, err)
+		}
+	}
+}
+
+// voiceStatus returns the voice's status, "" for catalog voices.
+func voiceStatus(v *client.Voice) string {
+	if v.Status == nil {
+		return ""
+	}
+	return string(*v.Status)
+}
+
+func voiceGaveUp(ctx context.Context, id string, last *client.Voice, err error) *GaveUpError {
+	e := giveUp(ctx, id, nil, err)
+	if last != nil {
+		e.Status = voiceStatus(last)
+	}
+	return e
+}

@@ -1,0 +1,62 @@
+package upload
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/mediagen/mediagen-go/client"
+)
+
+// Option configures [File] and [Reader].
+type Option func(*settings) error
+
+// settings is what the options configure.
+type settings struct {
+	progress    func(sent, total int64)
+	contentType string
+}
+
+// WithProgress calls fn as bytes go out to storage, with the bytes sent so
+// far and the total. fn runs on the goroutine that writes the request body,
+// so it must return quickly. When a PUT is retried, sent starts again from
+// zero.
+func WithProgress(fn func(sent, total int64)) Option {
+	return func(s *settings) error {
+		if fn == nil {
+			return errors.New("upload: WithProgress needs a non-nil function")
+		}
+		s.progress = fn
+		return nil
+	}
+}
+
+// WithContentType sets the media type of the upload instead of detecting it
+// from the content. It must be one of [AcceptedTypes] (aliases such as
+// audio/x-wav are accepted). For [Reader], a non-empty contentType argument
+// takes precedence.
+func WithContentType(contentType string) Option {
+	return func(s *settings) error {
+		if _, err := canonicalType(contentType); err != nil {
+			return fmt.Errorf("upload: WithContentType: %w", err)
+		}
+		s.contentType = contentType
+		return nil
+	}
+}
+
+func newSettings(c *client.Client, opts []Option) (*settings, error) {
+	if c == nil {
+		return nil, errors.New("upload: nil client")
+	}
+	s := &settings{}
+	var errs []error
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return s, errors.Join(errs...)
+}

@@ -1,0 +1,170 @@
+package upload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/mediagen/mediagen-go/client"
+)
+
+// File uploads the file at path with the two-step signed upload and returns
+// its id once storage has answered 200. The media type comes from
+// [WithContentType] or is detected from the file's first bytes (the name only
+// tells Markdown and CSV apart from plain text). The file is streamed,
+// never held in memory, and a transient PUT failure is retried from the
+// start of the file.
+//
+// Size and type are checked before anything is sent; see the package errors.
+// The returned File carries Size; OriginalName is nil because the signed
+// route does not record names.
+func File(ctx context.Context, c *client.Client, path string, opts ...Option) (*client.File, error) {
+	s, err := newSettings(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("upload: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("upload: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("upload: %s is not a regular file", path)
+	}
+	if err := checkSize(path, info.Size()); err != nil {
+		return nil, err
+	}
+	src, err := newSource(io.NewSectionReader(f, 0, info.Size()), info.Size())
+	if err != nil {
+		return nil, err
+	}
+	ct, err := resolveType(src, s.contentType, info.Name())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return signedUpload(ctx, c, src, ct, s)
+}
+
+// Reader uploads exactly size bytes from r with the two-step signed upload
+// and returns the file id once storage has answered 200. contentType "" means
+// detect it from the first 512 bytes, which are peeked without being lost.
+//
+// The bytes are streamed. A transient PUT failure, or a signed URL that has
+// expired, is retried only when r can be read again: an io.ReaderAt is read
+// from the reader's current offset if it is also an io.Seeker (else from 0)
+// without moving it; an io.Seeker alone is rewound to where it was. A plain
+// io.Reader is read once. A source with fewer bytes than size, or (when it
+// is not an io.ReaderAt) more, fails with [ErrSizeMismatch] and nothing is
+// stored. r is not read, and progress not reported, after Reader returns.
+func Reader(ctx context.Context, c *client.Client, r io.Reader, size int64, contentType string, opts ...Option) (*client.File, error) {
+	s, err := newSettings(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, errors.New("upload: nil reader")
+	}
+	if err := checkSize("reader", size); err != nil {
+		return nil, err
+	}
+	src, err := newSource(r, size)
+	if err != nil {
+		return nil, err
+	}
+	if contentType == "" {
+		contentType = s.contentType
+	}
+	ct, err := resolveType(src, contentType, "")
+	if err != nil {
+		return nil, err
+	}
+	return signedUpload(ctx, c, src, ct, s)
+}
+
+// checkSize refuses an empty or oversized file before anything is sent.
+func checkSize(name string, size int64) error {
+	switch {
+	case size <= 0:
+		return fmt.Errorf("%w: %s has %d bytes", ErrEmpty, name, size)
+	case size > MaxFileSize:
+		return fmt.Errorf("%w: %s has %d bytes", ErrTooLarge, name, size)
+	}
+	return nil
+}
+
+// resolveType returns the canonical accepted type: the declared one, or the
+// one detected from the content.
+func resolveType(src *source, declared, name string) (string, error) {
+	if declared != "" {
+		return canonicalType(declared)
+	}
+	head, err := src.peek()
+	if err != nil {
+		return "", err
+	}
+	detected := detectType(head, name)
+	ct, err := canonicalType(detected)
+	if err != nil {
+		return "", fmt.Errorf("detected from content: %w", err)
+	}
+	return ct, nil
+}
+
+// signedUpload reserves an id and PUTs the bytes, retrying transient
+// failures on the same URL and refusals (expiry) with a fresh reservation
+// while the source can be read again.
+func signedUpload(ctx context.Context, c *client.Client, src *source, contentType string, s *settings) (*client.File, error) {
+	hc := c.StorageClient()
+	var lastErr error
+	reservations, attempts := 0, 0
+	for {
+		reservations++
+		u, err := c.CreateUploadURL(ctx, src.size, contentType)
+		if err != nil {
+			return nil, fmt.Errorf("upload: reserving an upload URL: %w", err)
+		}
+		if got := u.Headers.ContentLength; got != strconv.FormatInt(src.size, 10) {
+			return nil, fmt.Errorf("upload: the service signed Content-Length %q for %d bytes", got, src.size)
+		}
+		for {
+			attempts++
+			body, err := src.open()
+			if err != nil {
+				return nil, err
+			}
+			body = withProgress(&exactReader{r: body, size: src.size, strict: src.strict}, src.size, s.progress)
+			outcome, wait, err := put(ctx, hc, u, body, src.size)
+			if outcome == putDone {
+				size := src.size
+				return &client.File{Id: u.File.Id, Size: &size}, nil
+			}
+			lastErr = err
+			if outcome == putFailed {
+				return nil, err
+			}
+			if !src.rereadable {
+				var serr *StorageError
+				if errors.As(err, &serr) {
+					serr.Retryable = outcome == putTransient
+				}
+				return nil, err
+			}
+			if outcome == putRefused || attempts >= maxPutAttempts {
+				break
+			}
+			if err := sleep(ctx, backoff(attempts, wait)); err != nil {
+				return nil, err
+			}
+		}
+		if attempts >= maxPutAttempts || reservations >= maxReservations {
+			return nil, fmt.Errorf("upload: giving up after %d PUT attempts and %d reservations: %w", attempts, reservations, lastErr)
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package upload
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// source hands out the bytes to upload, once per attempt, and tells whether
+// a further attempt can read them again.
+type source struct {
+	size int64
+	// open returns a reader positioned at the first byte; for a source that
+	// is not rereadable it may be called once.
+	open       func() (io.Reader, error)
+	rereadable bool
+	// head holds the leading bytes of a one-shot reader that detection
+	// consumed; open replays them before the rest.
+	peek func() ([]byte, error)
+	// strict is set when the source can hold bytes beyond size, which must
+	// then be reported instead of silently ignored.
+	strict bool
+}
+
+// newSource picks the best way to read r: an io.ReaderAt is read through
+// sections from its current offset (never moving it), an io.Seeker is
+// rewound for each attempt, and anything else is read once.
+func newSource(r io.Reader, size int64) (*source, error) {
+	s := &source{size: size}
+	seeker, isSeeker := r.(io.Seeker)
+	var start int64
+	if isSeeker {
+		off, err := seeker.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return nil, fmt.Errorf("upload: finding the reader's offset: %w", err)
+		}
+		start = off
+	}
+	if ra, ok := r.(io.ReaderAt); ok {
+		s.rereadable = true
+		s.open = func() (io.Reader, error) { return io.NewSectionReader(ra, start, size), nil }
+		s.peek = func() ([]byte, error) {
+			return readHead(io.NewSectionReader(ra, start, min(size, sniffLen)))
+		}
+		return s, nil
+	}
+	s.strict = true
+	if isSeeker {
+		s.rereadable = true
+		s.open = func() (io.Reader, error) {
+			if _, err := seeker.Seek(start, io.SeekStart); err != nil {
+				return nil, fmt.Errorf("upload: rewinding the reader: %w", err)
+			}
+			return r, nil
+		}
+		s.peek = func() ([]byte, error) {
+			head, err := readHead(io.LimitReader(r, min(size, sniffLen)))
+			if err != nil {
+				return nil, err
+			}
+			if _, err := seeker.Seek(start, io.SeekStart); err != nil {
+				return nil, fmt.Errorf("upload: rewinding the reader: %w", err)
+			}
+			return head, nil
+		}
+		return s, nil
+	}
+	var head []byte
+	var once sync.Once
+	var headErr error
+	s.peek = func() ([]byte, error) {
+		once.Do(func() { head, headErr = readHead(io.LimitReader(r, min(size, sniffLen))) })
+		return head, headErr
+	}
+	s.open = func() (io.Reader, error) {
+		if head == nil {
+			return r, nil
+		}
+		return io.MultiReader(bytes.NewReader(head), r), nil
+	}
+	return s, nil
+}
+
+// readHead reads what r has, up to its limit, for type detection.
+func readHead(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("upload: reading the start of the content: %w", err)
+	}
+	return b, nil
+}
+
+// exactReader passes through exactly size bytes and fails with
+// ErrSizeMismatch when the source ends early or, in strict mode, has more.
+// The check for more happens before the last bytes are passed on, so a
+// receiver never gets a complete body from a source that was too long.
+type exactReader struct {
+	r       io.Reader
+	size, n int64
+	strict  bool
+}
+
+func (e *exactReader) Read(p []byte) (int, error) {
+	if e.n >= e.size {
+		return 0, io.EOF
+	}
+	if rem := e.size - e.n; int64(len(p)) > rem {
+		p = p[:rem]
+	}
+	n, err := e.r.Read(p)
+	e.n += int64(n)
+	switch {
+	case errors.Is(err, io.EOF) && e.n < e.size:
+		return n, fmt.Errorf("%w: the source ended after %d of %d bytes", ErrSizeMismatch, e.n, e.size)
+	case err != nil && !errors.Is(err, io.EOF):
+		return n, err
+	case e.n == e.size && e.strict:
+		if err := e.checkExtra(); err != nil {
+			return 0, err // withhold the last bytes: the body stays incomplete
+		}
+	}
+	return n, nil
+}
+
+// checkExtra reads one byte past the declared size to catch a source that
+// is longer than declared.
+func (e *exactReader) checkExtra() error {
+	var b [1]byte
+	n, err := io.ReadFull(e.r, b[:])
+	if n > 0 {
+		return fmt.Errorf("%w: the source has more than %d bytes", ErrSizeMismatch, e.size)
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}

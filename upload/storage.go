@@ -1,0 +1,170 @@
+package upload
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mediagen/mediagen-go/client"
+)
+
+// Retry limits of the storage PUT.
+const (
+	maxPutAttempts   = 4 // the first PUT and three retries of transient failures
+	maxReservations  = 3 // the first reservation and two fresh ones after refusals
+	retryBase        = 250 * time.Millisecond
+	retryCap         = 4 * time.Second
+	maxRetryAfter    = time.Minute
+	maxStorageErrMsg = 512
+)
+
+// errBodyClosed is what a late read of an abandoned attempt's body sees.
+var errBodyClosed = errors.New("upload: request body read after the attempt ended")
+
+// putOutcome classifies one PUT attempt.
+type putOutcome int
+
+const (
+	putDone      putOutcome = iota
+	putTransient            // connection error, 429, 502, 503, 504: same URL again
+	putRefused              // 403: the signed URL no longer holds; reserve again
+	putFailed               // anything else: give up
+)
+
+// attemptBody is the request body of one PUT attempt. Closing it waits for a
+// read in progress and makes later reads fail, so the transport can never
+// touch the source once the next attempt rewinds it.
+type attemptBody struct {
+	mu     sync.Mutex
+	r      io.Reader
+	closed bool
+	err    error // the first read error of the source itself
+}
+
+func (b *attemptBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return 0, errBodyClosed
+	}
+	n, err := b.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) && b.err == nil {
+		b.err = err
+	}
+	return n, err
+}
+
+func (b *attemptBody) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	return nil
+}
+
+func (b *attemptBody) readErr() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.err
+}
+
+// put sends one attempt of the storage PUT. It returns the outcome, how long
+// storage asked to wait (Retry-After) and the error to report if no retry
+// follows. It returns only once the transport can no longer read body, so
+// the source may be rewound for another attempt and is never read (nor
+// progress reported) after the upload returns.
+func put(ctx context.Context, hc *http.Client, u *client.UploadURL, body io.Reader, size int64) (putOutcome, time.Duration, error) {
+	method := string(u.Method)
+	if method == "" {
+		method = http.MethodPut
+	}
+	ab := &attemptBody{r: body}
+	defer ab.Close()
+	req, err := http.NewRequestWithContext(ctx, method, u.UploadUrl, ab)
+	if err != nil {
+		return putFailed, 0, fmt.Errorf("upload: bad upload URL from the service: %w", err)
+	}
+	// Exactly the signed headers: Content-Length comes from ContentLength
+	// (net/http ignores it in Header), and nothing else is set, least of
+	// all Authorization.
+	req.ContentLength = size
+	req.Header.Set("Content-Type", u.Headers.ContentType)
+
+	resp, err := hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return putFailed, 0, ctx.Err()
+		}
+		if rerr := ab.readErr(); rerr != nil {
+			return putFailed, 0, rerr
+		}
+		return putTransient, 0, fmt.Errorf("upload: storage PUT: %w", err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, maxStorageErrMsg))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return putDone, 0, nil
+	}
+	serr := &StorageError{StatusCode: resp.StatusCode, Message: storageMessage(msg)}
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return putTransient, retryAfter(resp.Header.Get("Retry-After")), serr
+	case http.StatusForbidden:
+		return putRefused, 0, serr
+	}
+	return putFailed, 0, serr
+}
+
+// storageMessage returns the message of a storage error body: the service's
+// JSON error message when there is one, else the text itself.
+func storageMessage(body []byte) string {
+	var e struct {
+		Error struct{ Message string } `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
+		return e.Error.Message
+	}
+	return strings.TrimSpace(string(body))
+}
+
+// retryAfter parses a Retry-After header (seconds or HTTP date), capped.
+func retryAfter(v string) time.Duration {
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if secs, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+		d = time.Duration(secs) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = time.Until(t)
+	}
+	return min(max(d, 0), maxRetryAfter)
+}
+
+// backoff is the wait before retry n (1 for the first retry): exponential
+// with jitter in its upper half, at least what storage asked for.
+func backoff(n int, asked time.Duration) time.Duration {
+	d := min(retryBase<<(n-1), retryCap)
+	d = d/2 + rand.N(d/2+1)
+	return max(d, asked)
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
