@@ -1,0 +1,133 @@
+// Quickstart: read the price of a logo reveal, upload a logo, submit the
+// generation, wait for it and download the video.
+//
+// With MEDIAGEN_API_KEY set it talks to the service (and spends money). With
+// no key it starts an in-process reference server, so it runs anywhere:
+//
+//	go run ./examples/quickstart
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"time"
+
+	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/internal/refserver"
+	"github.com/mediagen/mediagen-go/poll"
+	"github.com/mediagen/mediagen-go/upload"
+)
+
+func main() {
+	if err := run(context.Background(), os.Stdout); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(ctx context.Context, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+
+	key := os.Getenv("MEDIAGEN_API_KEY")
+	var opts []client.Option
+	if key == "" {
+		// No key: serve the whole interface in-process, renders sped up 100x.
+		ref := refserver.New(refserver.WithProject("quickstart-key", 10), refserver.WithRenderScale(0.01))
+		srv := httptest.NewServer(ref)
+		defer srv.Close()
+		defer ref.Close()
+		opts = append(opts, client.WithBaseURL(srv.URL))
+		key = "quickstart-key"
+		fmt.Fprintln(out, "no MEDIAGEN_API_KEY: using an in-process reference server")
+	}
+	// The base URL comes from MEDIAGEN_BASE_URL unless set here.
+	c, err := client.New(key, opts...)
+	if err != nil {
+		return err
+	}
+
+	args := client.LogoRevealArgs{
+		Prompt:      "sparks gather into a burst of light over a dark stage",
+		Mode:        "intro",
+		AspectRatio: "16:9",
+		Duration:    5,
+	}
+
+	prices, err := c.Pricing(ctx)
+	if err != nil {
+		return err
+	}
+	estimate, err := prices.Estimate(client.FeatureLogoReveal, args)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "estimate: %s\n", estimate)
+
+	pngBytes := logoPNG()
+	logo, err := upload.Reader(ctx, c, bytes.NewReader(pngBytes), int64(len(pngBytes)), "image/png")
+	if err != nil {
+		return err
+	}
+	args.Image = logo.Id
+	fmt.Fprintf(out, "uploaded logo: %s\n", logo.Id)
+
+	g, err := c.CreateGeneration(ctx, client.FeatureLogoReveal, args)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "submitted %s (%s), charged $%.4f\n", g.Id, g.Status, g.BalanceUsed)
+
+	g, err = poll.Generation(ctx, c, g.Id, poll.OnUpdate(func(g *client.Generation) {
+		fmt.Fprintf(out, "  status: %s\n", g.Status)
+	}))
+	if err != nil {
+		return err
+	}
+	video := *g.Output.Video
+	fmt.Fprintf(out, "done: %s, %dx%d, %d ms\n", g.Output.Mime, deref(g.Output.Width), deref(g.Output.Height), deref(g.Output.DurationMs))
+
+	// Assets expire with the generation (24 h): download now.
+	resp, err := c.StorageClient().Get(video)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	n, err := io.Copy(io.Discard, resp.Body)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "downloaded %d bytes of %s\n", n, resp.Header.Get("Content-Type"))
+	return nil
+}
+
+// logoPNG draws a small logo so the example needs no files.
+func logoPNG() []byte {
+	img := image.NewNRGBA(image.Rect(0, 0, 128, 128))
+	for y := range 128 {
+		for x := range 128 {
+			dx, dy := x-64, y-64
+			if dx*dx+dy*dy < 48*48 {
+				img.Set(x, y, color.NRGBA{R: 230, G: 80, B: 40, A: 255})
+			}
+		}
+	}
+	var buf bytes.Buffer
+	_ = png.Encode(&buf, img)
+	return buf.Bytes()
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
