@@ -10,10 +10,13 @@
 //		...
 //		srv.Advance(time.Minute) // the render finishes
 //	}
+//
+// Webhook events are delivered for real. Receivers may be plain-http servers
+// on loopback (httptest); deliveries are signed with Server.WebhookSecret and
+// stamped by the fake clock, so verify them with webhook.WithNow(srv.Clock.Now).
 package clienttest
 
 import (
-	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -57,9 +60,10 @@ func NewServer(t testing.TB, opts ...refserver.Option) *Server {
 		refserver.WithClock(clock),
 		refserver.WithRenderScale(0.01),
 		refserver.WithProject(APIKey, Balance),
+		refserver.WithAllowHTTPWebhooks(), // receivers in tests are httptest servers on loopback
 	}
 	ref := refserver.New(append(defaults, opts...)...)
-	hs := httptest.NewServer(dated(clock, ref))
+	hs := httptest.NewServer(ref)
 	t.Cleanup(func() {
 		hs.Close()
 		ref.Close()
@@ -69,16 +73,6 @@ func NewServer(t testing.TB, opts ...refserver.Option) *Server {
 		s.WebhookSecret = p.WebhookSecret
 	}
 	return s
-}
-
-// dated stamps every answer's Date header from the fake clock, as a real
-// server stamps it from the clock its records use; the client relies on it
-// to bound its search for a generation after an ambiguous failure.
-func dated(clock refserver.Clock, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Date", clock.Now().UTC().Format(http.TimeFormat))
-		h.ServeHTTP(w, r)
-	})
 }
 
 // Client returns a client of the default project with fast retries (waits of

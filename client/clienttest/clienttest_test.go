@@ -1,7 +1,9 @@
 package clienttest_test
 
 import (
+	"context"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/internal/refserver"
+	"github.com/mediagen/mediagen-go/webhook"
 )
 
 func TestNewServerDefaults(t *testing.T) {
@@ -57,4 +60,36 @@ func TestOptionsOverrideDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, client.StatusError, g.Status)
 	assert.Equal(t, 0.5, srv.Balance(), "refunded")
+}
+
+// A user's receiver, built with package webhook, gets the signed event of a
+// generation made through the client; the fake clock signs and verifies.
+func TestWebhookReachesAReceiverInTheTest(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	events := make(chan *webhook.Event, 4)
+	receiver := httptest.NewServer(webhook.Handler(srv.WebhookSecret, func(_ context.Context, ev *webhook.Event) error {
+		events <- ev
+		return nil
+	}, webhook.WithNow(srv.Clock.Now)))
+	defer receiver.Close()
+
+	c := srv.Client()
+	g, err := c.CreateGeneration(t.Context(), client.FeatureImageGeneration,
+		client.ImageGenerationArgs{Prompt: "a lighthouse at dusk"}, client.WithWebhookURL(receiver.URL+"/hooks"))
+	require.NoError(t, err)
+	srv.Advance(time.Minute)
+
+	select {
+	case ev := <-events:
+		assert.Equal(t, webhook.EventGenerationDone, ev.Name)
+		require.NotNil(t, ev.Generation)
+		assert.Equal(t, g.Id, ev.Generation.Id)
+		assert.Equal(t, client.StatusDone, ev.Generation.Status)
+		require.NotNil(t, ev.Generation.Output)
+		assert.Equal(t, "image/png", ev.Generation.Output.Mime)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no webhook event arrived")
+	}
+	srv.Ref.WaitDeliveries()
+	assert.Empty(t, events, "one event per generation")
 }

@@ -242,6 +242,10 @@ func (s *Server) Faults() *fault.Injector { return s.faults }
 // Absolute URLs in answers (upload URLs, outputs, previews) are built from
 // the request's scheme and Host. Faults of [WithFaults] apply here.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The Date header tells clients the server's time (the client's search
+	// for a generation a lost answer created starts from it), so it must come
+	// from the server's clock, fake or not, as the service's does.
+	w.Header().Set("Date", s.clock.Now().UTC().Format(http.TimeFormat))
 	s.handler.ServeHTTP(w, r)
 }
 
