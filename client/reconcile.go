@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/mediagen/mediagen-go/internal/wait"
 )
 
 // clockSkew is how far the service's clock may run behind the time the
@@ -177,7 +179,7 @@ func submit[T any](ctx context.Context, c *Client, ch charge[T]) (*T, error) {
 			return nil, err
 		}
 		log.DebugContext(ctx, "mediagen: no row found; submitting again", slog.Int("attempt", attempt+2))
-		if err := sleep(ctx, c.policy.Backoff(c.policy.waitMin, c.policy.waitMax, attempt, nil)); err != nil {
+		if err := wait.Sleep(ctx, c.policy.Backoff(c.policy.waitMin, c.policy.waitMax, attempt, nil)); err != nil {
 			return nil, err
 		}
 	}
@@ -226,21 +228,6 @@ func ambiguous(err error, st *call) bool {
 		return true
 	}
 	return st.sent.Load()
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // serverDate reads the Date header of an answer.

@@ -3,6 +3,8 @@ package poll
 import (
 	"context"
 	"time"
+
+	"github.com/mediagen/mediagen-go/internal/wait"
 )
 
 // clock is where waits take the time and sleep, so tests can drive them
@@ -18,16 +20,7 @@ type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }
 
-func (realClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+func (realClock) Sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
 
 // deadline bounds a wait by WithMaxWait on top of the context.
 type deadline struct {

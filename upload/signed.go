@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/internal/wait"
 )
 
 // File uploads the file at path with the two-step signed upload and returns
@@ -140,7 +141,7 @@ func signedUpload(ctx context.Context, c *client.Client, src *source, contentTyp
 				return nil, err
 			}
 			body = withProgress(&exactReader{r: body, size: src.size, strict: src.strict}, src.size, s.progress)
-			outcome, wait, err := put(ctx, hc, u, body, src.size)
+			outcome, retryAfter, err := put(ctx, hc, u, body, src.size)
 			if outcome == putDone {
 				size := src.size
 				return &client.File{Id: u.File.Id, Size: &size}, nil
@@ -159,7 +160,7 @@ func signedUpload(ctx context.Context, c *client.Client, src *source, contentTyp
 			if outcome == putRefused || attempts >= maxPutAttempts {
 				break
 			}
-			if err := sleep(ctx, backoff(attempts, wait)); err != nil {
+			if err := wait.Sleep(ctx, backoff(attempts, retryAfter)); err != nil {
 				return nil, err
 			}
 		}

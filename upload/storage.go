@@ -156,15 +156,3 @@ func backoff(n int, asked time.Duration) time.Duration {
 	d = d/2 + rand.N(d/2+1)
 	return max(d, asked)
 }
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
