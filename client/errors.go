@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -136,7 +137,8 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 		if secs < 0 {
 			return 0, false
 		}
-		return time.Duration(secs) * time.Second, true
+		// A value past what a Duration holds would wrap; it means "very long".
+		return time.Duration(min(secs, math.MaxInt64/int64(time.Second))) * time.Second, true
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		return max(0, t.Sub(now)), true
