@@ -38,6 +38,7 @@ func run(ctx context.Context, out io.Writer) error {
 
 	key := os.Getenv("MEDIAGEN_API_KEY")
 	var opts []client.Option
+	var pollOpts []poll.Option
 	if key == "" {
 		// No key: serve the whole interface in-process, renders sped up 100x.
 		ref := refserver.New(refserver.WithProject("quickstart-key", 10), refserver.WithRenderScale(0.01))
@@ -46,6 +47,9 @@ func run(ctx context.Context, out io.Writer) error {
 		defer ref.Close()
 		opts = append(opts, client.WithBaseURL(srv.URL))
 		key = "quickstart-key"
+		// Renders take milliseconds here; the default schedule (5 s for
+		// video) suits the real service.
+		pollOpts = append(pollOpts, poll.WithInterval(100*time.Millisecond))
 		fmt.Fprintln(out, "no MEDIAGEN_API_KEY: using an in-process reference server")
 	}
 	// The base URL comes from MEDIAGEN_BASE_URL unless set here.
@@ -85,9 +89,10 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "submitted %s (%s), charged $%.4f\n", g.Id, g.Status, g.BalanceUsed)
 
-	g, err = poll.Generation(ctx, c, g.Id, poll.OnUpdate(func(g *client.Generation) {
+	pollOpts = append(pollOpts, poll.OnUpdate(func(g *client.Generation) {
 		fmt.Fprintf(out, "  status: %s\n", g.Status)
 	}))
+	g, err = poll.Generation(ctx, c, g.Id, pollOpts...)
 	if err != nil {
 		return err
 	}

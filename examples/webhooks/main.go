@@ -1,0 +1,160 @@
+// Webhooks: submit three image generations with a webhook URL and receive
+// their signed events instead of polling; show that a repeated delivery is
+// acknowledged without being processed twice.
+//
+// With MEDIAGEN_API_KEY set it talks to the service (and spends money). The
+// service posts only to an https address it can reach, so set
+// MEDIAGEN_WEBHOOK_URL to a public https URL (a tunnel or a reverse proxy)
+// that forwards to MEDIAGEN_WEBHOOK_ADDR (default :8080), where this program
+// listens, and MEDIAGEN_WEBHOOK_SECRET to the project's signing secret. With
+// no key it starts an in-process reference server and a loopback receiver:
+//
+//	go run ./examples/webhooks
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/internal/refserver"
+	"github.com/mediagen/mediagen-go/webhook"
+)
+
+func main() {
+	if err := run(context.Background(), os.Stdout); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// received is an event as the receiver got it, with its raw signed body.
+type received struct {
+	event *webhook.Event
+	body  []byte
+}
+
+func run(ctx context.Context, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+
+	key := os.Getenv("MEDIAGEN_API_KEY")
+	secret := os.Getenv("MEDIAGEN_WEBHOOK_SECRET")
+	hookURL := os.Getenv("MEDIAGEN_WEBHOOK_URL")
+	var opts []client.Option
+	if key == "" {
+		ref := refserver.New(refserver.WithProject("webhooks-key", 5), refserver.WithRenderScale(0.01),
+			// The receiver below is plain http on loopback, which the service refuses.
+			refserver.WithAllowHTTPWebhooks())
+		srv := httptest.NewServer(ref)
+		defer srv.Close()
+		defer ref.Close()
+		opts = append(opts, client.WithBaseURL(srv.URL))
+		key = "webhooks-key"
+		project, _ := ref.Project(key)
+		secret, hookURL = project.WebhookSecret, "" // the receiver starts below
+		fmt.Fprintln(out, "no MEDIAGEN_API_KEY: using an in-process reference server")
+	} else if secret == "" || hookURL == "" {
+		return errors.New("with MEDIAGEN_API_KEY set, set MEDIAGEN_WEBHOOK_SECRET and MEDIAGEN_WEBHOOK_URL too")
+	}
+	c, err := client.New(key, opts...)
+	if err != nil {
+		return err
+	}
+
+	// The handler verifies each signature, drops deliveries it has already
+	// taken, and answers within the service's 5-second window.
+	var mu sync.Mutex
+	calls := map[string]int{} // handler calls per generation id
+	events := make(chan received, 16)
+	handler := webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {
+		if ev.Generation == nil {
+			return nil // a voice event: not ours to handle here
+		}
+		mu.Lock()
+		calls[ev.Generation.Id]++
+		mu.Unlock()
+		// ev.Raw shares the request's buffer; keep a copy.
+		events <- received{ev, bytes.Clone(ev.Raw)}
+		return nil
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/webhooks", handler)
+	if hookURL == "" {
+		recv := httptest.NewServer(mux)
+		defer recv.Close()
+		hookURL = recv.URL + "/webhooks"
+	} else {
+		l, err := net.Listen("tcp", envOr("MEDIAGEN_WEBHOOK_ADDR", ":8080"))
+		if err != nil {
+			return err
+		}
+		recv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go recv.Serve(l)
+		defer recv.Close()
+	}
+
+	waiting := map[string]bool{}
+	for _, prompt := range []string{"a paper boat on a rain puddle", "a red fox in fresh snow", "a lighthouse at dusk"} {
+		g, err := c.CreateGeneration(ctx, client.FeatureImageGeneration,
+			client.ImageGenerationArgs{Prompt: prompt}, client.WithWebhookURL(hookURL))
+		if err != nil {
+			return err
+		}
+		waiting[g.Id] = true
+		fmt.Fprintf(out, "submitted %s\n", g.Id)
+	}
+
+	// Webhooks are best effort: a real program would fall back to
+	// poll.Generations for whatever has not arrived in time.
+	var first received
+	for len(waiting) > 0 {
+		select {
+		case r := <-events:
+			g := r.event.Generation
+			if !waiting[g.Id] {
+				continue // another generation of the project
+			}
+			delete(waiting, g.Id)
+			mime := "-"
+			if g.Output != nil {
+				mime = g.Output.Mime
+			}
+			fmt.Fprintf(out, "event %s %s %s\n", r.event.Name, g.Id, mime)
+			if first.event == nil {
+				first = r
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("%d events did not arrive: %w", len(waiting), ctx.Err())
+		}
+	}
+
+	// The service retries a delivery it did not see acknowledged, so the
+	// same event can come twice. Replay the first one, freshly signed.
+	req := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(first.body))
+	webhook.SetHeaders(req.Header, []string{secret}, time.Now(), first.body)
+	rec := httptest.NewRecorder()
+	handler.ServeHTTP(rec, req)
+	id := first.event.Generation.Id
+	mu.Lock()
+	n := calls[id]
+	mu.Unlock()
+	fmt.Fprintf(out, "duplicate of %s: answered %d, handler called %d time(s)\n", id, rec.Code, n)
+	return nil
+}
+
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
+}
