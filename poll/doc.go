@@ -20,6 +20,13 @@
 //     resumed later; errors.Is matches context.Canceled,
 //     context.DeadlineExceeded or [ErrMaxWait].
 //
+// A check that fails (a 503, a dropped connection) is not skipped by the
+// wait: the client has already retried it with backoff (see
+// client.WithMaxRetries), so an error that reaches the wait has lasted, and
+// the wait ends with a [*GaveUpError] that unwraps to it. The work goes on
+// at the service; wait again with the id to resume. Raise the client's
+// retries for long waits over an unreliable network.
+//
 // [Generations] waits for many generations at once through the list
 // endpoint, a page of 100 per request, instead of one GET per id.
 package poll

@@ -3,6 +3,7 @@ package poll
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/mediagen/mediagen-go/client"
 )
@@ -14,14 +15,16 @@ const pageSize = 100
 // reading them through the list endpoint: each round reads pages of 100,
 // newest first, only until every id still waited on has been seen, so
 // waiting on 100 recent generations costs one request per round instead of
-// 100. An id missing from the whole list is checked with one GET (it may be
-// gone). Rounds follow the schedule of the fastest kind still waited on;
+// 100. Ids the pages read do not show (one left, ids deep in the list, ids
+// expired or deleted) are checked with one GET each, which is cheaper than
+// reading on. Rounds follow the schedule of the fastest kind still waited on;
 // [WithInterval], [WithMaxWait] and [OnUpdate] (called per generation) apply.
 //
 // The result has one entry per id, in the order of ids (duplicates share
 // one): the terminal generation, or the last one seen, or nil. The error
 // joins one error per id that did not end done, each carrying its id: a
-// [*FailedError], [*GoneError] or [*GaveUpError].
+// [*FailedError], [*GoneError] or [*GaveUpError]. A request that fails
+// after the client's retries ends the wait on every id not yet terminal.
 func Generations(ctx context.Context, c *client.Client, ids []string, opts ...Option) ([]*client.Generation, error) {
 	s, err := newSettings(c, opts)
 	if err != nil {
@@ -82,6 +85,7 @@ func (b *batch) run(ctx context.Context) {
 				missing = append(missing, id)
 			}
 		}
+		slices.Sort(missing) // a stable order of GETs and OnUpdate calls
 		for _, id := range missing {
 			g, err := b.c.GetGeneration(ctx, id)
 			switch {
@@ -98,12 +102,17 @@ func (b *batch) run(ctx context.Context) {
 	}
 }
 
-// scan reads pages until every waited id has been seen or the list ends.
-// While all waited generations share a feature, the list is filtered by it.
+// scan reads pages until every waited id has been seen, the list ends, or
+// reading on would cost more than a GET of each id still unseen: a page is
+// read only while more ids are unseen than pages were read, plus one. An id
+// many pages deep (an old video behind hundreds of newer images) therefore
+// costs one GET a round, not a walk through the whole list, and a round
+// never costs much more than one GET per id would. While all waited
+// generations share a feature, the list is filtered by it.
 func (b *batch) scan(ctx context.Context) (map[string]*client.Generation, error) {
 	seen := map[string]*client.Generation{}
 	params := client.ListParams{Limit: pageSize, Feature: b.commonFeature()}
-	for {
+	for pages := 0; len(b.waiting)-len(seen) > pages+1; pages++ {
 		page, err := b.c.ListGenerations(ctx, params)
 		if err != nil {
 			return nil, err
@@ -113,11 +122,12 @@ func (b *batch) scan(ctx context.Context) (map[string]*client.Generation, error)
 				seen[g.Id] = g
 			}
 		}
-		if len(seen) == len(b.waiting) || page.NextCursor == "" {
-			return seen, nil
+		if page.NextCursor == "" {
+			break
 		}
 		params.Cursor = page.NextCursor
 	}
+	return seen, nil
 }
 
 // update records g and ends the wait on it when it is terminal.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -455,4 +456,75 @@ func TestGenerationsCostsFarFewerRequests(t *testing.T) {
 	t.Logf("100 generations: Generations made %d requests, 100 single waits made %d", batch.count.requests(), single.count.requests())
 	assert.GreaterOrEqual(t, single.count.requests(), int64(2*n), "a single wait checks at least twice")
 	assert.LessOrEqual(t, batch.count.requests()*20, single.count.requests(), "at least 20 times fewer requests")
+}
+
+func TestGenerationsDeepIDCostsOneRequestPerRound(t *testing.T) {
+	e := newEnv(t, refserver.WithRenderScale(1)) // videos render for a while
+	e.srv.Ref.SetBalance(e.srv.APIKey, 1_000_000)
+	video := e.video(t)
+	for range 250 { // newer videos of the same feature, so even the filtered list shows it on the third page
+		_, err := e.c.CreateGeneration(context.Background(), client.FeatureLogoReveal, client.LogoRevealArgs{Image: video.Params["image"].(string), Prompt: "again"})
+		require.NoError(t, err)
+	}
+	e.count.gets.Store(0)
+	e.count.lists.Store(0)
+	results, err := Generations(context.Background(), e.c, []string{video.Id}, withClock(e.clock))
+	require.NoError(t, err)
+	require.Len(t, results, 1)
+	assert.Equal(t, client.StatusDone, results[0].Status)
+	rounds := int64(len(e.clock.waits()) + 1)
+	require.Greater(t, rounds, int64(1), "the video took more than one round")
+	assert.LessOrEqual(t, e.count.requests(), rounds, "one GET a round, not three pages")
+}
+
+// flaky answers 503 to the GET of a generation while fail is above zero,
+// counting down, and passes everything else on.
+type flaky struct {
+	base http.RoundTripper
+	fail atomic.Int64
+}
+
+func (f *flaky) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v3/generations/") && f.fail.Add(-1) >= 0 {
+		if r.Body != nil {
+			r.Body.Close()
+		}
+		return &http.Response{
+			StatusCode: http.StatusServiceUnavailable, Status: "503 Service Unavailable", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: http.Header{"Content-Type": {"application/json"}}, Request: r,
+			Body: io.NopCloser(strings.NewReader(`{"error":{"code":"unavailable","message":"try again"}}`)),
+		}, nil
+	}
+	return f.base.RoundTrip(r)
+}
+
+// The decision documented in the package: a check that fails is retried by
+// the client; only an error that outlasts the client's retries ends the wait.
+func TestGenerationTransientFailureDuringWait(t *testing.T) {
+	t.Run("absorbed by the client's retries", func(t *testing.T) {
+		e := newEnv(t)
+		g := e.image(t)
+		tr := &flaky{base: e.srv.HTTP.Client().Transport}
+		c := e.srv.Client(client.WithHTTPClient(&http.Client{Transport: tr}), client.WithRetryWait(time.Millisecond, 5*time.Millisecond))
+		e.clock.onSleep = func(d time.Duration) { e.srv.Advance(d); tr.fail.Store(1) } // one 503 on each later check
+		got, err := Generation(context.Background(), c, g.Id, withClock(e.clock))
+		require.NoError(t, err)
+		assert.Equal(t, client.StatusDone, got.Status)
+	})
+	t.Run("outlasting the retries ends the wait", func(t *testing.T) {
+		e := newEnv(t)
+		g := e.image(t)
+		tr := &flaky{base: e.srv.HTTP.Client().Transport}
+		c := e.srv.Client(client.WithHTTPClient(&http.Client{Transport: tr}), client.WithMaxRetries(0))
+		e.clock.onSleep = func(d time.Duration) { e.srv.Advance(d); tr.fail.Store(1) }
+		got, err := Generation(context.Background(), c, g.Id, withClock(e.clock))
+		var gave *GaveUpError
+		require.ErrorAs(t, err, &gave)
+		assert.Equal(t, g.Id, gave.ID)
+		var apiErr *client.APIError
+		require.ErrorAs(t, err, &apiErr, "unwraps to the client's error")
+		assert.Equal(t, http.StatusServiceUnavailable, apiErr.StatusCode)
+		require.NotNil(t, got, "the last state seen comes back")
+		assert.Equal(t, g.Id, got.Id)
+	})
 }

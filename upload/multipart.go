@@ -107,7 +107,9 @@ func (l *lazyFile) release() {
 // Size. Counts, sizes and media types are checked before anything is sent.
 // The body is streamed through a pipe, so memory does not grow with the
 // files; because it cannot be replayed, a failed request is not retried
-// (retry the call, with fresh readers).
+// (retry the call, with fresh readers). No part is read after Multipart
+// returns: when ctx ends during a Read of a part, Multipart returns once
+// that Read does.
 func Multipart(ctx context.Context, c *client.Client, parts ...Part) ([]client.File, error) {
 	defer releaseParts(parts)
 	if c == nil {
@@ -134,7 +136,8 @@ func Multipart(ctx context.Context, c *client.Client, parts ...Part) ([]client.F
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if writeErr != nil && !errors.Is(writeErr, errRequestEnded) {
+		var serr *sourceError
+		if errors.As(writeErr, &serr) {
 			return nil, writeErr // the source failed, which broke the request
 		}
 		return nil, fmt.Errorf("upload: multipart upload: %w", err)
@@ -197,16 +200,45 @@ func writeParts(mw *multipart.Writer, parts []preparedPart) error {
 		}
 		r, err := p.src.open()
 		if err != nil {
-			return err
+			return &sourceError{part: i + 1, name: p.name, err: err}
 		}
-		if _, err := io.Copy(w, &exactReader{r: r, size: p.src.size, strict: p.src.strict}); err != nil {
-			if errors.Is(err, ErrSizeMismatch) {
-				return fmt.Errorf("part %d (%s): %w", i+1, p.name, err)
+		src := &readErrors{r: &exactReader{r: r, size: p.src.size, strict: p.src.strict}}
+		if _, err := io.Copy(w, src); err != nil {
+			if src.err != nil {
+				return &sourceError{part: i + 1, name: p.name, err: src.err}
 			}
-			return err
+			return err // the request ended while the part was written
 		}
 	}
 	return mw.Close()
+}
+
+// sourceError is the failure of a part's own reader, which is reported
+// instead of the request it broke. Writing into the pipe fails too when the
+// request ends early (the service answered before reading everything); that
+// is not the source's fault, and the service's answer is reported then.
+type sourceError struct {
+	part int
+	name string
+	err  error
+}
+
+func (e *sourceError) Error() string { return fmt.Sprintf("part %d (%s): %v", e.part, e.name, e.err) }
+
+func (e *sourceError) Unwrap() error { return e.err }
+
+// readErrors remembers the first error other than io.EOF that r returned.
+type readErrors struct {
+	r   io.Reader
+	err error
+}
+
+func (e *readErrors) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF && e.err == nil {
+		e.err = err
+	}
+	return n, err
 }
 
 // releaseParts closes the files FilePart opened, whatever happened.

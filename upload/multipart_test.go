@@ -9,11 +9,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/client"
 )
 
 func TestMultipartRefusesBeforeSending(t *testing.T) {
@@ -172,4 +176,57 @@ func TestFilePart(t *testing.T) {
 	assert.ErrorContains(t, err, "not a regular file")
 	_, err = FilePart(path + ".missing")
 	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// earlyAnswer is a client whose API answers every request status at once,
+// without reading its body, as a proxy or an auth check in front of the
+// service does.
+func earlyAnswer(t *testing.T, status int) *client.Client {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, `{"error":{"code":"unauthorized","message":"bad key"}}`)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := client.New("test-key", client.WithBaseURL(srv.URL), client.WithMaxRetries(0))
+	require.NoError(t, err)
+	return c
+}
+
+func TestMultipartEarlyAnswerIsReportedAndLeaksNothing(t *testing.T) {
+	c := earlyAnswer(t, http.StatusUnauthorized)
+	big := func() Part {
+		return Part{Name: "big.txt", Reader: io.LimitReader(zeros{}, 20<<20), Size: 20 << 20, ContentType: "text/plain"}
+	}
+	before := runtime.NumGoroutine()
+	for range 5 {
+		_, err := Multipart(context.Background(), c, big(), big())
+		require.Error(t, err)
+		assert.ErrorIs(t, err, client.ErrUnauthorized, "the service's answer, not the broken pipe: %v", err)
+		assert.NotErrorIs(t, err, io.ErrClosedPipe)
+	}
+	c.StorageClient().CloseIdleConnections()
+	assert.Eventually(t, func() bool { return runtime.NumGoroutine() <= before+2 }, 5*time.Second, 10*time.Millisecond,
+		"goroutines before %d, after %d", before, runtime.NumGoroutine())
+}
+
+// zeros reads as an endless run of zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+func TestMultipartSourceFailureNamesThePart(t *testing.T) {
+	boom := errors.New("disk went away")
+	var sb strings.Builder
+	mw := multipart.NewWriter(&sb)
+	src, err := newSource(errReader{boom}, 8)
+	require.NoError(t, err)
+	err = writeParts(mw, []preparedPart{{name: "b.txt", contentType: "text/plain", src: src}})
+	assert.ErrorIs(t, err, boom)
+	assert.ErrorContains(t, err, "part 1 (b.txt)")
 }

@@ -18,8 +18,10 @@ type settings struct {
 
 // WithProgress calls fn as bytes go out to storage, with the bytes sent so
 // far and the total. fn runs on the goroutine that writes the request body,
-// so it must return quickly. When a PUT is retried, sent starts again from
-// zero.
+// so it must return quickly. sent never goes back: when a PUT is retried
+// from the start of the source, fn is called again only once the new
+// attempt passes the count already reported. A successful upload's last call
+// reports total, and fn is not called after [File] or [Reader] returns.
 func WithProgress(fn func(sent, total int64)) Option {
 	return func(s *settings) error {
 		if fn == nil {

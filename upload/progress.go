@@ -2,27 +2,43 @@ package upload
 
 import "io"
 
-// progressReader reports the running count of bytes read from r.
-type progressReader struct {
-	r     io.Reader
-	sent  int64
-	total int64
+// progress reports the bytes of one upload as they go out, across all its
+// attempts. A retried PUT reads the source again from the start; its bytes
+// are reported only once they pass what was reported before, so the count a
+// caller sees never goes back.
+type progress struct {
 	fn    func(sent, total int64)
+	total int64
+	high  int64 // the largest count reported so far
 }
 
-func (p *progressReader) Read(b []byte) (int, error) {
-	n, err := p.r.Read(b)
-	if n > 0 {
-		p.sent += int64(n)
-		p.fn(p.sent, p.total)
+// reader wraps the body of one attempt, or returns it as is without fn.
+// Attempts run one after the other, never two at once.
+func (p *progress) reader(r io.Reader) io.Reader {
+	if p.fn == nil {
+		return r
+	}
+	return &progressReader{r: r, p: p}
+}
+
+// progressReader counts the bytes read from r in one attempt.
+type progressReader struct {
+	r    io.Reader
+	p    *progress
+	sent int64
+}
+
+func (pr *progressReader) Read(b []byte) (int, error) {
+	n, err := pr.r.Read(b)
+	pr.sent += int64(n)
+	if pr.sent > pr.p.high {
+		pr.p.high = pr.sent
+		pr.p.fn(pr.sent, pr.p.total)
 	}
 	return n, err
 }
 
 // withProgress wraps r to report to fn, or returns r when fn is nil.
 func withProgress(r io.Reader, total int64, fn func(sent, total int64)) io.Reader {
-	if fn == nil {
-		return r
-	}
-	return &progressReader{r: r, total: total, fn: fn}
+	return (&progress{fn: fn, total: total}).reader(r)
 }

@@ -423,3 +423,44 @@ func TestStorageNeverSeesTheKey(t *testing.T) {
 	defer mu.Unlock()
 	assert.False(t, authSeen)
 }
+
+func TestProgressNeverGoesBackOnRetry(t *testing.T) {
+	_, c, rec := setup(t)
+	content := bytes.Repeat([]byte("a line of the shot list\n"), 20_000) // 480 kB
+	failed := false
+	rec.before = func(n int, r *http.Request) *http.Response {
+		if r.Method == http.MethodPut && !failed {
+			failed = true
+			_, _ = io.CopyN(io.Discard, r.Body, int64(len(content)/2)) // storage drops the connection halfway
+			return answer(r, http.StatusServiceUnavailable)
+		}
+		return nil
+	}
+	var reports []int64
+	f, err := Reader(context.Background(), c, bytes.NewReader(content), int64(len(content)), "text/plain", WithProgress(func(sent, total int64) {
+		assert.EqualValues(t, len(content), total)
+		reports = append(reports, sent)
+	}))
+	require.NoError(t, err)
+	assert.NotEmpty(t, f.Id)
+	require.Len(t, rec.puts(), 2)
+	assert.IsIncreasing(t, reports, "sent never goes back, even when the PUT starts again")
+	assert.EqualValues(t, len(content), reports[len(reports)-1])
+}
+
+func TestFileErrorsNameTheFile(t *testing.T) {
+	_, c, rec := setup(t)
+	rec.before = func(n int, r *http.Request) *http.Response {
+		if r.Method == http.MethodPut {
+			return answer(r, http.StatusInternalServerError)
+		}
+		return nil
+	}
+	path := filepath.Join(t.TempDir(), "logo.png")
+	require.NoError(t, os.WriteFile(path, samples(t)[0].content, 0o600))
+	_, err := File(context.Background(), c, path)
+	var serr *StorageError
+	require.ErrorAs(t, err, &serr)
+	assert.Equal(t, http.StatusInternalServerError, serr.StatusCode)
+	assert.ErrorContains(t, err, path)
+}

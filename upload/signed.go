@@ -50,7 +50,11 @@ func File(ctx context.Context, c *client.Client, path string, opts ...Option) (*
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return signedUpload(ctx, c, src, ct, s)
+	file, err := signedUpload(ctx, c, src, ct, s)
+	if err != nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return file, err
 }
 
 // Reader uploads exactly size bytes from r with the two-step signed upload
@@ -63,7 +67,10 @@ func File(ctx context.Context, c *client.Client, path string, opts ...Option) (*
 // without moving it; an io.Seeker alone is rewound to where it was. A plain
 // io.Reader is read once. A source with fewer bytes than size, or (when it
 // is not an io.ReaderAt) more, fails with [ErrSizeMismatch] and nothing is
-// stored. r is not read, and progress not reported, after Reader returns.
+// stored. r is not read, and progress not reported, after Reader returns;
+// for that, when ctx ends while a Read of r is in progress, Reader returns
+// once that Read does, so a reader that can block (a network stream) should
+// itself give up in time.
 func Reader(ctx context.Context, c *client.Client, r io.Reader, size int64, contentType string, opts ...Option) (*client.File, error) {
 	s, err := newSettings(c, opts)
 	if err != nil {
@@ -123,6 +130,7 @@ func resolveType(src *source, declared, name string) (string, error) {
 // while the source can be read again.
 func signedUpload(ctx context.Context, c *client.Client, src *source, contentType string, s *settings) (*client.File, error) {
 	hc := c.StorageClient()
+	prog := &progress{fn: s.progress, total: src.size}
 	var lastErr error
 	reservations, attempts := 0, 0
 	for {
@@ -140,7 +148,7 @@ func signedUpload(ctx context.Context, c *client.Client, src *source, contentTyp
 			if err != nil {
 				return nil, err
 			}
-			body = withProgress(&exactReader{r: body, size: src.size, strict: src.strict}, src.size, s.progress)
+			body = prog.reader(&exactReader{r: body, size: src.size, strict: src.strict})
 			outcome, retryAfter, err := put(ctx, hc, u, body, src.size)
 			if outcome == putDone {
 				size := src.size

@@ -2,12 +2,15 @@ package webhook_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -59,5 +62,37 @@ func FuzzVerifyTampered(f *testing.F) {
 		age := fuzzNow.Sub(at)
 		fresh := age <= 5*time.Minute && -age <= 5*time.Minute
 		require.Equal(t, bytes.Equal(signed, received) && fresh, err == nil, "err: %v", err)
+	})
+}
+
+// FuzzHandler posts arbitrary deliveries, signed or not, to Handler. It must
+// never panic, must answer one of its documented statuses, must call the
+// callback only for a body signed with the secret, and must echo neither the
+// secret nor the expected signature.
+func FuzzHandler(f *testing.F) {
+	f.Add([]byte(`{"event":"generation.done","generation":{"id":"gen_1"}}`), "", "", true)
+	f.Add([]byte(`{"event":"voice.done","voice":{"id":"v_1"}}`), "1763719230", "sha256=00", false)
+	f.Fuzz(func(t *testing.T, payload []byte, timestamp, signature string, sign bool) {
+		var calls atomic.Int32
+		h := webhook.Handler(fuzzSecret, func(context.Context, *webhook.Event) error { calls.Add(1); return nil },
+			webhook.WithNow(func() time.Time { return fuzzNow }), webhook.WithMaxBodyBytes(4096),
+			webhook.WithErrorFunc(func(context.Context, *webhook.Event, error) {}))
+		req := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(payload))
+		req.Header.Set(webhook.HeaderTimestamp, timestamp)
+		req.Header.Set(webhook.HeaderSignature, signature)
+		if sign {
+			webhook.SetHeaders(req.Header, []string{fuzzSecret}, fuzzNow, payload)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+
+		require.Contains(t, []int{http.StatusOK, http.StatusBadRequest, http.StatusUnauthorized, http.StatusRequestEntityTooLarge}, rec.Code)
+		verified := webhook.Verify(payload, req.Header, fuzzSecret, webhook.WithNow(func() time.Time { return fuzzNow })) == nil
+		if calls.Load() > 0 {
+			require.True(t, verified, "callback ran for a delivery that does not verify")
+		}
+		want := webhook.Sign(fuzzSecret, fuzzNow, payload)
+		require.NotContains(t, rec.Body.String(), fuzzSecret)
+		require.NotContains(t, rec.Body.String(), want[len("sha256="):])
 	})
 }

@@ -15,7 +15,8 @@ import (
 //
 // It answers only POST (405 otherwise), refuses a request whose headers are
 // missing, malformed or stale before reading its body, and reads at most
-// WithMaxBodyBytes (413 beyond). A delivery that fails verification is
+// WithMaxBodyBytes (413 beyond, without reading any of a body whose
+// Content-Length is already beyond). A delivery that fails verification is
 // answered 401, a signed body that is not an event 400. These answers carry
 // the status text only; the reason goes to WithErrorFunc. A delivery of an
 // event already taken is answered 200 without calling fn (see Store and
@@ -71,6 +72,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer(w, http.StatusMethodNotAllowed)
 		return
 	}
+	// The service's 5-second window runs from its request, so the ack
+	// timeout does too: time spent reading the body and in the store counts.
+	ackBy := time.Now().Add(h.opts.ackTimeout)
 	ev, status, err := h.receive(w, r)
 	if err != nil {
 		h.opts.onError(r.Context(), nil, err)
@@ -79,7 +83,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	key := ev.dedupeKey()
 	if h.store != nil && key != "" {
-		fresh, err := h.store.Claim(r.Context(), key)
+		claimCtx, cancel := context.WithDeadline(r.Context(), ackBy)
+		fresh, err := h.store.Claim(claimCtx, key)
+		cancel()
 		if err != nil {
 			// Without the store a repeat cannot be told apart; the service retries.
 			h.opts.onError(r.Context(), ev, fmt.Errorf("webhook: store: %w", err))
@@ -96,7 +102,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.handOff(ctx, w, key, ev)
 		return
 	}
-	h.inline(ctx, w, key, ev)
+	h.inline(ctx, w, key, ev, time.Until(ackBy))
 }
 
 // receive reads and verifies the delivery, or returns the status to refuse
@@ -105,6 +111,10 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) (*Event, int, 
 	d, err := h.opts.readHeaders(r.Header)
 	if err != nil {
 		return nil, http.StatusUnauthorized, err
+	}
+	if r.ContentLength > h.opts.maxBodyBytes {
+		// Declared too large: refuse without reading a byte of it.
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("webhook: body of %d bytes over %d", r.ContentLength, h.opts.maxBodyBytes)
 	}
 	payload, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.maxBodyBytes))
 	var tooLarge *http.MaxBytesError
@@ -125,11 +135,11 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) (*Event, int, 
 }
 
 // inline runs the callback and answers with its outcome, or with 202 once
-// the acknowledgement timeout passes, leaving it to finish.
-func (h *handler) inline(ctx context.Context, w http.ResponseWriter, key string, ev *Event) {
+// the time left for the acknowledgement passes, leaving it to finish.
+func (h *handler) inline(ctx context.Context, w http.ResponseWriter, key string, ev *Event, left time.Duration) {
 	done := make(chan error, 1)
 	go func() { done <- h.process(ctx, key, ev) }()
-	timer := time.NewTimer(h.opts.ackTimeout)
+	timer := time.NewTimer(left)
 	defer timer.Stop()
 	select {
 	case err := <-done:

@@ -529,3 +529,68 @@ func TestHandlerRefusesBeforeReadingBody(t *testing.T) {
 		})
 	}
 }
+
+// stuckStore is a Store whose Claim returns only when its context ends or
+// after delay, as a database that stopped answering does.
+type stuckStore struct{ delay time.Duration }
+
+func (s stuckStore) Claim(ctx context.Context, _ string) (bool, error) {
+	select {
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case <-time.After(s.delay):
+		return true, nil
+	}
+}
+
+func (stuckStore) Release(context.Context, string) error { return nil }
+
+// serveWithin serves req in the background and fails the test when no
+// answer comes within limit.
+func serveWithin(t *testing.T, h http.Handler, req *http.Request, limit time.Duration) *httptest.ResponseRecorder {
+	t.Helper()
+	done := make(chan *httptest.ResponseRecorder, 1)
+	go func() { done <- serve(h, req) }()
+	select {
+	case rec := <-done:
+		return rec
+	case <-time.After(limit):
+		t.Fatalf("no answer within %v", limit)
+		return nil
+	}
+}
+
+func TestHandlerAnswersInTimeWhenStoreHangs(t *testing.T) {
+	c, rep := &counter{}, &reported{}
+	h := newHandler(c, rep, webhook.WithStore(stuckStore{delay: time.Hour}), webhook.WithAckTimeout(50*time.Millisecond))
+	rec := serveWithin(t, h, delivery(generationBody(webhook.EventGenerationDone, "gen_1"), handlerNow, handlerSecret), 2*time.Second)
+	assert.Equal(t, http.StatusInternalServerError, rec.Code, "without the store a repeat cannot be told apart; the service retries")
+	assert.Zero(t, c.calls())
+	errs, _ := rep.all()
+	require.Len(t, errs, 1)
+	assert.ErrorIs(t, errs[0], context.DeadlineExceeded)
+}
+
+func TestHandlerAckTimeoutCountsFromTheRequest(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	c, rep := &counter{}, &reported{}
+	c.next = func(context.Context, *webhook.Event) error { <-release; return nil }
+	h := newHandler(c, rep, webhook.WithStore(stuckStore{delay: 300 * time.Millisecond}), webhook.WithAckTimeout(500*time.Millisecond))
+	start := time.Now()
+	rec := serveWithin(t, h, delivery(generationBody(webhook.EventGenerationDone, "gen_1"), handlerNow, handlerSecret), 5*time.Second)
+	assert.Equal(t, http.StatusAccepted, rec.Code)
+	assert.Less(t, time.Since(start), 750*time.Millisecond, "the slow store's 300 ms count against the 500 ms")
+}
+
+func TestHandlerRefusesDeclaredOversizeBeforeReading(t *testing.T) {
+	body := generationBody(webhook.EventGenerationDone, "gen_1")
+	c, rep := &counter{}, &reported{}
+	req := delivery(body, handlerNow, handlerSecret)
+	counting := &countingReader{r: bytes.NewReader(body)}
+	req.Body = io.NopCloser(counting)
+	req.ContentLength = 1 << 30
+	assert.Equal(t, http.StatusRequestEntityTooLarge, serve(newHandler(c, rep), req).Code)
+	assert.Zero(t, counting.n.Load(), "a body declared too large is not read")
+	assert.Zero(t, c.calls())
+}

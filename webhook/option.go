@@ -162,11 +162,14 @@ func WithAsync(workers, queue int) Option {
 	}
 }
 
-// WithAckTimeout sets how long Handler waits for an inline callback. When the
-// callback takes longer, the delivery is acknowledged 202 so that the service
-// does not time out and resend it, and the callback goes on; a later failure
-// goes to the WithErrorFunc callback. The default is DefaultAckTimeout;
-// WithAsync makes it moot.
+// WithAckTimeout sets how long Handler may take to answer a delivery,
+// counted from the moment it starts serving the request: reading the body
+// and claiming the id in the Store count against it. When an inline callback
+// is still running at that point, the delivery is acknowledged 202 so that
+// the service does not time out and resend it, and the callback goes on; a
+// later failure goes to the WithErrorFunc callback. A Store.Claim still
+// running then sees its context end, and the delivery is answered 500. The
+// default is DefaultAckTimeout.
 func WithAckTimeout(d time.Duration) Option {
 	return func(o *options) {
 		if d <= 0 {

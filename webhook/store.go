@@ -14,7 +14,9 @@ import (
 type Store interface {
 	// Claim records id and reports whether this call recorded it, that is
 	// whether the delivery is new. Two concurrent calls with one id must not
-	// both report true.
+	// both report true. Handler cancels ctx when its acknowledgement time
+	// (WithAckTimeout) runs out; Claim must then return, or the service's
+	// 5-second window is missed.
 	Claim(ctx context.Context, id string) (bool, error)
 
 	// Release forgets id, so that a later delivery of it is taken again.
