@@ -190,3 +190,7 @@ func (e *bodyError) Error() string {
 }
 
 func (e *bodyError) Unwrap() error { return e.err }
+
+// errNoID is the failure of a 2xx answer to a charging request that names no
+// row: the service accepted something the caller could not follow.
+var errNoID = errors.New("the answer carries no id")

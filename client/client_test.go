@@ -154,3 +154,16 @@ func TestKeyNeverInErrorsOrLogs(t *testing.T) {
 	assert.Contains(t, logs.String(), "level=DEBUG")
 	assert.NotContains(t, logs.String(), srv.APIKey)
 }
+
+func TestLogsCarryNoQuery(t *testing.T) {
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close() // every request fails to connect
+	var logs syncBuffer
+	c, err := client.New("mg_key_123456", client.WithBaseURL(down.URL), client.WithMaxRetries(0),
+		client.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	require.NoError(t, err)
+	_, err = c.ListGenerations(t.Context(), client.ListParams{Feature: "logo-reveal", Cursor: "c_private_cursor"})
+	require.Error(t, err)
+	assert.Contains(t, logs.String(), "path=/v3/generations")
+	assert.NotContains(t, logs.String(), "c_private_cursor")
+}

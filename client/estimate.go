@@ -108,8 +108,12 @@ const (
 // avatar the clip length is known only after rendering, so the result is a
 // range. Use [FeatureVoiceClone] with nil args for the price of a clone.
 func (p Pricing) Estimate(feature string, args any) (Estimate, error) {
-	if f, ok := args.(interface{ Feature() string }); ok && !sameFeature(f.Feature(), feature) {
-		return Estimate{}, fmt.Errorf("%w: arguments of %s passed for feature %s", ErrInvalidArgument, f.Feature(), feature)
+	m, err := argsMap(args)
+	if err != nil {
+		return Estimate{}, err
+	}
+	if err := checkArgsFeature(feature, args); err != nil {
+		return Estimate{}, err
 	}
 	name := CanonicalFeature(feature)
 	if name == "" {
@@ -119,11 +123,7 @@ func (p Pricing) Estimate(feature string, args any) (Estimate, error) {
 	if !ok {
 		return Estimate{}, fmt.Errorf("%w: no price for feature %q on this plan", ErrInvalidArgument, feature)
 	}
-	m, err := argsMap(args)
-	if err != nil {
-		return Estimate{}, err
-	}
-	e := Estimate{Feature: name, Price: entry.Price, Unit: UnitCall}
+	e := Estimate{Feature: name, Price: entry.Price, Unit: documentedUnit(name)}
 	if entry.Price == 0 && entry.Amount != nil {
 		e.Price = *entry.Amount
 	}
@@ -140,6 +140,21 @@ func (p Pricing) Estimate(feature string, args any) (Estimate, error) {
 	}
 	e.Min, e.Max = e.cost(e.MinUnits), e.cost(e.MaxUnits)
 	return e, nil
+}
+
+// documentedUnit is the unit the interface document states for feature, for
+// a price entry that does not carry one.
+func documentedUnit(feature string) PricingUnit {
+	switch feature {
+	case FeatureLogoReveal, FeatureObjectReveal:
+		return UnitSecond
+	case FeatureAvatar:
+		return Unit15s
+	case FeatureVoiceover:
+		return Unit1000Chars
+	default:
+		return UnitCall
+	}
 }
 
 // cost multiplies in the service's order (price, then each multiplier by

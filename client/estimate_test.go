@@ -183,3 +183,46 @@ func TestEstimateMatchesCharges(t *testing.T) {
 		assert.True(t, covered[v], v)
 	}
 }
+
+// TestEstimateEntryWithoutUnit: the interface document states each feature's
+// unit in prose, so an entry that leaves "unit" out is billed per that unit,
+// not per call. "amount" stands in for "price" as everywhere.
+func TestEstimateEntryWithoutUnit(t *testing.T) {
+	var p client.Pricing
+	require.NoError(t, json.Unmarshal([]byte(`{
+		"video/logo-reveal": {"price": 0.10},
+		"video/avatar": {"amount": 0.50},
+		"audio/voiceover": {"price": 0.15},
+		"image/ad": {"amount": 0.08}
+	}`), &p))
+	for _, tc := range []struct {
+		feature  string
+		args     any
+		unit     client.PricingUnit
+		min, max float64
+	}{
+		{"logo-reveal", client.LogoRevealArgs{Image: "f", Prompt: "p", Duration: 8}, client.UnitSecond, 0.8, 0.8},
+		{client.FeatureAvatar, client.AvatarArgs{VoiceID: "v", Script: strings.Repeat("a", 250)}, client.Unit15s, 0.5, 1},
+		{client.FeatureVoiceover, client.VoiceoverArgs{VoiceID: "v", Script: strings.Repeat("a", 1001)}, client.Unit1000Chars, 0.3, 0.3},
+		{client.FeatureAd, client.AdArgs{Image: "f", Prompt: "p"}, client.UnitCall, 0.08, 0.08},
+	} {
+		t.Run(tc.feature, func(t *testing.T) {
+			e, err := p.Estimate(tc.feature, tc.args)
+			require.NoError(t, err)
+			assert.Equal(t, tc.unit, e.Unit)
+			assert.InDelta(t, tc.min, e.Min, 1e-12)
+			assert.InDelta(t, tc.max, e.Max, 1e-12)
+		})
+	}
+}
+
+func TestEstimateNilArguments(t *testing.T) {
+	p := testPricing(t)
+	e, err := p.Estimate(client.FeatureVoiceClone, map[string]any(nil))
+	require.NoError(t, err, "a nil map is no arguments")
+	assert.InDelta(t, 1.0, e.Min, 1e-12)
+	require.NotPanics(t, func() {
+		_, err = p.Estimate(client.FeatureImageGeneration, (*client.ImageGenerationArgs)(nil))
+	})
+	assert.ErrorIs(t, err, client.ErrInvalidArgument)
+}

@@ -42,9 +42,14 @@ func WithWebhookURL(u string) CreateOption {
 // finds the generation the attempt created, if any, and returns it instead of
 // submitting again. An error from CreateGeneration therefore means nothing was
 // charged, with two exceptions: an [*UncertainError] (the search itself
-// failed), and the context ending while a request was in flight, in which
-// case ctx.Err() is returned and the generation may exist: look for it with
-// [Client.Generations] filtered by feature.
+// failed), and the context ending after a request may have reached the
+// service (while it was in flight, or while the client waited to look for
+// what it created), in which case ctx.Err() is returned and the generation
+// may exist: look for it with [Client.Generations] filtered by feature.
+//
+// Only this Client's own calls are told apart: when two Clients (or
+// processes) submit the same feature and arguments seconds apart and one
+// attempt fails ambiguously, both may be handed the same generation.
 func (c *Client) CreateGeneration(ctx context.Context, feature string, args any, opts ...CreateOption) (*Generation, error) {
 	params, err := generationArgs(feature, args)
 	if err != nil {
@@ -69,6 +74,9 @@ func (c *Client) CreateGeneration(ctx context.Context, feature string, args any,
 			if err := c.decode(ctx, resp, err, &env); err != nil {
 				return nil, err
 			}
+			if env.Generation.Id == "" {
+				return nil, newBodyError(resp, errNoID)
+			}
 			return &env.Generation, nil
 		},
 		id: func(g *Generation) string { return g.Id },
@@ -79,6 +87,8 @@ func (c *Client) CreateGeneration(ctx context.Context, feature string, args any,
 }
 
 // maxSearchPages bounds the pages a search after an ambiguous failure reads.
+// A search that reaches it without seeing the attempt's start has not looked
+// everywhere its row could be, and fails rather than report none.
 const maxSearchPages = 10
 
 // findGenerations lists the project's generations of feature newest first
@@ -91,7 +101,10 @@ func (c *Client) findGenerations(ctx context.Context, feature string, want any, 
 	)
 	ctx = withSearch(ctx)
 	p := ListParams{Feature: feature, Limit: maxPageSize}
-	for page := 0; page < maxSearchPages; page++ {
+	for page := 0; ; page++ {
+		if page == maxSearchPages {
+			return nil, time.Time{}, fmt.Errorf("mediagen: more than %d %s generations requested since the attempt began; stopped searching", page*maxPageSize, feature)
+		}
 		pg, resp, err := c.listGenerations(ctx, p)
 		if err != nil {
 			return nil, time.Time{}, err
@@ -163,11 +176,11 @@ func generationArgs(feature string, args any) (map[string]any, error) {
 	if feature == "" {
 		return nil, fmt.Errorf("%w: empty feature", ErrInvalidArgument)
 	}
-	if f, ok := args.(interface{ Feature() string }); ok && !sameFeature(f.Feature(), feature) {
-		return nil, fmt.Errorf("%w: arguments of %s passed for feature %s", ErrInvalidArgument, f.Feature(), feature)
-	}
 	params, err := argsMap(args)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkArgsFeature(feature, args); err != nil {
 		return nil, err
 	}
 	if err := checkArgs(feature, params); err != nil {
@@ -176,10 +189,23 @@ func generationArgs(feature string, args any) (map[string]any, error) {
 	return params, nil
 }
 
-// argsMap converts a typed args struct or a map to a JSON object.
+// checkArgsFeature refuses typed arguments of another feature than feature.
+// args has been through argsMap, so it is not a nil pointer.
+func checkArgsFeature(feature string, args any) error {
+	if f, ok := args.(interface{ Feature() string }); ok && !sameFeature(f.Feature(), feature) {
+		return fmt.Errorf("%w: arguments of %s passed for feature %s", ErrInvalidArgument, f.Feature(), feature)
+	}
+	return nil
+}
+
+// argsMap converts a typed args struct or a map to a JSON object. nil and a
+// nil map are no arguments; a nil pointer is refused.
 func argsMap(args any) (map[string]any, error) {
-	if args == nil {
+	switch v := reflect.ValueOf(args); {
+	case args == nil, v.Kind() == reflect.Map && v.IsNil():
 		return map[string]any{}, nil
+	case v.Kind() == reflect.Pointer && v.IsNil():
+		return nil, fmt.Errorf("%w: arguments are a nil %T", ErrInvalidArgument, args)
 	}
 	b, err := json.Marshal(args)
 	if err != nil {

@@ -89,6 +89,7 @@ func TestCreateGenerationRefusedBeforeSending(t *testing.T) {
 		"typed args of another one": {client.FeatureAvatar, client.VoiceoverArgs{VoiceID: "v", Script: "s"}},
 		"args not an object":        {client.FeatureImageGeneration, []string{"a"}},
 		"empty feature":             {"", client.ImageGenerationArgs{Prompt: "p"}},
+		"nil typed args":            {client.FeatureImageGeneration, (*client.ImageGenerationArgs)(nil)},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

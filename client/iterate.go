@@ -61,6 +61,10 @@ func (c *Client) listGenerations(ctx context.Context, p ListParams) (*Generation
 	if list.NextCursor != nil {
 		pg.NextCursor = *list.NextCursor
 	}
+	if pg.NextCursor != "" && pg.NextCursor == p.Cursor {
+		// Following it would loop over the same page forever.
+		return nil, nil, fmt.Errorf("mediagen: GET /v3/generations: the next cursor is the one sent (%q); the list does not advance", p.Cursor)
+	}
 	return pg, resp, nil
 }
 
@@ -86,7 +90,6 @@ type GenerationIterator struct {
 	pos     int           // rows of page already yielded
 	next    string        // the current page's NextCursor
 	fetched bool          // page holds the page cursor fetches
-	done    bool
 }
 
 // GenerationIterator returns an iterator over the generations p selects,
@@ -112,13 +115,9 @@ func (it *GenerationIterator) All(ctx context.Context) iter.Seq2[*Generation, er
 			}
 			if it.fetched {
 				if it.next == "" {
-					it.done = true
-				} else {
-					it.cursor, it.page, it.pos, it.fetched = it.next, nil, 0, false
+					return // the last page is used up
 				}
-			}
-			if it.done {
-				return
+				it.cursor, it.page, it.pos, it.fetched = it.next, nil, 0, false
 			}
 			p := it.params
 			p.Cursor = it.cursor
@@ -155,5 +154,5 @@ func (it *GenerationIterator) Offset() int {
 
 // Done reports whether every generation was yielded.
 func (it *GenerationIterator) Done() bool {
-	return it.done || it.fetched && it.pos == len(it.page) && it.next == ""
+	return it.fetched && it.pos == len(it.page) && it.next == ""
 }

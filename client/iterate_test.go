@@ -2,6 +2,9 @@ package client_test
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -132,4 +135,35 @@ func TestGenerationsYieldsErrorOnce(t *testing.T) {
 		require.ErrorIs(t, err, client.ErrInvalidArgument)
 	}
 	assert.Equal(t, 1, n)
+}
+
+// TestGenerationsStopsWhenTheCursorDoesNotAdvance: a list that hands back the
+// cursor it was given would make the loop fetch the same page forever.
+func TestGenerationsStopsWhenTheCursorDoesNotAdvance(t *testing.T) {
+	var lists atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if lists.Add(1) > 50 {
+			w.WriteHeader(http.StatusInternalServerError) // keeps a broken client from spinning for good
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"generations":[{"id":"gen_1","feature":"image/generation","requestDate":"2026-01-05T09:00:00Z"}],"nextCursor":"same"}`))
+	}))
+	t.Cleanup(srv.Close)
+	c, err := client.New("mg_key_123456", client.WithBaseURL(srv.URL))
+	require.NoError(t, err)
+
+	var ids []string
+	var errs []error
+	for g, err := range c.Generations(t.Context(), client.ListParams{}) {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ids = append(ids, g.Id)
+	}
+	assert.Equal(t, []string{"gen_1"}, ids, "the first page; the page that points at itself is refused")
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0].Error(), "does not advance")
+	assert.EqualValues(t, 2, lists.Load())
 }

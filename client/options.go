@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -70,7 +71,8 @@ func WithMaxRetries(n int) Option {
 }
 
 // WithRetryWait sets the bounds of the jittered exponential backoff between
-// retries (defaults [DefaultRetryWaitMin], [DefaultRetryWaitMax]). A
+// retries (defaults [DefaultRetryWaitMin], [DefaultRetryWaitMax]); the
+// steps double from min, so a min of 0 retries without waiting. A
 // Retry-After the service sends is honoured when it is at most max; a longer
 // one is not waited for: the call returns an [*APIError] carrying it.
 func WithRetryWait(min, max time.Duration) Option {
@@ -95,9 +97,10 @@ func WithUserAgent(ua string) Option {
 	}
 }
 
-// WithLogger logs every request (method, path, status, attempt, duration)
-// at Debug and failures at Warn, and the decisions of billing-safe
-// reconciliation at Debug. Headers, bodies and the API key are never logged.
+// WithLogger logs every request (method, path without query, status,
+// duration) at Debug, each retry with its attempt number at Debug, failures
+// and 5xx answers at Warn, and the decisions of billing-safe reconciliation
+// at Debug. Headers, bodies and the API key are never logged.
 func WithLogger(l *slog.Logger) Option {
 	return func(s *settings) error {
 		s.logger = l
@@ -106,17 +109,26 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // normalizeBaseURL checks u and strips a trailing slash and "/v3", as the
-// request paths carry the version.
+// request paths carry the version. Its errors never quote credentials that u
+// may carry.
 func normalizeBaseURL(u string) (string, error) {
 	p, err := url.Parse(strings.TrimSpace(u))
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without the URL itself
+		}
 		return "", fmt.Errorf("mediagen: base URL: %w", err)
 	}
-	if p.Scheme != "http" && p.Scheme != "https" || p.Host == "" {
-		return "", fmt.Errorf("mediagen: base URL %q: want http:// or https:// and a host", u)
-	}
 	if p.User != nil {
-		return "", fmt.Errorf("mediagen: base URL must not carry credentials")
+		return "", errors.New("mediagen: base URL must not carry credentials")
+	}
+	if p.Scheme != "http" && p.Scheme != "https" || p.Host == "" {
+		shown := strconv.Quote(u)
+		if strings.Contains(u, "@") {
+			shown = "(not shown: it may hold credentials)"
+		}
+		return "", fmt.Errorf("mediagen: base URL %s: want http:// or https:// and a host", shown)
 	}
 	p.Path = strings.TrimSuffix(strings.TrimSuffix(p.Path, "/"), "/v3")
 	p.RawQuery, p.Fragment = "", ""

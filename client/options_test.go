@@ -36,3 +36,15 @@ func TestNewErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestBaseURLErrorsDoNotQuoteCredentials(t *testing.T) {
+	for _, u := range []string{
+		"ftp://user:s3cretpass@api.example.com",
+		"https://user:s3cretpass@api.example.com/%zz",
+		"user:s3cretpass@api.example.com",
+	} {
+		_, err := client.New("mg_key_123456", client.WithBaseURL(u))
+		require.Error(t, err, u)
+		assert.NotContains(t, err.Error(), "s3cretpass", u)
+	}
+}

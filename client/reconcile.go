@@ -104,7 +104,7 @@ func (l *searchLocks) lock(ctx context.Context, key string) (func(), error) {
 type charge[T any] struct {
 	key  string                                                       // identifies the rows that are interchangeable: same feature and arguments
 	what string                                                       // "generation" or "voice clone", for logs
-	post func(context.Context) (*T, error)                            // sends the request once (429s aside)
+	post func(context.Context) (*T, error)                            // sends the request once (429s aside); a 2xx without an id is a *bodyError
 	id   func(*T) string                                              // id of a created row
 	find func(context.Context, searchWindow) ([]*T, time.Time, error) // matching rows since the window's start, oldest first, and the bound used
 }
@@ -131,9 +131,9 @@ func (w searchWindow) bound(serverNow, received time.Time) time.Time {
 }
 
 // submit runs a charging request so that it charges at most once per row
-// handed back: after an ambiguous failure it searches for the row the
-// attempt may have created, claims and returns it, and resends only when
-// there is none, at most maxRetries times.
+// handed back: after an ambiguous failure it waits a backoff, searches for
+// the row the attempt may have created, claims and returns it, and resends
+// only when there is none, at most maxRetries times.
 func submit[T any](ctx context.Context, c *Client, ch charge[T]) (*T, error) {
 	log := c.logger.With(slog.String("what", ch.what))
 	for attempt := 0; ; attempt++ {
@@ -161,6 +161,12 @@ func submit[T any](ctx context.Context, c *Client, ch charge[T]) (*T, error) {
 				slog.String("error", err.Error()))
 			win = searchWindow{start: start}
 		}
+		// A gateway can give up (504, a reset) while the service is still
+		// storing what it accepted; the backoff is spent before looking,
+		// not before resubmitting, so a row on its way has time to show.
+		if err := wait.Sleep(ctx, c.policy.Backoff(c.policy.waitMin, c.policy.waitMax, attempt, nil)); err != nil {
+			return nil, err
+		}
 		found, ferr := claimFound(ctx, c, ch, win)
 		if ferr != nil {
 			if ctx.Err() != nil {
@@ -179,9 +185,6 @@ func submit[T any](ctx context.Context, c *Client, ch charge[T]) (*T, error) {
 			return nil, err
 		}
 		log.DebugContext(ctx, "mediagen: no row found; submitting again", slog.Int("attempt", attempt+2))
-		if err := wait.Sleep(ctx, c.policy.Backoff(c.policy.waitMin, c.policy.waitMax, attempt, nil)); err != nil {
-			return nil, err
-		}
 	}
 }
 
@@ -227,7 +230,7 @@ func ambiguous(err error, st *call) bool {
 	if errors.As(err, &be) {
 		return true
 	}
-	return st.sent.Load()
+	return st.mayHaveSent(err)
 }
 
 // serverDate reads the Date header of an answer.

@@ -407,3 +407,26 @@ func TestDeleteRetriedAfterLostAnswer(t *testing.T) {
 	assert.ErrorIs(t, err, client.ErrNotFound)
 	assert.ErrorIs(t, c.DeleteGeneration(ctx, g.Id), client.ErrNotFound, "a plain 404 stays an error")
 }
+
+// untracedDropOnce is dropOnce behind a transport that reports no progress
+// through httptrace: it sends each request under a fresh context.
+type untracedDropOnce struct{ dropOnce }
+
+func (d *untracedDropOnce) RoundTrip(r *http.Request) (*http.Response, error) {
+	return d.dropOnce.RoundTrip(r.Clone(context.Background()))
+}
+
+func TestCreateGenerationAnswerLostByUntracedTransportChargesOnce(t *testing.T) {
+	srv, clean, ctx := setup(t)
+	drop := &untracedDropOnce{dropOnce{next: srv.HTTP.Client().Transport, method: http.MethodPost, path: "/v3/generations"}}
+	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: drop}))
+	g, err := c.CreateGeneration(ctx, client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "a kite"})
+	require.NoError(t, err)
+	assert.True(t, drop.dropped)
+
+	page, err := clean.ListGenerations(ctx, client.ListParams{})
+	require.NoError(t, err)
+	require.Len(t, page.Generations, 1, "the lost answer's generation is returned, not made again")
+	assert.Equal(t, g.Id, page.Generations[0].Id)
+	assert.InDelta(t, clienttest.Balance-g.BalanceUsed, srv.Balance(), 1e-9, "charged once")
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -36,6 +37,11 @@ const (
 // call is the per-request state the retry policy reads from the context.
 type call struct {
 	class callClass
+	// traced is set once the current attempt asked the transport for a
+	// connection: the transport reports its progress through httptrace, as
+	// net/http's does. A transport that does not leaves sent false forever,
+	// so sent alone cannot prove that a request never left.
+	traced atomic.Bool
 	// sent is set once the current attempt holds a connection: from then on
 	// the request may have reached the service. Waiting for the transport's
 	// WroteRequest instead would race with an early answer.
@@ -54,9 +60,28 @@ func withCall(ctx context.Context, class callClass) (context.Context, *call) {
 	st := &call{class: class}
 	ctx = context.WithValue(ctx, callKey{}, st)
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GetConn: func(string) { st.traced.Store(true) },
 		GotConn: func(httptrace.GotConnInfo) { st.sent.Store(true) },
 	})
 	return ctx, st
+}
+
+// mayHaveSent reports whether the current attempt, which failed with the
+// transport error err, may have reached the service. When the transport
+// traced its progress, no connection means nothing was sent. A transport
+// that traces nothing is believed only when err says no connection was
+// made (a failed dial or name lookup); any other failure may have come
+// after the request left.
+func (st *call) mayHaveSent(err error) bool {
+	if st.sent.Load() {
+		return true
+	}
+	if st.traced.Load() {
+		return false
+	}
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	return !(errors.As(err, &opErr) && opErr.Op == "dial" || errors.As(err, &dnsErr))
 }
 
 // withSearch marks ctx's requests as the reads of a search.
@@ -79,7 +104,8 @@ type retryPolicy struct {
 // CheckRetry decides whether an attempt is retried. Safe requests are retried
 // on connection errors, 429, 502, 503 and 504 (the reads of a search on 500
 // too); charging requests only on 429 or a connection error that happened
-// before a connection was obtained (the request cannot have been sent). A
+// before a connection was obtained (the request cannot have been sent; see
+// [call.mayHaveSent] for transports that do not say). A
 // Retry-After longer than the maximum wait ends the retries, so the caller
 // sees it instead of a long silent sleep.
 func (p retryPolicy) CheckRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
@@ -94,7 +120,7 @@ func (p retryPolicy) CheckRetry(ctx context.Context, resp *http.Response, err er
 		if !retryableTransportError(err) {
 			return false, nil
 		}
-		if st.sent.Load() {
+		if st.mayHaveSent(err) {
 			if st.class == classCharging {
 				return false, nil // the service may have acted: the caller reconciles
 			}
@@ -166,10 +192,11 @@ func retryableTransportError(err error) bool {
 	return true
 }
 
-// beforeAttempt runs before every attempt: it resets the sent flag, which
-// describes one attempt, and logs retries.
+// beforeAttempt runs before every attempt: it resets the flags that
+// describe one attempt, and logs retries.
 func (c *Client) beforeAttempt(_ retryablehttp.Logger, req *http.Request, attempt int) {
 	if st := callFrom(req.Context()); st != nil {
+		st.traced.Store(false)
 		st.sent.Store(false)
 	}
 	if attempt > 0 {
@@ -227,6 +254,10 @@ func logResult(req *http.Request, l *slog.Logger, start time.Time, resp *http.Re
 	}
 	switch {
 	case err != nil:
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its URL would bring back the query
+		}
 		l.LogAttrs(req.Context(), slog.LevelWarn, "mediagen: request failed", append(attrs, slog.String("error", err.Error()))...)
 	case resp.StatusCode >= 500:
 		l.LogAttrs(req.Context(), slog.LevelWarn, "mediagen: request answered with an error", append(attrs, slog.Int("status", resp.StatusCode))...)

@@ -305,3 +305,126 @@ func TestChargingCallNeverSentIsRetried(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestCheckRetryTrustsOnlyWhatTheTransportReports covers transports that do
+// not report their progress through httptrace (a test double, a wrapper that
+// starts a fresh context, an HTTP/3 transport): for them a missing GotConn
+// proves nothing, and only a failed dial or lookup shows the request never
+// left.
+func TestCheckRetryTrustsOnlyWhatTheTransportReports(t *testing.T) {
+	p := retryPolicy{waitMin: time.Millisecond, waitMax: 5 * time.Second}
+	reset := &url.Error{Op: "Post", URL: "http://x", Err: &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}}
+	refused := &url.Error{Op: "Post", URL: "http://x", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
+	lookup := &url.Error{Op: "Post", URL: "http://x", Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "x"}}}
+	handshake := &url.Error{Op: "Post", URL: "https://x", Err: errors.New("net/http: TLS handshake timeout")}
+	for _, tc := range []struct {
+		name         string
+		traced, sent bool
+		err          error
+		retry        bool
+	}{
+		{"untraced: reset may come after sending", false, false, reset, false},
+		{"untraced: refused dial", false, false, refused, true},
+		{"untraced: failed lookup", false, false, lookup, true},
+		{"untraced: other failure", false, false, handshake, false},
+		{"traced: no connection yet", true, false, handshake, true},
+		{"traced: reset after getting a connection", true, true, reset, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, st := withCall(context.Background(), classCharging)
+			st.traced.Store(tc.traced)
+			st.sent.Store(tc.sent)
+			retry, err := p.CheckRetry(ctx, nil, tc.err)
+			require.NoError(t, err)
+			assert.Equal(t, tc.retry, retry)
+			assert.Equal(t, !tc.retry, ambiguous(tc.err, st), "not resent means searched for")
+		})
+	}
+}
+
+// TestCreateGenerationSearchThatCannotFinishIsUncertain: when a search after
+// an ambiguous failure gives up before reaching the rows older than the
+// attempt, the attempt's row may lie beyond where it looked. Submitting
+// again could charge twice; the call reports that it does not know.
+func TestCreateGenerationSearchThatCannotFinishIsUncertain(t *testing.T) {
+	var posts, lists atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		// Many newer rows of other arguments: every page is recent.
+		n := lists.Add(1)
+		now := time.Now().UTC().Format(time.RFC3339Nano)
+		fmt.Fprintf(w, `{"generations":[{"id":"gen_%d","feature":"image/generation","params":{"prompt":"other"},"requestDate":%q}],"nextCursor":"c%d"}`, n, now, n)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New("mg_key_for_retry_tests", WithBaseURL(srv.URL), WithRetryWait(time.Millisecond, 5*time.Millisecond))
+	require.NoError(t, err)
+
+	_, err = c.CreateGeneration(context.Background(), FeatureImageGeneration, map[string]any{"prompt": "p"})
+	var uncertain *UncertainError
+	require.ErrorAs(t, err, &uncertain)
+	assert.EqualValues(t, 1, posts.Load(), "not submitted again while the first attempt's row may exist")
+	assert.EqualValues(t, maxSearchPages, lists.Load())
+}
+
+// TestCreateGenerationSearchWaitsForALateRow: a gateway answers 504 while the
+// service is still storing the generation it accepted. The search must give
+// the row time to show before concluding there is none and charging again.
+func TestCreateGenerationSearchWaitsForALateRow(t *testing.T) {
+	var posts atomic.Int32
+	var stored atomic.Pointer[string]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+			row := fmt.Sprintf(`{"id":"gen_late","feature":"image/generation","params":{"prompt":"p"},"requestDate":%q}`,
+				time.Now().UTC().Format(time.RFC3339Nano))
+			time.AfterFunc(10*time.Millisecond, func() { stored.Store(&row) })
+			w.WriteHeader(http.StatusGatewayTimeout)
+			return
+		}
+		rows := ""
+		if p := stored.Load(); p != nil {
+			rows = *p
+		}
+		fmt.Fprintf(w, `{"generations":[%s],"nextCursor":null}`, rows)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New("mg_key_for_retry_tests", WithBaseURL(srv.URL), WithRetryWait(100*time.Millisecond, 200*time.Millisecond))
+	require.NoError(t, err)
+
+	g, err := c.CreateGeneration(context.Background(), FeatureImageGeneration, map[string]any{"prompt": "p"})
+	require.NoError(t, err)
+	assert.Equal(t, "gen_late", g.Id)
+	assert.EqualValues(t, 1, posts.Load(), "found, not submitted again")
+}
+
+// TestCreateGenerationAnswerWithoutIDIsAmbiguous: a 2xx that names no
+// generation (an empty body from a proxy) leaves the caller nothing to
+// follow although the service may have charged; the client looks for the
+// row instead of handing back an empty generation.
+func TestCreateGenerationAnswerWithoutIDIsAmbiguous(t *testing.T) {
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+			_, _ = w.Write([]byte(`{}`))
+			return
+		}
+		fmt.Fprintf(w, `{"generations":[{"id":"gen_1","feature":"image/generation","params":{"prompt":"p"},"requestDate":%q}],"nextCursor":null}`,
+			time.Now().UTC().Format(time.RFC3339Nano))
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New("mg_key_for_retry_tests", WithBaseURL(srv.URL), WithRetryWait(time.Millisecond, 5*time.Millisecond))
+	require.NoError(t, err)
+
+	g, err := c.CreateGeneration(context.Background(), FeatureImageGeneration, map[string]any{"prompt": "p"})
+	require.NoError(t, err)
+	assert.Equal(t, "gen_1", g.Id)
+	assert.EqualValues(t, 1, posts.Load())
+}

@@ -102,6 +102,9 @@ func (c *Client) CloneVoice(ctx context.Context, p CloneVoiceParams) (*Voice, er
 			if err := c.decode(ctx, resp, err, &env); err != nil {
 				return nil, err
 			}
+			if env.Voice.Id == "" {
+				return nil, newBodyError(resp, errNoID)
+			}
 			return &env.Voice, nil
 		},
 		id: func(v *Voice) string { return v.Id },
