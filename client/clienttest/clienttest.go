@@ -39,12 +39,12 @@ var Start = time.Date(2026, time.January, 5, 9, 0, 0, 0, time.UTC)
 
 // Server is a reference server listening on a local port.
 type Server struct {
-	URL           string               // base URL, for client.WithBaseURL
-	APIKey        string               // key of the default project
-	WebhookSecret string               // secret the default project's webhooks are signed with
-	Clock         *refserver.FakeClock // the server's clock; move it with Advance
-	Ref           *refserver.Server    // the server itself, for balances, projects and settling
-	HTTP          *httptest.Server     // the listener
+	URL           string           // base URL, for client.WithBaseURL
+	APIKey        string           // key of the default project
+	WebhookSecret string           // secret the default project's webhooks are signed with
+	Clock         *FakeClock       // the server's clock; move it with Advance
+	Ref           *ReferenceServer // the server itself, for balances, projects and settling
+	HTTP          *httptest.Server // the listener
 
 	tb testing.TB
 }
@@ -53,7 +53,7 @@ type Server struct {
 // whose renders take 1/100 of their real time, and which holds one project
 // with key [APIKey] and [Balance] USD. opts are applied after those defaults,
 // so they override them. The server is closed when the test ends.
-func NewServer(t testing.TB, opts ...refserver.Option) *Server {
+func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	clock := refserver.NewFakeClock(Start)
 	defaults := []refserver.Option{

@@ -93,3 +93,42 @@ func TestWebhookReachesAReceiverInTheTest(t *testing.T) {
 	srv.Ref.WaitDeliveries()
 	assert.Empty(t, events, "one event per generation")
 }
+
+// Everything a test in another module needs is reachable through clienttest
+// alone: this test names no internal package.
+func TestOptionsWithoutTheInternalPackage(t *testing.T) {
+	srv := clienttest.NewServer(t,
+		clienttest.WithBalance(1),
+		clienttest.WithProject("other-key", 5),
+		clienttest.WithOutcome(func(feature string) clienttest.Outcome {
+			if feature == client.FeatureImageGeneration {
+				return clienttest.OutcomeTimeout
+			}
+			return clienttest.OutcomeDone
+		}),
+		clienttest.WithFaults(clienttest.FaultConfig{Seed: 1}),
+	)
+	assert.Equal(t, 1.0, srv.Balance())
+	var ref *clienttest.ReferenceServer = srv.Ref
+	assert.Equal(t, 5.0, ref.Balance("other-key"))
+
+	c := srv.Client()
+	g, err := c.CreateGeneration(t.Context(), client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "p"})
+	require.NoError(t, err)
+	srv.Advance(time.Minute)
+	g, err = c.GetGeneration(t.Context(), g.Id)
+	require.NoError(t, err)
+	assert.Equal(t, client.StatusTimeout, g.Status)
+	assert.Equal(t, 1.0, srv.Balance(), "a timed-out render is refunded")
+
+	var faults *clienttest.FaultInjector = ref.Faults()
+	require.NotNil(t, faults)
+	require.NoError(t, faults.SetConfig(clienttest.FaultConfig{Seed: 1, HTTPStatus: 1, Statuses: []int{503}}))
+	_, err = c.GetGeneration(t.Context(), g.Id)
+	var apiErr *client.APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, 503, apiErr.StatusCode, "every answer replaced, after the client's retries")
+	require.NoError(t, faults.SetConfig(clienttest.FaultConfig{}))
+	_, err = c.GetGeneration(t.Context(), g.Id)
+	require.NoError(t, err)
+}
