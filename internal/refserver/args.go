@@ -255,8 +255,11 @@ func checkPermission(canonical string, args map[string]any) *apiError {
 		"%s produces a person's likeness: set args.permissionConfirmed to true to confirm you have the person's permission", canonical)
 }
 
-// checkWebhookURL accepts https URLs with a host, and, when allowed, http
-// URLs on a loopback host for local tests.
+// checkWebhookURL accepts https URLs whose host can be publicly reachable,
+// and, when allowed, http or https URLs on a loopback host for local tests.
+// Hosts that can never be reached from the service (loopback, private,
+// link-local, unspecified or multicast addresses, localhost) are refused,
+// as the interface document asks for a publicly reachable URL.
 func (s *Server) checkWebhookURL(raw *string) *apiError {
 	if raw == nil {
 		return nil
@@ -265,15 +268,31 @@ func (s *Server) checkWebhookURL(raw *string) *apiError {
 	if err != nil || u.Host == "" || u.Hostname() == "" {
 		return invalidf("webhookUrl must be an absolute https URL")
 	}
-	switch u.Scheme {
-	case "https":
-		return nil
-	case "http":
-		if s.allowHTTPWebhooks && isLoopback(u.Hostname()) {
-			return nil
-		}
+	host := u.Hostname()
+	local := s.allowHTTPWebhooks && isLoopback(host)
+	switch {
+	case u.Scheme != "https" && !(u.Scheme == "http" && local):
+		return invalidf("webhookUrl must be an https URL")
+	case !local && !publicHost(host):
+		return invalidf("webhookUrl must be publicly reachable; %q is a local or private address", host)
 	}
-	return invalidf("webhookUrl must be an https URL")
+	return nil
+}
+
+// publicHost reports whether host may be reachable from the internet: any
+// DNS name except localhost, and IP addresses outside the loopback,
+// private, link-local, unspecified and multicast ranges.
+func publicHost(host string) bool {
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return false
+	}
+	ip := net.ParseIP(h)
+	if ip == nil {
+		return true
+	}
+	return !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified())
 }
 
 // isLoopback reports whether host names this machine.

@@ -132,6 +132,16 @@ func (s *Server) UploadFiles(ctx context.Context, req api.UploadFilesRequestObje
 	return api.UploadFiles200JSONResponse(out), nil
 }
 
+// ceilSecond rounds t up to a whole second. Signed URLs carry their expiry
+// in unix seconds, so rounding up keeps a URL valid for at least the
+// validity announced in expiresIn.
+func ceilSecond(t time.Time) time.Time {
+	if r := t.Truncate(time.Second); !r.Equal(t) {
+		return r.Add(time.Second)
+	}
+	return t
+}
+
 // declaredKnown reports whether a part's declared type is one the service
 // accepts, and so must match the bytes.
 func declaredKnown(declared string) bool {
@@ -183,7 +193,7 @@ func (s *Server) CreateUploadURL(ctx context.Context, req api.CreateUploadURLReq
 	kind, _ := media.Accepted(ct)
 	f := &file{
 		id: "file_" + randomHex(12), projectID: p.id, size: b, declared: ct,
-		mediaType: ct, kind: kind, reservedUntil: now.Add(uploadURLValidity),
+		mediaType: ct, kind: kind, reservedUntil: ceilSecond(now.Add(uploadURLValidity)),
 	}
 	s.files[f.id] = f
 	length := strconv.FormatInt(b, 10)

@@ -101,11 +101,12 @@ const (
 )
 
 // outputView renders the output of a finished generation, its URLs signed
-// until the generation expires. The caller holds s.mu.
+// until the generation expires (rounded up to the second the URL carries;
+// the storage host also checks expiresAt itself). The caller holds s.mu.
 func (s *Server) outputView(g *generation, base string) model.Output {
 	o := model.Output{Mime: g.out.mime}
 	asset := func(name string) *string {
-		u := s.signedURL(base, "GET", "/storage/generations/"+g.id+"/"+name, g.expiresAt)
+		u := s.signedURL(base, "GET", "/storage/generations/"+g.id+"/"+name, ceilSecond(g.expiresAt))
 		return &u
 	}
 	switch g.kind {

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -334,7 +335,27 @@ func requestError(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, invalidf("request body is larger than 1 MiB"))
 		return
 	}
+	if r.URL.Path == "/v3/files/upload-url" && hugeBytes(err) {
+		writeError(w, newError(http.StatusRequestEntityTooLarge, model.ErrorCodePayloadTooLarge, "bytes is over 30 MB (%d bytes)", maxFileSize))
+		return
+	}
 	writeError(w, invalidf("%s", describeDecodeError(err)))
+}
+
+// hugeBytes reports whether err is the decoder refusing a bytes value that
+// is a whole number too large for an integer: a size above 30 MB, 413 like
+// any other, rather than a malformed one.
+func hugeBytes(err error) bool {
+	var typeErr *json.UnmarshalTypeError
+	if !errors.As(err, &typeErr) || typeErr.Field != "bytes" {
+		return false
+	}
+	num, ok := strings.CutPrefix(typeErr.Value, "number ")
+	if !ok {
+		return false
+	}
+	f, _, perr := big.ParseFloat(num, 10, 256, big.ToNearestEven)
+	return perr == nil && f.IsInt() && f.Cmp(big.NewFloat(maxFileSize)) > 0
 }
 
 // describeDecodeError words a JSON decoding error in the terms of the

@@ -84,10 +84,12 @@ func (s *Server) CreateVoice(ctx context.Context, req api.CreateVoiceRequestObje
 	if !ok || f.projectID != p.id || !f.isLive(now) {
 		return invalidf("audio: file %q not found (upload it first; files expire 24 hours after upload)", req.Body.Audio), nil
 	}
-	// A video container counts when it holds a real audio stream (a WebM
-	// recording, say); AudioDuration only succeeds when it does.
-	if (f.kind != media.Audio && f.kind != media.Video) || f.audio <= 0 {
-		return invalidf("audio: file %q is not an audio file with a readable audio stream (it holds %s)", req.Body.Audio, f.mediaType), nil
+	// The documented formats are MP3, WAV, M4A, OGG, FLAC or WebM: every
+	// accepted audio type, and of the video containers WebM alone, when it
+	// holds a real audio stream (a browser recording, say); AudioDuration
+	// only succeeds when it does.
+	if (f.kind != media.Audio && (f.kind != media.Video || f.mediaType != media.TypeWebM)) || f.audio <= 0 {
+		return invalidf("audio: file %q is not MP3, WAV, M4A, OGG, FLAC or WebM with a readable audio stream (it holds %s)", req.Body.Audio, f.mediaType), nil
 	}
 	if f.audio < minSample {
 		return invalidf("audio: the sample is too short (%.1f s); send at least 10 seconds of clean speech, about 30 is best", f.audio.Seconds()), nil
