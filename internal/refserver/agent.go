@@ -45,11 +45,13 @@ func (s *Server) CallAgent(ctx context.Context, req api.CallAgentRequestObject) 
 	}
 	orig, ok := ctx.Value(requestKey{}).(*http.Request)
 	if !ok || req.Body == nil {
-		return api.CallAgent400JSONResponse{Error: model.ErrorDetail{Code: model.ErrorCodeInvalidArgument, Message: "the body must be a JSON-RPC 2.0 message"}}, nil
+		return agentBadRequest("the body must be a JSON-RPC 2.0 message"), nil
 	}
+	// The generated decoder consumed the original body, so the message is
+	// encoded again for the MCP handler.
 	body, err := json.Marshal(req.Body)
 	if err != nil {
-		return api.CallAgent400JSONResponse{Error: model.ErrorDetail{Code: model.ErrorCodeInvalidArgument, Message: "the body must be a JSON-RPC 2.0 message"}}, nil
+		return agentBadRequest("the body must be a JSON-RPC 2.0 message"), nil
 	}
 	r := orig.Clone(ctx)
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -65,10 +67,19 @@ func (s *Server) CallAgent(ctx context.Context, req api.CallAgentRequestObject) 
 	case http.StatusAccepted:
 		return api.CallAgent202Response{}, nil
 	case http.StatusBadRequest:
-		return api.CallAgent400JSONResponse{Error: model.ErrorDetail{Code: model.ErrorCodeInvalidArgument, Message: agentMessage(rec)}}, nil
+		return agentBadRequest(agentMessage(rec)), nil
 	default:
-		return newError(rec.Code, agentCode(rec.Code), "%s", agentMessage(rec)), nil
+		code, ok := agentCodes[rec.Code]
+		if !ok {
+			code = codeInternal
+		}
+		return newError(rec.Code, code, "%s", agentMessage(rec)), nil
 	}
+}
+
+// agentBadRequest is the documented 400 answer of POST /v3/mcp.
+func agentBadRequest(msg string) api.CallAgent400JSONResponse {
+	return api.CallAgent400JSONResponse{Error: model.ErrorDetail{Code: model.ErrorCodeInvalidArgument, Message: msg}}
 }
 
 // agentMessage extracts a short message from the MCP handler's answer.
@@ -83,23 +94,14 @@ func agentMessage(rec *httptest.ResponseRecorder) string {
 	return string(msg)
 }
 
-// agentCode maps a status of the MCP handler to an error code.
-func agentCode(status int) model.ErrorCode {
-	switch status {
-	case http.StatusUnauthorized:
-		return model.ErrorCodeUnauthorized
-	case http.StatusForbidden:
-		return model.ErrorCodeForbidden
-	case http.StatusNotFound:
-		return model.ErrorCodeNotFound
-	case http.StatusMethodNotAllowed:
-		return model.ErrorCodeMethodNotAllowed
-	case http.StatusRequestEntityTooLarge:
-		return model.ErrorCodePayloadTooLarge
-	case http.StatusUnsupportedMediaType:
-		return model.ErrorCodeUnsupportedMediaType
-	case http.StatusTooManyRequests:
-		return model.ErrorCodeRateLimited
-	}
-	return codeInternal
+// agentCodes maps the error statuses of the MCP handler to error codes;
+// any other status is answered as internal_error.
+var agentCodes = map[int]model.ErrorCode{
+	http.StatusUnauthorized:          model.ErrorCodeUnauthorized,
+	http.StatusForbidden:             model.ErrorCodeForbidden,
+	http.StatusNotFound:              model.ErrorCodeNotFound,
+	http.StatusMethodNotAllowed:      model.ErrorCodeMethodNotAllowed,
+	http.StatusRequestEntityTooLarge: model.ErrorCodePayloadTooLarge,
+	http.StatusUnsupportedMediaType:  model.ErrorCodeUnsupportedMediaType,
+	http.StatusTooManyRequests:       model.ErrorCodeRateLimited,
 }

@@ -2,13 +2,13 @@ package refserver
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -54,44 +54,44 @@ var (
 	resolutions  = []string{"720p", "1080p"}
 	colorPattern = regexp.MustCompile(`^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$`)
 
-	prompt      = argRule{typ: argText, required: true, min: 1, max: maxPrompt}
-	optPrompt   = argRule{typ: argText, min: 1, max: maxPrompt}
-	image       = argRule{typ: argImage, required: true}
-	optImage    = argRule{typ: argImage}
-	aspect      = argRule{typ: argEnum, enum: aspectAll}
-	flag        = argRule{typ: argBool}
-	resolutionR = argRule{typ: argEnum, enum: resolutions}
-	durationR   = argRule{typ: argInt, min: minDuration, max: maxDuration}
-	voice       = argRule{typ: argVoice, required: true}
+	rulePrompt     = argRule{typ: argText, required: true, min: 1, max: maxPrompt}
+	ruleOptPrompt  = argRule{typ: argText, min: 1, max: maxPrompt}
+	ruleImage      = argRule{typ: argImage, required: true}
+	ruleOptImage   = argRule{typ: argImage}
+	ruleAspect     = argRule{typ: argEnum, enum: aspectAll}
+	ruleFlag       = argRule{typ: argBool}
+	ruleResolution = argRule{typ: argEnum, enum: resolutions}
+	ruleDuration   = argRule{typ: argInt, min: minDuration, max: maxDuration}
+	ruleVoice      = argRule{typ: argVoice, required: true}
 )
 
 // featureArgs lists every argument each feature takes (DESIGN.md). Names
 // not listed are refused, so a typo such as aspect_ratio is never silently
 // ignored.
 var featureArgs = map[string]map[string]argRule{
-	"image/generation":        {"prompt": prompt, "aspectRatio": aspect, "fineDetails": flag, "image": optImage},
-	"image/self-portrait":     {"image": image, "prompt": prompt, "aspectRatio": aspect, "permissionConfirmed": flag},
-	"image/product-shot":      {"image": image, "prompt": prompt, "aspectRatio": aspect, "fineDetails": flag},
-	"image/ad":                {"image": image, "prompt": prompt, "aspectRatio": aspect, "fineDetails": flag},
-	"image/youtube-thumbnail": {"prompt": prompt, "image": optImage, "aspectRatio": aspect, "fineDetails": flag},
+	"image/generation":        {"prompt": rulePrompt, "aspectRatio": ruleAspect, "fineDetails": ruleFlag, "image": ruleOptImage},
+	"image/self-portrait":     {"image": ruleImage, "prompt": rulePrompt, "aspectRatio": ruleAspect, "permissionConfirmed": ruleFlag},
+	"image/product-shot":      {"image": ruleImage, "prompt": rulePrompt, "aspectRatio": ruleAspect, "fineDetails": ruleFlag},
+	"image/ad":                {"image": ruleImage, "prompt": rulePrompt, "aspectRatio": ruleAspect, "fineDetails": ruleFlag},
+	"image/youtube-thumbnail": {"prompt": rulePrompt, "image": ruleOptImage, "aspectRatio": ruleAspect, "fineDetails": ruleFlag},
 	"video/logo-reveal": {
-		"image": image, "prompt": prompt,
+		"image": ruleImage, "prompt": rulePrompt,
 		"mode":          {typ: argEnum, enum: []string{"intro", "outro"}},
 		"aspectRatio":   {typ: argEnum, enum: aspectReveal},
 		"background":    {typ: argColor},
-		"generateAudio": flag,
-		"duration":      durationR,
-		"resolution":    resolutionR,
+		"generateAudio": ruleFlag,
+		"duration":      ruleDuration,
+		"resolution":    ruleResolution,
 	},
-	"video/object-reveal": {"image": image, "prompt": prompt, "aspectRatio": aspect, "duration": durationR, "resolution": resolutionR},
+	"video/object-reveal": {"image": ruleImage, "prompt": rulePrompt, "aspectRatio": ruleAspect, "duration": ruleDuration, "resolution": ruleResolution},
 	// Any feature accepts a prompt taken from a template (the interface
 	// document), so the speech features take an optional one too.
 	"video/avatar": {
-		"voiceId": voice, "script": {typ: argText, required: true, min: 1, max: maxAvatarScript},
-		"image": optImage, "aspectRatio": aspect, "resolution": resolutionR, "permissionConfirmed": flag,
-		"prompt": optPrompt,
+		"voiceId": ruleVoice, "script": {typ: argText, required: true, min: 1, max: maxAvatarScript},
+		"image": ruleOptImage, "aspectRatio": ruleAspect, "resolution": ruleResolution, "permissionConfirmed": ruleFlag,
+		"prompt": ruleOptPrompt,
 	},
-	"audio/voiceover": {"voiceId": voice, "script": {typ: argText, required: true, min: 1, max: maxVoiceScript}, "prompt": optPrompt},
+	"audio/voiceover": {"voiceId": ruleVoice, "script": {typ: argText, required: true, min: 1, max: maxVoiceScript}, "prompt": ruleOptPrompt},
 }
 
 // likeness lists the features that produce a person's likeness and need
@@ -102,26 +102,13 @@ var likeness = map[string]bool{"image/self-portrait": true, "video/avatar": true
 // ids included. The caller holds s.mu.
 func (s *Server) validateArgs(p *project, canonical string, args map[string]any, now time.Time) *apiError {
 	rules := featureArgs[canonical]
-	names := make([]string, 0, len(args))
-	for name := range args {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	// Sorted, so that the first problem reported is the same on every call.
+	ruleNames := slices.Sorted(maps.Keys(rules))
+	for _, name := range slices.Sorted(maps.Keys(args)) {
 		if _, ok := rules[name]; !ok {
-			known := make([]string, 0, len(rules))
-			for k := range rules {
-				known = append(known, k)
-			}
-			sort.Strings(known)
-			return invalidf("args.%s is not an argument of %s (arguments: %s)", name, canonical, strings.Join(known, ", "))
+			return invalidf("args.%s is not an argument of %s (arguments: %s)", name, canonical, strings.Join(ruleNames, ", "))
 		}
 	}
-	ruleNames := make([]string, 0, len(rules))
-	for name := range rules {
-		ruleNames = append(ruleNames, name)
-	}
-	sort.Strings(ruleNames)
 	for _, name := range ruleNames {
 		v, ok := args[name]
 		rule := rules[name]
@@ -174,8 +161,8 @@ func (s *Server) checkArg(p *project, name string, rule argRule, v any, now time
 		if !ok || id == "" {
 			return invalidf("args.%s must be a file id (a string from the upload endpoints)", name)
 		}
-		f, ok := s.files[id]
-		if !ok || f.projectID != p.id || !f.isLive(now) {
+		f, ok := s.liveFile(p, id, now)
+		if !ok {
 			return invalidf("args.%s: file %q not found (upload it first; files expire 24 hours after upload)", name, id)
 		}
 		if f.kind != media.Image || !f.decodes {

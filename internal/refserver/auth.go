@@ -37,8 +37,9 @@ func caller(ctx context.Context) (*project, *apiError) {
 	return nil, newError(http.StatusUnauthorized, model.ErrorCodeUnauthorized, "missing API key")
 }
 
-// base returns the scheme and host absolute URLs are built from.
-func base(ctx context.Context) string {
+// baseFrom returns the scheme and host absolute URLs are built from: the
+// request's [baseURL], which serveAPI stores in the context.
+func baseFrom(ctx context.Context) string {
 	if b, ok := ctx.Value(baseKey{}).(string); ok {
 		return b
 	}

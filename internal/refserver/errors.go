@@ -65,7 +65,8 @@ func insufficientBalance(required, balance int64) *apiError {
 	}
 }
 
-// write sends the error answer.
+// write sends the error answer; the body is encoded first so that an
+// encoding failure leaves the status unwritten.
 func (e *apiError) write(w http.ResponseWriter) error {
 	body := e.body
 	if body == nil {
@@ -94,59 +95,24 @@ func writeError(w http.ResponseWriter, err error) {
 	_ = ae.write(w)
 }
 
-// VisitUploadFilesResponse writes the error answer.
-func (e *apiError) VisitUploadFilesResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitCreateUploadURLResponse writes the error answer.
-func (e *apiError) VisitCreateUploadURLResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitListGenerationsResponse writes the error answer.
-func (e *apiError) VisitListGenerationsResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitCreateGenerationResponse writes the error answer.
-func (e *apiError) VisitCreateGenerationResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitDeleteGenerationResponse writes the error answer.
-func (e *apiError) VisitDeleteGenerationResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitGetGenerationResponse writes the error answer.
-func (e *apiError) VisitGetGenerationResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitDeleteAgentResponse writes the error answer.
-func (e *apiError) VisitDeleteAgentResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitGetAgentResponse writes the error answer.
-func (e *apiError) VisitGetAgentResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitCallAgentResponse writes the error answer.
-func (e *apiError) VisitCallAgentResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitGetOpenAPIResponse writes the error answer.
-func (e *apiError) VisitGetOpenAPIResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitGetPricingResponse writes the error answer.
-func (e *apiError) VisitGetPricingResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitListTemplatesResponse writes the error answer.
-func (e *apiError) VisitListTemplatesResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitGetTemplatePreviewResponse writes the error answer.
+// The Visit methods make *apiError an answer of every operation, so a
+// handler returns its errors as its response object.
+func (e *apiError) VisitUploadFilesResponse(w http.ResponseWriter) error        { return e.write(w) }
+func (e *apiError) VisitCreateUploadURLResponse(w http.ResponseWriter) error    { return e.write(w) }
+func (e *apiError) VisitListGenerationsResponse(w http.ResponseWriter) error    { return e.write(w) }
+func (e *apiError) VisitCreateGenerationResponse(w http.ResponseWriter) error   { return e.write(w) }
+func (e *apiError) VisitDeleteGenerationResponse(w http.ResponseWriter) error   { return e.write(w) }
+func (e *apiError) VisitGetGenerationResponse(w http.ResponseWriter) error      { return e.write(w) }
+func (e *apiError) VisitDeleteAgentResponse(w http.ResponseWriter) error        { return e.write(w) }
+func (e *apiError) VisitGetAgentResponse(w http.ResponseWriter) error           { return e.write(w) }
+func (e *apiError) VisitCallAgentResponse(w http.ResponseWriter) error          { return e.write(w) }
+func (e *apiError) VisitGetOpenAPIResponse(w http.ResponseWriter) error         { return e.write(w) }
+func (e *apiError) VisitGetPricingResponse(w http.ResponseWriter) error         { return e.write(w) }
+func (e *apiError) VisitListTemplatesResponse(w http.ResponseWriter) error      { return e.write(w) }
 func (e *apiError) VisitGetTemplatePreviewResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitListVoicesResponse writes the error answer.
-func (e *apiError) VisitListVoicesResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitCreateVoiceResponse writes the error answer.
-func (e *apiError) VisitCreateVoiceResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitDeleteVoiceResponse writes the error answer.
-func (e *apiError) VisitDeleteVoiceResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitGetVoiceResponse writes the error answer.
-func (e *apiError) VisitGetVoiceResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitUnfavoriteVoiceResponse writes the error answer.
-func (e *apiError) VisitUnfavoriteVoiceResponse(w http.ResponseWriter) error { return e.write(w) }
-
-// VisitFavoriteVoiceResponse writes the error answer.
-func (e *apiError) VisitFavoriteVoiceResponse(w http.ResponseWriter) error { return e.write(w) }
+func (e *apiError) VisitListVoicesResponse(w http.ResponseWriter) error         { return e.write(w) }
+func (e *apiError) VisitCreateVoiceResponse(w http.ResponseWriter) error        { return e.write(w) }
+func (e *apiError) VisitDeleteVoiceResponse(w http.ResponseWriter) error        { return e.write(w) }
+func (e *apiError) VisitGetVoiceResponse(w http.ResponseWriter) error           { return e.write(w) }
+func (e *apiError) VisitUnfavoriteVoiceResponse(w http.ResponseWriter) error    { return e.write(w) }
+func (e *apiError) VisitFavoriteVoiceResponse(w http.ResponseWriter) error      { return e.write(w) }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"strconv"
 	"strings"
@@ -36,6 +37,25 @@ type file struct {
 // isLive reports whether the file landed and has not expired at now.
 func (f *file) isLive(now time.Time) bool {
 	return !f.landed.IsZero() && now.Before(f.landed.Add(retention))
+}
+
+// expired reports whether the file is gone at now: a reservation whose
+// upload URL expired before the bytes landed, or a file past its retention.
+func (f *file) expired(now time.Time) bool {
+	if f.landed.IsZero() {
+		return !now.Before(f.reservedUntil)
+	}
+	return !f.isLive(now)
+}
+
+// liveFile returns p's file id if its bytes landed and it has not expired.
+// The caller holds s.mu.
+func (s *Server) liveFile(p *project, id string, now time.Time) (*file, bool) {
+	f, ok := s.files[id]
+	if !ok || f.projectID != p.id || !f.isLive(now) {
+		return nil, false
+	}
+	return f, true
 }
 
 // fileMeta is what inspect learns from bytes.
@@ -90,29 +110,12 @@ func (s *Server) UploadFiles(ctx context.Context, req api.UploadFilesRequestObje
 		if len(got) == maxFilesPerBatch {
 			return invalidf("at most %d files per upload", maxFilesPerBatch), nil
 		}
-		name := part.FileName()
-		data, err := io.ReadAll(io.LimitReader(part, maxFileSize+1))
-		part.Close()
-		if err != nil {
-			return uploadReadError(err), nil
+		f, aerr := readUploadPart(part)
+		if aerr != nil {
+			return aerr, nil
 		}
-		if len(data) > maxFileSize {
-			return invalidf("file %q is over 30 MB (%d bytes)", name, maxFileSize), nil
-		}
-		meta := inspect(data)
-		if meta.kind == media.Unknown {
-			return invalidf("file %q is not of an accepted type (images, audio, video, PDF, ZIP, text, JSON)", name), nil
-		}
-		// The bytes decide the type. A declared type the service knows must
-		// agree with them; one it does not know (a client's guess from the
-		// name) is ignored.
-		if declared := part.Header.Get("Content-Type"); declaredKnown(declared) && !media.Compatible(declared, meta.mediaType) {
-			return invalidf("file %q is declared %s but its bytes are %s", name, declared, meta.mediaType), nil
-		}
-		got = append(got, &file{
-			projectID: p.id, name: name, size: int64(len(data)),
-			mediaType: meta.mediaType, kind: meta.kind, decodes: meta.decodes, audio: meta.audio,
-		})
+		f.projectID = p.id
+		got = append(got, f)
 	}
 	if len(got) == 0 {
 		return invalidf("no file under the field \"files\""), nil
@@ -130,6 +133,34 @@ func (s *Server) UploadFiles(ctx context.Context, req api.UploadFilesRequestObje
 		out.Files[i] = model.File{Id: f.id, OriginalName: &name, Size: &size}
 	}
 	return api.UploadFiles200JSONResponse(out), nil
+}
+
+// readUploadPart reads and classifies one file of a multipart upload, and
+// closes the part.
+func readUploadPart(part *multipart.Part) (*file, *apiError) {
+	name := part.FileName()
+	data, err := io.ReadAll(io.LimitReader(part, maxFileSize+1))
+	part.Close()
+	if err != nil {
+		return nil, uploadReadError(err)
+	}
+	if len(data) > maxFileSize {
+		return nil, invalidf("file %q is over 30 MB (%d bytes)", name, maxFileSize)
+	}
+	meta := inspect(data)
+	if meta.kind == media.Unknown {
+		return nil, invalidf("file %q is not of an accepted type (images, audio, video, PDF, ZIP, text, JSON)", name)
+	}
+	// The bytes decide the type. A declared type the service knows must
+	// agree with them; one it does not know (a client's guess from the
+	// name) is ignored.
+	if declared := part.Header.Get("Content-Type"); declaredKnown(declared) && !media.Compatible(declared, meta.mediaType) {
+		return nil, invalidf("file %q is declared %s but its bytes are %s", name, declared, meta.mediaType)
+	}
+	return &file{
+		name: name, size: int64(len(data)),
+		mediaType: meta.mediaType, kind: meta.kind, decodes: meta.decodes, audio: meta.audio,
+	}, nil
 }
 
 // ceilSecond rounds t up to a whole second. Signed URLs carry their expiry
@@ -182,7 +213,8 @@ func (s *Server) CreateUploadURL(ctx context.Context, req api.CreateUploadURLReq
 	if b > maxFileSize {
 		return newError(http.StatusRequestEntityTooLarge, model.ErrorCodePayloadTooLarge, "bytes is over 30 MB (%d bytes)", maxFileSize), nil
 	}
-	if _, ok := media.Accepted(ct); !ok {
+	kind, ok := media.Accepted(ct)
+	if !ok {
 		return newError(http.StatusUnsupportedMediaType, model.ErrorCodeUnsupportedMediaType,
 			"contentType %q is not accepted (images, audio, video, PDF, ZIP, text, JSON)", ct), nil
 	}
@@ -190,7 +222,6 @@ func (s *Server) CreateUploadURL(ctx context.Context, req api.CreateUploadURLReq
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
-	kind, _ := media.Accepted(ct)
 	f := &file{
 		id: "file_" + randomHex(12), projectID: p.id, size: b, declared: ct,
 		mediaType: ct, kind: kind, reservedUntil: ceilSecond(now.Add(uploadURLValidity)),
@@ -199,7 +230,7 @@ func (s *Server) CreateUploadURL(ctx context.Context, req api.CreateUploadURLReq
 	length := strconv.FormatInt(b, 10)
 	return api.CreateUploadURL200JSONResponse{
 		File:      model.FileRef{Id: f.id},
-		UploadUrl: s.signedURL(base(ctx), http.MethodPut, "/storage/uploads/"+f.id, f.reservedUntil, ct, length),
+		UploadUrl: s.signedURL(baseFrom(ctx), http.MethodPut, "/storage/uploads/"+f.id, f.reservedUntil, ct, length),
 		Method:    model.UploadURLMethodPUT,
 		Headers:   model.UploadHeaders{ContentType: ct, ContentLength: length},
 		ExpiresIn: int(uploadURLValidity / time.Second),

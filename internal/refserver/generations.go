@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -50,10 +51,10 @@ type generation struct {
 	expiresAt   time.Time
 	outcome     Outcome
 
-	status       model.GenerationStatus
-	responseDate time.Time
-	errMsg       string
-	deleted      bool // removed for the caller; kept only to settle its charge
+	// Once terminal, the generation ended at endAt: that is its responseDate.
+	status  model.GenerationStatus
+	errMsg  string
+	deleted bool // removed for the caller; kept only to settle its charge
 }
 
 // terminal reports whether the generation reached done, error or timeout.
@@ -115,6 +116,8 @@ func (s *Server) CreateGeneration(ctx context.Context, req api.CreateGenerationR
 	if err := s.checkWebhookURL(req.Body.WebhookUrl); err != nil {
 		return err, nil
 	}
+	// Drawn before taking s.mu: the outcome function is the caller's code and
+	// may call back into the server.
 	outcome := s.outcome(info.Name)
 
 	s.mu.Lock()
@@ -132,10 +135,7 @@ func (s *Server) CreateGeneration(ctx context.Context, req api.CreateGenerationR
 	}
 	p.balance -= charge
 
-	params := make(map[string]any, len(req.Body.Args))
-	for k, v := range req.Body.Args {
-		params[k] = v
-	}
+	params := maps.Clone(req.Body.Args)
 	spec := outputFor(info, params)
 	d := s.scaled(renderDuration(info.Kind, spec))
 	s.seq++
@@ -148,7 +148,7 @@ func (s *Server) CreateGeneration(ctx context.Context, req api.CreateGenerationR
 		kind:        info.Kind,
 		params:      params,
 		charge:      charge,
-		base:        base(ctx),
+		base:        baseFrom(ctx),
 		out:         spec,
 		requestDate: now,
 		runningAt:   now.Add(time.Duration(float64(d) * pendingShare)),
@@ -156,12 +156,10 @@ func (s *Server) CreateGeneration(ctx context.Context, req api.CreateGenerationR
 		expiresAt:   now.Add(retention),
 		outcome:     outcome,
 		status:      model.GenerationStatusPending,
-	}
-	if req.Body.WebhookUrl != nil {
-		g.webhookURL = *req.Body.WebhookUrl
+		webhookURL:  deref(req.Body.WebhookUrl),
 	}
 	s.gens[g.id] = g
-	return api.CreateGeneration200JSONResponse{Generation: s.generationView(g, base(ctx))}, nil
+	return api.CreateGeneration200JSONResponse{Generation: s.generationView(g, g.base)}, nil
 }
 
 // featureNames lists the canonical feature names for messages.
@@ -186,7 +184,7 @@ func (s *Server) GetGeneration(ctx context.Context, req api.GetGenerationRequest
 	if !g.visible(p.id, s.clock.Now()) {
 		return notFoundf("generation %q not found (generations are removed 24 hours after the request)", req.Id), nil
 	}
-	return api.GetGeneration200JSONResponse{Generation: s.generationView(g, base(ctx))}, nil
+	return api.GetGeneration200JSONResponse{Generation: s.generationView(g, baseFrom(ctx))}, nil
 }
 
 // DeleteGeneration answers DELETE /v3/generations/{id}: the generation and
@@ -263,17 +261,32 @@ func (s *Server) ListGenerations(ctx context.Context, req api.ListGenerationsReq
 			page.NextCursor = &next
 			break
 		}
-		page.Generations = append(page.Generations, s.generationView(g, base(ctx)))
+		page.Generations = append(page.Generations, s.generationView(g, baseFrom(ctx)))
 	}
 	return api.ListGenerations200JSONResponse(page), nil
 }
 
-// newer orders generations newest first: by request time, then by id.
+// newer orders generations newest first.
 func newer(a, b *generation) bool {
-	if !a.requestDate.Equal(b.requestDate) {
-		return a.requestDate.After(b.requestDate)
+	return newestFirst(a.requestDate, a.id, b.requestDate, b.id)
+}
+
+// newestFirst is the list order of generations and clones: by request time,
+// newest first, then by id, so that rows requested together keep one order.
+func newestFirst(aTime time.Time, aID string, bTime time.Time, bID string) bool {
+	if !aTime.Equal(bTime) {
+		return aTime.After(bTime)
 	}
-	return a.id > b.id
+	return aID > bID
+}
+
+// deref returns *p, or the zero value when an optional field is absent.
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }
 
 // cursor is the last row of a page.
@@ -324,7 +337,7 @@ func (s *Server) generationView(g *generation, base string) model.Generation {
 	expires := g.expiresAt.UTC()
 	out.ExpiresAt = &expires
 	if g.terminal() {
-		rd := g.responseDate.UTC()
+		rd := g.endAt.UTC()
 		out.ResponseDate = &rd
 	}
 	if g.errMsg != "" {

@@ -106,7 +106,7 @@ const (
 func (s *Server) outputView(g *generation, base string) model.Output {
 	o := model.Output{Mime: g.out.mime}
 	asset := func(name string) *string {
-		u := s.signedURL(base, "GET", "/storage/generations/"+g.id+"/"+name, ceilSecond(g.expiresAt))
+		u := s.assetURL(base, "generations", g.id, name, ceilSecond(g.expiresAt))
 		return &u
 	}
 	switch g.kind {

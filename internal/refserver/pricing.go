@@ -2,8 +2,9 @@ package refserver
 
 import (
 	"context"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/mediagen/mediagen-go/internal/api"
 	"github.com/mediagen/mediagen-go/internal/api/model"
@@ -26,21 +27,21 @@ type priceEntry struct {
 }
 
 var (
-	fineDetails = map[string]map[string]float64{"fineDetails": {"off": 1, "on": 1.5}}
-	resolution  = map[string]map[string]float64{"resolution": {"720p": 1, "1080p": 1.5}}
+	fineDetailsVariant = map[string]map[string]float64{"fineDetails": {"off": 1, "on": 1.5}}
+	resolutionVariant  = map[string]map[string]float64{"resolution": {"720p": 1, "1080p": 1.5}}
 )
 
 // prices is the one price table of the default plan, served by
 // GET /v3/pricing and used for every charge.
 var prices = map[string]priceEntry{
 	"image/self-portrait":     {0.06, unitCall, nil},
-	"image/generation":        {0.04, unitCall, fineDetails},
-	"image/product-shot":      {0.05, unitCall, fineDetails},
-	"image/youtube-thumbnail": {0.05, unitCall, fineDetails},
-	"image/ad":                {0.08, unitCall, fineDetails},
-	"video/logo-reveal":       {0.10, unitSecond, resolution},
-	"video/object-reveal":     {0.12, unitSecond, resolution},
-	"video/avatar":            {0.50, unit15s, resolution},
+	"image/generation":        {0.04, unitCall, fineDetailsVariant},
+	"image/product-shot":      {0.05, unitCall, fineDetailsVariant},
+	"image/youtube-thumbnail": {0.05, unitCall, fineDetailsVariant},
+	"image/ad":                {0.08, unitCall, fineDetailsVariant},
+	"video/logo-reveal":       {0.10, unitSecond, resolutionVariant},
+	"video/object-reveal":     {0.12, unitSecond, resolutionVariant},
+	"video/avatar":            {0.50, unit15s, resolutionVariant},
 	"audio/voiceover":         {0.15, unit1000Chars, nil},
 	feature.VoiceClone:        {1.00, unitCall, nil},
 }
@@ -62,12 +63,7 @@ func cost(canonical string, args map[string]any) int64 {
 		return 0
 	}
 	x := e.price
-	names := make([]string, 0, len(e.variants))
-	for name := range e.variants {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(e.variants)) {
 		v, ok := args[name]
 		if !ok {
 			v = variantDefaults[name]
@@ -116,12 +112,10 @@ func pricingTable() model.PricingTable {
 		unit := model.PricingEntryUnit(e.unit)
 		entry := model.PricingEntry{Price: e.price, Unit: &unit}
 		if e.variants != nil {
+			// A deep copy: the shared table must not be reachable from an answer.
 			v := make(map[string]map[string]float64, len(e.variants))
 			for arg, m := range e.variants {
-				v[arg] = make(map[string]float64, len(m))
-				for k, f := range m {
-					v[arg][k] = f
-				}
+				v[arg] = maps.Clone(m)
 			}
 			entry.Variants = &v
 		}

@@ -30,6 +30,11 @@ type project struct {
 	previousUntil time.Time
 }
 
+// public is what [Server.Project] tells a caller about p.
+func (p *project) public() Project {
+	return Project{APIKey: p.key, WebhookSecret: p.secret}
+}
+
 // rotationOverlap is how long a rotated-out webhook secret keeps signing.
 const rotationOverlap = 24 * time.Hour
 
@@ -70,7 +75,7 @@ func (s *Server) AddProject(apiKey string, balance float64) Project {
 		s.projects[apiKey] = p
 	}
 	p.balance = toUnits(balance)
-	return Project{APIKey: p.key, WebhookSecret: p.secret}
+	return p.public()
 }
 
 // Project returns the project of apiKey, if there is one.
@@ -81,7 +86,7 @@ func (s *Server) Project(apiKey string) (Project, bool) {
 	if !ok {
 		return Project{}, false
 	}
-	return Project{APIKey: p.key, WebhookSecret: p.secret}, true
+	return p.public(), true
 }
 
 // Balance returns the balance of apiKey's project in USD, after settling
@@ -122,7 +127,7 @@ func (s *Server) RotateWebhookSecret(apiKey string) (Project, bool) {
 	}
 	p.previous, p.previousUntil = p.secret, s.clock.Now().Add(rotationOverlap)
 	p.secret = newWebhookSecret()
-	return Project{APIKey: p.key, WebhookSecret: p.secret}, true
+	return p.public(), true
 }
 
 // WebhookSecrets returns the secrets a delivery for apiKey's project is

@@ -37,7 +37,7 @@ func (s *Server) settle() {
 		}
 	}
 	for id, f := range s.files {
-		if f.landed.IsZero() && !now.Before(f.reservedUntil) || !f.landed.IsZero() && !f.isLive(now) {
+		if f.expired(now) {
 			delete(s.files, id)
 		}
 	}
@@ -60,7 +60,6 @@ func (s *Server) advanceGeneration(g *generation, now time.Time) (Event, bool) {
 	if now.Before(g.endAt) {
 		return Event{}, false
 	}
-	g.responseDate = g.endAt
 	switch g.outcome {
 	case OutcomeError:
 		g.status, g.errMsg = model.GenerationStatusError, renderFailedMsg

@@ -42,6 +42,12 @@ func (s *Server) signedURL(base, method, path string, expires time.Time, extra .
 	return base + path + "?" + q.Encode()
 }
 
+// assetURL signs a GET of one asset, /storage/{collection}/{id}/{name}: the
+// layout serveStorage routes.
+func (s *Server) assetURL(base, collection, id, name string, expires time.Time) string {
+	return s.signedURL(base, http.MethodGet, "/storage/"+collection+"/"+id+"/"+name, expires)
+}
+
 // checkSignature verifies a storage request's signature and expiry.
 func (s *Server) checkSignature(r *http.Request, method string, extra ...string) *apiError {
 	exp, err := strconv.ParseInt(r.URL.Query().Get("expires"), 10, 64)

@@ -3,7 +3,6 @@ package refserver
 import (
 	"context"
 	"errors"
-	"net/http"
 	"time"
 
 	"github.com/mediagen/mediagen-go/internal/api"
@@ -26,28 +25,18 @@ func (s *Server) ListTemplates(ctx context.Context, req api.ListTemplatesRequest
 	if _, err := caller(ctx); err != nil {
 		return err, nil
 	}
-	q := catalog.TemplateQuery{}
 	prm := req.Params
-	if prm.Feature != nil {
-		q.Feature = *prm.Feature // "" lists the default feature
+	q := catalog.TemplateQuery{
+		Feature:  deref(prm.Feature), // "" lists the default feature
+		Category: deref(prm.Category),
+		Titles:   deref(prm.Title),
 	}
-	if prm.Category != nil {
-		q.Category = *prm.Category
+	var aerr *apiError
+	if q.PerCategory, aerr = boundedParam("perCategory", prm.PerCategory, catalog.MaxPerCategory); aerr != nil {
+		return aerr, nil
 	}
-	if prm.Title != nil {
-		q.Titles = *prm.Title
-	}
-	if prm.PerCategory != nil {
-		if *prm.PerCategory < 1 || *prm.PerCategory > catalog.MaxPerCategory {
-			return invalidf("perCategory must be an integer from 1 to %d", catalog.MaxPerCategory), nil
-		}
-		q.PerCategory = *prm.PerCategory
-	}
-	if prm.Limit != nil {
-		if *prm.Limit < 1 || *prm.Limit > catalog.MaxLimit {
-			return invalidf("limit must be an integer from 1 to %d", catalog.MaxLimit), nil
-		}
-		q.Limit = *prm.Limit
+	if q.Limit, aerr = boundedParam("limit", prm.Limit, catalog.MaxLimit); aerr != nil {
+		return aerr, nil
 	}
 	list, err := catalog.Templates(q)
 	switch {
@@ -56,27 +45,45 @@ func (s *Server) ListTemplates(ctx context.Context, req api.ListTemplatesRequest
 	case err != nil:
 		return invalidf("%s", err.Error()), nil
 	}
-	b := base(ctx)
+	b := baseFrom(ctx)
 	expires := s.clock.Now().Add(previewURLValidity)
 	out := model.TemplateList{Templates: make([]model.Template, len(list))}
 	for i, t := range list {
-		mt := model.Template{Id: t.ID, Title: t.Title, Category: t.Category, Feature: model.Feature(t.Feature),
-			Previews: make([]model.TemplatePreviewRef, len(t.Previews))}
-		for j, pv := range t.Previews {
-			ref := model.TemplatePreviewRef{
-				Id:     pv.ID,
-				Gender: pv.Gender,
-				Image:  s.signedURL(b, http.MethodGet, "/storage/templates/"+pv.ID+"/"+templateImageName, expires),
-			}
-			if pv.HasVideo {
-				v := s.signedURL(b, http.MethodGet, "/storage/templates/"+pv.ID+"/"+templateVideoName, expires)
-				ref.Video = &v
-			}
-			mt.Previews[j] = ref
-		}
-		out.Templates[i] = mt
+		out.Templates[i] = s.templateView(t, b, expires)
 	}
 	return api.ListTemplates200JSONResponse(out), nil
+}
+
+// boundedParam reads an optional integer parameter that must lie in 1..hi;
+// 0 when absent.
+func boundedParam(name string, v *int, hi int) (int, *apiError) {
+	if v == nil {
+		return 0, nil
+	}
+	if *v < 1 || *v > hi {
+		return 0, invalidf("%s must be an integer from 1 to %d", name, hi)
+	}
+	return *v, nil
+}
+
+// templateView renders a template with its preview URLs signed for base
+// until expires.
+func (s *Server) templateView(t catalog.Template, base string, expires time.Time) model.Template {
+	mt := model.Template{Id: t.ID, Title: t.Title, Category: t.Category, Feature: model.Feature(t.Feature),
+		Previews: make([]model.TemplatePreviewRef, len(t.Previews))}
+	for j, pv := range t.Previews {
+		ref := model.TemplatePreviewRef{
+			Id:     pv.ID,
+			Gender: pv.Gender,
+			Image:  s.assetURL(base, "templates", pv.ID, templateImageName, expires),
+		}
+		if pv.HasVideo {
+			v := s.assetURL(base, "templates", pv.ID, templateVideoName, expires)
+			ref.Video = &v
+		}
+		mt.Previews[j] = ref
+	}
+	return mt
 }
 
 // GetTemplatePreview answers GET /v3/templates/{previewId} with the prompt

@@ -18,13 +18,13 @@ import (
 
 // Voice cloning rules.
 const (
-	maxTraining       = 5                // clones training at once, for the whole organization
-	cloneTraining     = 30 * time.Second // training time at scale 1
-	minSample         = 10 * time.Second // shortest usable voice sample
-	voicePreviewName  = "preview.wav"
-	voicePreviewLen   = 5 * time.Second
-	trainingFailedMsg = "training failed; the charge was refunded"
-	trainingTimeout   = "training timed out; the charge was refunded"
+	maxTraining        = 5                // clones training at once, for the whole organization
+	cloneTraining      = 30 * time.Second // training time at scale 1
+	minSample          = 10 * time.Second // shortest usable voice sample
+	voicePreviewName   = "preview.wav"
+	voicePreviewLen    = 5 * time.Second
+	trainingFailedMsg  = "training failed; the charge was refunded"
+	trainingTimeoutMsg = "training timed out; the charge was refunded"
 )
 
 // clone is one of a project's cloned voices.
@@ -39,11 +39,10 @@ type clone struct {
 	charge      int64
 	outcome     Outcome
 
-	requestDate  time.Time
-	endAt        time.Time
-	status       model.VoiceStatus
-	responseDate time.Time
-	errMsg       string
+	requestDate time.Time
+	endAt       time.Time // training ends; the responseDate once it has
+	status      model.VoiceStatus
+	errMsg      string
 }
 
 // newUUID returns a random RFC 4122 version 4 UUID, the shape of every
@@ -75,24 +74,13 @@ func (s *Server) CreateVoice(ctx context.Context, req api.CreateVoiceRequestObje
 	if err := s.checkWebhookURL(req.Body.WebhookUrl); err != nil {
 		return err, nil
 	}
-	outcome := s.outcome(feature.VoiceClone)
+	outcome := s.outcome(feature.VoiceClone) // before s.mu, as in CreateGeneration
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
-	f, ok := s.files[req.Body.Audio]
-	if !ok || f.projectID != p.id || !f.isLive(now) {
-		return invalidf("audio: file %q not found (upload it first; files expire 24 hours after upload)", req.Body.Audio), nil
-	}
-	// The documented formats are MP3, WAV, M4A, OGG, FLAC or WebM: every
-	// accepted audio type, and of the video containers WebM alone, when it
-	// holds a real audio stream (a browser recording, say); AudioDuration
-	// only succeeds when it does.
-	if (f.kind != media.Audio && (f.kind != media.Video || f.mediaType != media.TypeWebM)) || f.audio <= 0 {
-		return invalidf("audio: file %q is not MP3, WAV, M4A, OGG, FLAC or WebM with a readable audio stream (it holds %s)", req.Body.Audio, f.mediaType), nil
-	}
-	if f.audio < minSample {
-		return invalidf("audio: the sample is too short (%.1f s); send at least 10 seconds of clean speech, about 30 is best", f.audio.Seconds()), nil
+	if err := s.checkVoiceSample(p, req.Body.Audio, now); err != nil {
+		return err, nil
 	}
 	charge := cost(feature.VoiceClone, nil)
 	if p.balance < charge {
@@ -106,17 +94,32 @@ func (s *Server) CreateVoice(ctx context.Context, req api.CreateVoiceRequestObje
 	p.balance -= charge
 	c := &clone{
 		id: newUUID(), projectID: p.id, projectKey: p.key, name: name,
-		base: base(ctx), charge: charge, outcome: outcome,
+		base: baseFrom(ctx), charge: charge, outcome: outcome,
 		requestDate: now, endAt: now.Add(s.scaled(cloneTraining)), status: model.VoiceStatusRunning,
-	}
-	if req.Body.Description != nil {
-		c.description = *req.Body.Description
-	}
-	if req.Body.WebhookUrl != nil {
-		c.webhookURL = *req.Body.WebhookUrl
+		description: deref(req.Body.Description), webhookURL: deref(req.Body.WebhookUrl),
 	}
 	s.clones[c.id] = c
 	return api.CreateVoice200JSONResponse{Voice: cloneView(c)}, nil
+}
+
+// checkVoiceSample explains why file id cannot be p's voice sample, or
+// returns nil. The caller holds s.mu.
+func (s *Server) checkVoiceSample(p *project, id string, now time.Time) *apiError {
+	f, ok := s.liveFile(p, id, now)
+	if !ok {
+		return invalidf("audio: file %q not found (upload it first; files expire 24 hours after upload)", id)
+	}
+	// The documented formats are MP3, WAV, M4A, OGG, FLAC or WebM: every
+	// accepted audio type, and of the video containers WebM alone, when it
+	// holds a real audio stream (a browser recording, say); AudioDuration
+	// only succeeds when it does.
+	if (f.kind != media.Audio && (f.kind != media.Video || f.mediaType != media.TypeWebM)) || f.audio <= 0 {
+		return invalidf("audio: file %q is not MP3, WAV, M4A, OGG, FLAC or WebM with a readable audio stream (it holds %s)", id, f.mediaType)
+	}
+	if f.audio < minSample {
+		return invalidf("audio: the sample is too short (%.1f s); send at least 10 seconds of clean speech, about 30 is best", f.audio.Seconds())
+	}
+	return nil
 }
 
 // trainingSlot reports whether all training slots are taken and, if so,
@@ -145,12 +148,11 @@ func (s *Server) advanceClone(c *clone, now time.Time) (Event, bool) {
 	if c.status != model.VoiceStatusRunning || now.Before(c.endAt) {
 		return Event{}, false
 	}
-	c.responseDate = c.endAt
 	switch c.outcome {
 	case OutcomeError, OutcomeTimeout:
 		c.status, c.errMsg = model.VoiceStatusError, trainingFailedMsg
 		if c.outcome == OutcomeTimeout {
-			c.errMsg = trainingTimeout
+			c.errMsg = trainingTimeoutMsg
 		}
 		if p, ok := s.projects[c.projectKey]; ok {
 			p.balance += c.charge
@@ -177,7 +179,7 @@ func cloneView(c *clone) model.Voice {
 		v.Description = &d
 	}
 	if c.status != model.VoiceStatusRunning {
-		t := c.responseDate.UTC()
+		t := c.endAt.UTC()
 		v.ResponseDate = &t
 	}
 	if c.errMsg != "" {
@@ -193,11 +195,21 @@ func (s *Server) catalogView(v catalog.Voice, projectID, base string, now time.T
 	slug, locale, desc := v.Slug, v.Locale, v.Description
 	tags := append([]string{}, v.Tags...)
 	fav := s.favorites[projectID][v.ID]
-	preview := s.signedURL(base, http.MethodGet, "/storage/voices/"+v.ID+"/"+voicePreviewName, now.Add(previewURLValidity))
+	preview := s.assetURL(base, "voices", v.ID, voicePreviewName, now.Add(previewURLValidity))
 	return model.Voice{
 		Id: v.ID, Owner: model.VoiceOwnerService, Name: v.Name, Description: &desc,
 		Slug: &slug, Tags: &tags, Locale: &locale, Favorite: &fav, Preview: &preview,
 	}
+}
+
+// ownClone returns the clone id when it belongs to p; other projects' clones
+// do not exist for p. The caller holds s.mu.
+func (s *Server) ownClone(p *project, id string) (*clone, bool) {
+	c, ok := s.clones[id]
+	if !ok || c.projectID != p.id {
+		return nil, false
+	}
+	return c, true
 }
 
 // usableVoice explains why id cannot voice a generation of p, or returns
@@ -206,8 +218,8 @@ func (s *Server) usableVoice(p *project, id string) error {
 	if _, ok := catalog.LookupVoice(id); ok {
 		return nil
 	}
-	c, ok := s.clones[id]
-	if !ok || c.projectID != p.id {
+	c, ok := s.ownClone(p, id)
+	if !ok {
 		return fmt.Errorf("voice %q not found", id)
 	}
 	switch c.status {
@@ -248,11 +260,8 @@ func (s *Server) ListVoices(ctx context.Context, req api.ListVoicesRequestObject
 			return invalidf("owner must be service or project, or omitted for both"), nil
 		}
 	}
-	favOnly := req.Params.Favorites != nil && truthy(*req.Params.Favorites)
-	var tags []string
-	if req.Params.Tag != nil {
-		tags = *req.Params.Tag
-	}
+	favOnly := truthy(deref(req.Params.Favorites))
+	tags := deref(req.Params.Tag)
 
 	s.settle()
 	s.mu.Lock()
@@ -260,19 +269,7 @@ func (s *Server) ListVoices(ctx context.Context, req api.ListVoicesRequestObject
 	now := s.clock.Now()
 	out := model.VoiceList{Voices: []model.Voice{}}
 	if wantProject && !favOnly {
-		var mine []*clone
-		for _, c := range s.clones {
-			if c.projectID == p.id {
-				mine = append(mine, c)
-			}
-		}
-		sort.Slice(mine, func(i, j int) bool {
-			if !mine[i].requestDate.Equal(mine[j].requestDate) {
-				return mine[i].requestDate.After(mine[j].requestDate)
-			}
-			return mine[i].id > mine[j].id
-		})
-		for _, c := range mine {
+		for _, c := range s.projectClones(p) {
 			out.Voices = append(out.Voices, cloneView(c))
 		}
 	}
@@ -283,10 +280,24 @@ func (s *Server) ListVoices(ctx context.Context, req api.ListVoicesRequestObject
 				(favOnly && !s.favorites[p.id][v.ID]) {
 				continue
 			}
-			out.Voices = append(out.Voices, s.catalogView(v, p.id, base(ctx), now))
+			out.Voices = append(out.Voices, s.catalogView(v, p.id, baseFrom(ctx), now))
 		}
 	}
 	return api.ListVoices200JSONResponse(out), nil
+}
+
+// projectClones returns p's clones, newest first. The caller holds s.mu.
+func (s *Server) projectClones(p *project) []*clone {
+	var mine []*clone
+	for _, c := range s.clones {
+		if c.projectID == p.id {
+			mine = append(mine, c)
+		}
+	}
+	sort.Slice(mine, func(i, j int) bool {
+		return newestFirst(mine[i].requestDate, mine[i].id, mine[j].requestDate, mine[j].id)
+	})
+	return mine
 }
 
 // GetVoice answers GET /v3/voices/{id}: a catalog voice by uuid or slug, or
@@ -299,11 +310,11 @@ func (s *Server) GetVoice(ctx context.Context, req api.GetVoiceRequestObject) (a
 	s.settle()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c, ok := s.clones[req.Id]; ok && c.projectID == p.id {
+	if c, ok := s.ownClone(p, req.Id); ok {
 		return api.GetVoice200JSONResponse{Voice: cloneView(c)}, nil
 	}
 	if v, ok := catalog.LookupVoice(req.Id); ok {
-		return api.GetVoice200JSONResponse{Voice: s.catalogView(v, p.id, base(ctx), s.clock.Now())}, nil
+		return api.GetVoice200JSONResponse{Voice: s.catalogView(v, p.id, baseFrom(ctx), s.clock.Now())}, nil
 	}
 	return notFoundf("voice %q not found", req.Id), nil
 }
@@ -317,8 +328,8 @@ func (s *Server) DeleteVoice(ctx context.Context, req api.DeleteVoiceRequestObje
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.clones[req.Id]
-	if !ok || c.projectID != p.id {
+	c, ok := s.ownClone(p, req.Id)
+	if !ok {
 		return notFoundf("voice %q is not one of this project's clones", req.Id), nil
 	}
 	delete(s.clones, c.id)
