@@ -81,7 +81,7 @@ func run(ctx context.Context, out io.Writer) error {
 			return nil // a voice event: not ours to handle here
 		}
 		mu.Lock()
-		calls[ev.Generation.Id]++
+		calls[ev.Generation.ID]++
 		mu.Unlock()
 		// ev.Raw shares the request's buffer; keep a copy.
 		events <- received{ev, bytes.Clone(ev.Raw)}
@@ -105,13 +105,12 @@ func run(ctx context.Context, out io.Writer) error {
 
 	waiting := map[string]bool{}
 	for _, prompt := range []string{"a paper boat on a rain puddle", "a red fox in fresh snow", "a lighthouse at dusk"} {
-		g, err := c.CreateGeneration(ctx, client.FeatureImageGeneration,
-			client.ImageGenerationArgs{Prompt: prompt}, client.WithWebhookURL(hookURL))
+		g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: prompt}, client.WithWebhookURL(hookURL))
 		if err != nil {
 			return err
 		}
-		waiting[g.Id] = true
-		fmt.Fprintf(out, "submitted %s\n", g.Id)
+		waiting[g.ID] = true
+		fmt.Fprintf(out, "submitted %s\n", g.ID)
 	}
 
 	// Webhooks are best effort: a real program would fall back to
@@ -121,15 +120,15 @@ func run(ctx context.Context, out io.Writer) error {
 		select {
 		case r := <-events:
 			g := r.event.Generation
-			if !waiting[g.Id] {
+			if !waiting[g.ID] {
 				continue // another generation of the project
 			}
-			delete(waiting, g.Id)
-			mime := "-"
-			if g.Output != nil {
-				mime = g.Output.Mime
+			delete(waiting, g.ID)
+			mime := g.Output.Mime
+			if mime == "" {
+				mime = "-" // failed renders have no output
 			}
-			fmt.Fprintf(out, "event %s %s %s\n", r.event.Name, g.Id, mime)
+			fmt.Fprintf(out, "event %s %s %s\n", r.event.Name, g.ID, mime)
 			if first.event == nil {
 				first = r
 			}
@@ -144,7 +143,7 @@ func run(ctx context.Context, out io.Writer) error {
 	webhook.SetHeaders(req.Header, []string{secret}, time.Now(), first.body)
 	rec := httptest.NewRecorder()
 	handler.ServeHTTP(rec, req)
-	id := first.event.Generation.Id
+	id := first.event.Generation.ID
 	mu.Lock()
 	n := calls[id]
 	mu.Unlock()
