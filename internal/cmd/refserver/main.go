@@ -27,6 +27,18 @@
 // example, to test a client's retries:
 //
 //	go run ./internal/cmd/refserver -render-scale 0.01 -fault-seed 1 -fault-http 0.2 -fault-statuses 503,429 -fault-drop-after 0.1
+//
+// -test-control serves the test-control API under /test/v1/, described by
+// openapi/testcontrol.json, and prints MEDIAGEN_TEST_CONTROL_URL as a fourth
+// line. With it a test in any language can move the clock, read and set its
+// project's balance, rotate its webhook secret, retire a catalog voice and
+// switch faults while the server runs; each call carries a project's API key
+// in the Authorization header, as on /v3. The server's clock is then real
+// time plus an offset that only POST /test/v1/clock/advance grows. Without
+// the flag those paths answer 404 like any unknown path:
+//
+//	go run ./internal/cmd/refserver -test-control -allow-http-webhooks -api-key KEY
+//	curl -s -X POST -H 'Authorization: KEY' -d '{"duration":"24h1m"}' http://127.0.0.1:8080/test/v1/clock/advance
 package main
 
 import (
@@ -76,6 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	balance := fs.Float64("balance", 100, "starting balance of every project, in USD")
 	scale := fs.Float64("render-scale", 1, "multiplier of render and training durations (0.01 makes them fast)")
 	allowHTTP := fs.Bool("allow-http-webhooks", false, "accept http:// webhook URLs on loopback hosts")
+	testControl := fs.Bool("test-control", false, "serve the test-control API under "+refserver.TestControlPrefix+"/ (clock, balance, webhook secret, voices, faults)")
 	var faults fault.Config
 	fs.Int64Var(&faults.Seed, "fault-seed", 0, "seed of the fault draws")
 	fs.Float64Var(&faults.RenderError, "fault-render-error", 0, "probability a render or clone training ends in error")
@@ -118,8 +131,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "refserver: webhook %s to %s dropped after %d attempts (status %d, error %v)\n", r.Event, r.URL, r.Attempts, r.Status, r.Err)
 		}}),
 	}
-	if faulty(faults) {
+	// Test control switches faults at run time, so it needs an injector even
+	// when no -fault flag asks for one yet.
+	if faulty(faults) || *testControl {
 		opts = append(opts, refserver.WithFaults(faults))
+	}
+	if *testControl {
+		// Real time, so renders progress on their own, plus an offset that
+		// the test-control API grows.
+		opts = append(opts, refserver.WithClock(refserver.NewOffsetClock()))
 	}
 	for _, k := range keys {
 		opts = append(opts, refserver.WithProject(k, *balance))
@@ -135,9 +155,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	first, _ := srv.Project(keys[0])
-	fmt.Fprintf(stdout, "MEDIAGEN_BASE_URL=http://%s\nMEDIAGEN_API_KEY=%s\nMEDIAGEN_WEBHOOK_SECRET=%s\n", dialable(ln.Addr()), first.APIKey, first.WebhookSecret)
+	base := "http://" + dialable(ln.Addr())
+	fmt.Fprintf(stdout, "MEDIAGEN_BASE_URL=%s\nMEDIAGEN_API_KEY=%s\nMEDIAGEN_WEBHOOK_SECRET=%s\n", base, first.APIKey, first.WebhookSecret)
 
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	var handler http.Handler = srv
+	if *testControl {
+		fmt.Fprintf(stdout, "MEDIAGEN_TEST_CONTROL_URL=%s%s\n", base, refserver.TestControlPrefix)
+		handler = withTestControl(srv)
+	}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -148,6 +174,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return hs.Shutdown(shutdown)
+}
+
+// withTestControl serves the test-control API beside srv, outside its fault
+// injector, so that a test can always heal the server it broke.
+func withTestControl(srv *refserver.Server) http.Handler {
+	tc := srv.TestControl()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refserver.IsTestControlPath(r.URL.Path) {
+			tc.ServeHTTP(w, r)
+			return
+		}
+		srv.ServeHTTP(w, r)
+	})
 }
 
 // faulty reports whether any fault flag asks for a fault.

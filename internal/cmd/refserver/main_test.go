@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,8 +41,12 @@ func startLogging(t *testing.T, stderr io.Writer, args ...string) (map[string]st
 		errc <- err
 	}()
 	vars := map[string]string{}
+	want := 3
+	if slices.Contains(args, "-test-control") {
+		want = 4 // MEDIAGEN_TEST_CONTROL_URL too
+	}
 	sc := bufio.NewScanner(pr)
-	for len(vars) < 3 && sc.Scan() {
+	for len(vars) < want && sc.Scan() {
 		k, v, ok := strings.Cut(sc.Text(), "=")
 		require.True(t, ok, sc.Text())
 		vars[k] = v
