@@ -10,11 +10,16 @@
 // no key it starts an in-process reference server and a loopback receiver:
 //
 //	go run ./examples/webhooks
+//
+// The receiver records the deliveries it has taken in a SQLite file, or in
+// PostgreSQL when MEDIAGEN_WEBHOOK_DB_DSN is set (for example
+// postgres://user:pass@host/db), which replicas of a receiver share.
 package main
 
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -23,8 +28,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	_ "modernc.org/sqlite"             // database/sql driver "sqlite", pure Go
 
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/internal/refserver"
@@ -71,8 +80,15 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 
+	store, closeStore, err := openStore(ctx, out)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+
 	// The handler verifies each signature, drops deliveries it has already
-	// taken, and answers within the service's 5-second window.
+	// taken (by the store, so across restarts and replicas), and answers
+	// within the service's 5-second window.
 	var mu sync.Mutex
 	calls := map[string]int{} // handler calls per generation id
 	events := make(chan received, 16)
@@ -86,7 +102,7 @@ func run(ctx context.Context, out io.Writer) error {
 		// ev.Raw shares the request's buffer; keep a copy.
 		events <- received{ev, bytes.Clone(ev.Raw)}
 		return nil
-	})
+	}, webhook.WithStore(store))
 	mux := http.NewServeMux()
 	mux.Handle("/webhooks", handler)
 	if hookURL == "" {
@@ -157,4 +173,41 @@ func envOr(name, fallback string) string {
 		return v
 	}
 	return fallback
+}
+
+// openStore opens the store of taken deliveries: PostgreSQL at
+// MEDIAGEN_WEBHOOK_DB_DSN when set, else a SQLite file in a temporary folder
+// (a real receiver keeps its file). Rows older than 48 hours are deleted in
+// the background.
+func openStore(ctx context.Context, out io.Writer) (*webhook.SQLStore, func(), error) {
+	driver, dialect, dsn, dir := "pgx", webhook.DialectPostgreSQL, os.Getenv("MEDIAGEN_WEBHOOK_DB_DSN"), ""
+	if dsn == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "webhooks-"); err != nil {
+			return nil, nil, err
+		}
+		driver, dialect = "sqlite", webhook.DialectSQLite
+		dsn = "file:" + filepath.Join(dir, "deliveries.db") + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)"
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	closeAll := func() {
+		db.Close()
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
+	}
+	store, err := webhook.NewSQLStore(db, webhook.WithDialect(dialect))
+	if err == nil {
+		err = store.CreateTable(ctx)
+	}
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	fmt.Fprintf(out, "delivery store: %s\n", dialect)
+	return store, closeAll, nil
 }
