@@ -21,6 +21,10 @@ import (
 // PostgreSQL server skip its tests. CI never sets it.
 const skipPostgresEnv = "MEDIAGEN_SKIP_POSTGRES"
 
+// durableEnv names the variable that keeps the engines' default durability
+// (a flush to disk at every commit), for benchmarks that must show its cost.
+const durableEnv = "MEDIAGEN_DB_DURABLE"
+
 const postgresHowTo = `The SQL store is tested against a real PostgreSQL server, which the tests
 start themselves from the server binaries (initdb, pg_ctl). Install them:
 
@@ -109,8 +113,11 @@ func startPostgres() (*pgServer, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
-	// Durability is of no use to a test and costs it most of its time.
-	opts := fmt.Sprintf("-k '%s' -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off", dir)
+	opts := fmt.Sprintf("-k '%s' -c listen_addresses=''", dir)
+	if os.Getenv(durableEnv) == "" {
+		// Durability is of no use to a test and costs it most of its time.
+		opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+	}
 	logFile := filepath.Join(dir, "server.log")
 	if out, err := s.run(s.pgCtl, "start", "-D", data, "-l", logFile, "-w", "-t", "60", "-o", opts); err != nil {
 		log, _ := os.ReadFile(logFile)

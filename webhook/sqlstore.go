@@ -33,6 +33,9 @@ const (
 // maxTableName keeps the derived index name within PostgreSQL's 63 bytes.
 const maxTableName = 48
 
+// firstCleanupAfter delays the first background Cleanup of a store.
+const firstCleanupAfter = time.Minute
+
 // Dialect is the SQL dialect of the database behind an SQLStore.
 type Dialect int
 
@@ -128,9 +131,11 @@ func WithCleanupBatch(n int) SQLOption {
 }
 
 // WithCleanupInterval sets how often Claim starts a Cleanup in the
-// background, so the table stays small without a scheduled job. Zero turns
-// that off, for those who call Cleanup themselves; d must not be negative.
-// The default is DefaultCleanupInterval.
+// background, so the table stays small without a scheduled job. The first
+// waits a minute after NewSQLStore (or d, if shorter), so that a program
+// which only starts up and stops does not race its own database's Close.
+// Zero turns that off, for those who call Cleanup themselves; d must not be
+// negative. The default is DefaultCleanupInterval.
 func WithCleanupInterval(d time.Duration) SQLOption {
 	return func(o *sqlOptions) {
 		if d < 0 {
@@ -174,7 +179,7 @@ type SQLStore struct {
 	release string
 	cleanup string
 
-	nextCleanup atomic.Int64 // unix nanoseconds; 0 lets the first Claim start one
+	nextCleanup atomic.Int64 // unix nanoseconds
 }
 
 // NewSQLStore returns a store over db. It does no I/O: call CreateTable
@@ -199,6 +204,7 @@ func NewSQLStore(db *sql.DB, opts ...SQLOption) (*SQLStore, error) {
 	}
 	s := &SQLStore{db: db, dialect: o.dialect, table: o.table, retain: o.retain, batch: o.batch, interval: o.interval}
 	s.prepare()
+	s.nextCleanup.Store(time.Now().Add(min(o.interval, firstCleanupAfter)).UnixNano())
 	return s, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -41,10 +42,16 @@ var engines = []engine{
 }
 
 // sqliteDSN is a database file of its own; the busy timeout makes writers
-// on other connections wait for the lock instead of failing.
+// on other connections wait for the lock instead of failing. In WAL mode,
+// synchronous NORMAL skips the flush at each commit (a commit survives the
+// process crashing, not the machine), unless durableEnv is set.
 func sqliteDSN(tb testing.TB) string {
 	path := filepath.Join(tb.TempDir(), "deliveries.db")
-	return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	flush := "NORMAL"
+	if os.Getenv(durableEnv) != "" {
+		flush = "FULL"
+	}
+	return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + flush + ")"
 }
 
 func (e engine) open(tb testing.TB, dsn string) *sql.DB {
@@ -226,16 +233,29 @@ func testCleanup(t *testing.T, e engine) {
 }
 
 func testBackgroundCleanup(t *testing.T, e engine) {
+	const every = 500 * time.Millisecond
 	db := e.open(t, e.database(t))
-	s := e.store(t, db, webhook.WithCleanupBatch(3), webhook.WithCleanupInterval(time.Hour))
-	plant(t, db, webhook.DefaultTable, time.Now().Add(-webhook.DefaultRetention-time.Hour), "o1", "o2", "o3", "o4", "o5")
-	assert.True(t, claim(t, s, "first"), "the first claim starts a cleanup")
-	assert.Eventually(t, func() bool { return countRows(t, db, webhook.DefaultTable) == 1 }, 10*time.Second, 10*time.Millisecond)
+	s := e.store(t, db, webhook.WithCleanupBatch(3), webhook.WithCleanupInterval(every))
+	made := time.Now()
+	old := time.Now().Add(-webhook.DefaultRetention - time.Hour)
+	plant(t, db, webhook.DefaultTable, old, "o1", "o2", "o3", "o4", "o5")
+	assert.True(t, claim(t, s, "early"))
+	if time.Since(made) < every/2 {
+		time.Sleep(50 * time.Millisecond)
+		assert.Equal(t, 6, countRows(t, db, webhook.DefaultTable), "no cleanup before the first interval")
+	}
 
-	plant(t, db, webhook.DefaultTable, time.Now().Add(-webhook.DefaultRetention-time.Hour), "o6")
-	assert.True(t, claim(t, s, "second"), "no second cleanup within the interval")
-	time.Sleep(100 * time.Millisecond)
-	assert.Equal(t, 3, countRows(t, db, webhook.DefaultTable))
+	time.Sleep(time.Until(made.Add(every)))
+	assert.True(t, claim(t, s, "due"), "this claim starts a cleanup")
+	started := time.Now()
+	assert.Eventually(t, func() bool { return countRows(t, db, webhook.DefaultTable) == 2 }, 10*time.Second, 5*time.Millisecond)
+
+	plant(t, db, webhook.DefaultTable, old, "o6")
+	assert.True(t, claim(t, s, "soon"))
+	time.Sleep(50 * time.Millisecond)
+	if time.Since(started) < every {
+		assert.Equal(t, 4, countRows(t, db, webhook.DefaultTable), "no second cleanup within the interval")
+	}
 }
 
 // A claim stuck behind another transaction's lock gives up when its context
