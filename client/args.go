@@ -1,5 +1,38 @@
 package client
 
+import "encoding/json"
+
+// Args are the arguments of one generation, and know their feature: one of
+// the typed structs below (such as [LogoRevealArgs]), or [RawArgs] for a
+// feature or an argument this version of the SDK does not type, and for the
+// legacy flat spellings. Pass them to [Client.CreateGeneration] and
+// [Pricing.Estimate].
+type Args interface {
+	// Feature returns the feature the arguments are for, in either spelling.
+	Feature() string
+}
+
+// RawArgs are free-form arguments: FeatureName (canonical or legacy
+// spelling) and the JSON object sent as args. A legacy spelling is sent,
+// and echoed back, as given.
+//
+//	client.RawArgs{FeatureName: "logo-reveal", Values: map[string]any{"image": id, "prompt": "sparks"}}
+type RawArgs struct {
+	FeatureName string
+	Values      map[string]any
+}
+
+// Feature returns FeatureName.
+func (a RawArgs) Feature() string { return a.FeatureName }
+
+// MarshalJSON encodes Values, so RawArgs and the typed structs encode alike.
+func (a RawArgs) MarshalJSON() ([]byte, error) {
+	if a.Values == nil {
+		return []byte("{}"), nil
+	}
+	return json.Marshal(a.Values)
+}
+
 // AspectRatio is the aspect ratio of an image or video. Logo reveals accept
 // only [Aspect16x9] and [Aspect9x16].
 type AspectRatio string

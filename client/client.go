@@ -6,18 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go/internal/link"
 )
 
 // Version is the version of this module, sent in the User-Agent header as
 // "mediagen-go/" + Version.
-const Version = "0.1.0"
+const Version = "0.2.0"
 
 // Environment variables [New] reads when the matching argument or option is
 // not given.
@@ -35,16 +36,20 @@ const maxResponseBody = 32 << 20
 // generations it has handed out, which is what lets billing-safe retries
 // tell its own generations from others: see [Client.CreateGeneration].
 type Client struct {
-	apiKey     string
-	userAgent  string
-	logger     *slog.Logger
-	http       *http.Client // the caller's client, for calls that must not be retried
-	policy     retryPolicy
-	maxRetries int
-	api        *api.Client // retried calls
-	once       *api.Client // calls sent at most once (multipart upload)
-	claims     *claims
-	searches   *searchLocks
+	apiKey   string
+	base     *config     // New's options, resolved
+	api      *api.Client // requests retried by the billing-safe policy
+	once     *api.Client // requests sent at most once (multipart upload)
+	claims   *claims
+	searches *searchLocks
+}
+
+// config is a resolved set of options: the client's, or a call's on top.
+type config struct {
+	s       settings
+	api     *http.Client          // API attempts: timeout and middleware
+	storage *http.Client          // storage attempts: transfer timeout and middleware
+	rc      *retryablehttp.Client // retries API attempts
 }
 
 // New returns a client for the project of apiKey. An empty apiKey is read
@@ -53,19 +58,8 @@ type Client struct {
 // either is missing, and with a descriptive error when an option is invalid.
 // It makes no request.
 func New(apiKey string, opts ...Option) (*Client, error) {
-	s := settings{
-		maxRetries:   DefaultMaxRetries,
-		retryWaitMin: DefaultRetryWaitMin,
-		retryWaitMax: DefaultRetryWaitMax,
-		userAgent:    "mediagen-go/" + Version,
-	}
-	var errs []error
-	for _, o := range opts {
-		if err := o(&s); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
+	s := defaultSettings()
+	if err := s.apply(opts); err != nil {
 		return nil, err
 	}
 	if apiKey == "" {
@@ -87,56 +81,135 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 	if s.httpClient == nil {
 		s.httpClient = &http.Client{}
 	}
-	if s.logger == nil {
-		s.logger = slog.New(slog.DiscardHandler)
+	if t := s.httpClient.Timeout; t > 0 && !s.timeoutSet {
+		s.timeout, s.transfer = t, t
 	}
-
-	c := &Client{
-		apiKey:     apiKey,
-		userAgent:  s.userAgent,
-		logger:     s.logger,
-		http:       s.httpClient,
-		policy:     retryPolicy{waitMin: s.retryWaitMin, waitMax: s.retryWaitMax},
-		claims:     newClaims(),
-		searches:   newSearchLocks(),
-		maxRetries: s.maxRetries,
-	}
-	rc := &retryablehttp.Client{
-		HTTPClient:     s.httpClient,
-		RetryWaitMin:   s.retryWaitMin,
-		RetryWaitMax:   s.retryWaitMax,
-		RetryMax:       s.maxRetries,
-		CheckRetry:     c.policy.CheckRetry,
-		Backoff:        c.policy.Backoff,
-		ErrorHandler:   retryablehttp.PassthroughErrorHandler,
-		RequestLogHook: c.beforeAttempt,
-	}
+	c := &Client{apiKey: apiKey, claims: newClaims(), searches: newSearchLocks()}
+	c.base = c.resolve(s)
 	auth := api.WithRequestEditorFn(c.authorize)
-	if c.api, err = api.NewClient(base, api.WithHTTPClient(&retryDoer{rc: rc, logger: c.logger}), auth); err != nil {
+	if c.api, err = api.NewClient(base, api.WithHTTPClient(retryDoer{c}), auth); err != nil {
 		return nil, fmt.Errorf("mediagen: %w", err)
 	}
-	if c.once, err = api.NewClient(base, api.WithHTTPClient(&onceDoer{hc: s.httpClient, logger: c.logger}), auth); err != nil {
+	if c.once, err = api.NewClient(base, api.WithHTTPClient(onceDoer{c}), auth); err != nil {
 		return nil, fmt.Errorf("mediagen: %w", err)
 	}
 	return c, nil
 }
 
-// StorageClient returns an HTTP client for the storage URLs the service hands
-// out (signed upload URLs, outputs, previews). It shares the transport of
-// the client given to [WithHTTPClient] but never sends the API key, and it
-// does not retry: a storage PUT streams its body, which cannot be replayed.
-func (c *Client) StorageClient() *http.Client {
-	return &http.Client{
-		Transport:     c.http.Transport,
-		CheckRedirect: c.http.CheckRedirect,
-		Timeout:       c.http.Timeout,
+// RetryPolicy returns the client's retry policy, as [WithRetryPolicy] and
+// the other retry options set it.
+func (c *Client) RetryPolicy() RetryPolicy { return c.base.s.retry }
+
+// resolve builds the HTTP clients settings s asks for.
+func (c *Client) resolve(s settings) *config {
+	cfg := &config{s: s}
+	transport := s.httpClient.Transport
+	if len(s.middleware) > 0 {
+		transport = &middlewareTransport{next: transport, mw: s.middleware}
 	}
+	cfg.api = &http.Client{Transport: transport, CheckRedirect: s.httpClient.CheckRedirect, Jar: s.httpClient.Jar, Timeout: s.timeout}
+	// No jar for storage: cookies of the API host must not travel there.
+	cfg.storage = &http.Client{Transport: transport, CheckRedirect: s.httpClient.CheckRedirect, Timeout: s.transfer}
+	p := retryPolicy{waitMin: s.retry.WaitMin, waitMax: s.retry.WaitMax}
+	cfg.rc = &retryablehttp.Client{
+		HTTPClient:     cfg.api,
+		RetryWaitMin:   s.retry.WaitMin,
+		RetryWaitMax:   s.retry.WaitMax,
+		RetryMax:       s.retry.MaxRetries,
+		CheckRetry:     p.CheckRetry,
+		Backoff:        p.Backoff,
+		ErrorHandler:   retryablehttp.PassthroughErrorHandler,
+		RequestLogHook: c.beforeAttempt,
+	}
+	return cfg
 }
 
-// authorize adds the key and User-Agent to every API request.
-func (c *Client) authorize(_ context.Context, req *http.Request) error {
+// configure returns the configuration of a call with opts: the client's own
+// when there are none, so a call without options allocates nothing for them.
+func (c *Client) configure(opts []Option) (*config, error) {
+	if len(opts) == 0 {
+		return c.base, nil
+	}
+	s := c.base.s
+	s.perCall = true
+	if err := s.apply(opts); err != nil {
+		return nil, err
+	}
+	return c.resolve(s), nil
+}
+
+type configKey struct{}
+
+// start begins a call with opts: it resolves them and, when they differ
+// from the client's, puts them in the context the requests carry.
+func (c *Client) start(ctx context.Context, opts []Option) (context.Context, *config, error) {
+	cfg, err := c.configure(opts)
+	if err != nil {
+		return ctx, nil, err
+	}
+	if cfg != c.base {
+		ctx = context.WithValue(ctx, configKey{}, cfg)
+	}
+	return ctx, cfg, nil
+}
+
+// configOf returns the configuration a request's context carries.
+func (c *Client) configOf(ctx context.Context) *config {
+	if cfg, ok := ctx.Value(configKey{}).(*config); ok {
+		return cfg
+	}
+	return c.base
+}
+
+// inside is the client as packages upload and poll see it, for one call's
+// options.
+func (c *Client) inside(opts []Option) (*link.Client, error) {
+	cfg, err := c.configure(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &link.Client{
+		UploadFiles: func(ctx context.Context, contentType string, body io.Reader) ([]model.File, error) {
+			if cfg != c.base {
+				ctx = context.WithValue(ctx, configKey{}, cfg)
+			}
+			return c.uploadFiles(ctx, contentType, body)
+		},
+		Storage: cfg.storage,
+		Retry:   link.Retry{MaxRetries: cfg.s.retry.MaxRetries, WaitMin: cfg.s.retry.WaitMin, WaitMax: cfg.s.retry.WaitMax},
+		Logger:  cfg.s.logger,
+		Clock:   cfg.s.clock,
+	}, nil
+}
+
+func init() {
+	link.Of = func(x any, opts ...any) (*link.Client, error) {
+		c, ok := x.(*Client)
+		if !ok || c == nil {
+			return nil, errors.New("mediagen: nil *client.Client")
+		}
+		list := make([]Option, 0, len(opts))
+		for _, o := range opts {
+			opt, ok := o.(Option)
+			if !ok {
+				return nil, fmt.Errorf("mediagen: %T is not a client.Option", o)
+			}
+			list = append(list, opt)
+		}
+		return c.inside(list)
+	}
+	link.WithClock = func(clk link.Clock) any { return withClock(clk) }
+}
+
+// authorize adds the key, User-Agent and the caller's headers to every API
+// request.
+func (c *Client) authorize(ctx context.Context, req *http.Request) error {
+	cfg := c.configOf(ctx)
+	for k, vs := range cfg.s.header {
+		req.Header[k] = append(req.Header[k], vs...)
+	}
 	req.Header.Set("Authorization", c.apiKey)
-	req.Header.Set("User-Agent", c.userAgent)
+	req.Header.Set("User-Agent", cfg.s.userAgent)
 	return nil
 }
 
@@ -154,19 +227,19 @@ func (c *Client) decode(ctx context.Context, resp *http.Response, err error, out
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		return newAPIError(resp, body, c.apiKey)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
-	if err != nil {
+	if out == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
+		return nil
+	}
+	// Decoded as it streams in: no copy of the whole body first.
+	dec := json.NewDecoder(io.LimitReader(resp.Body, maxResponseBody))
+	if err := dec.Decode(out); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return newBodyError(resp, err)
 	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(body, out); err != nil {
-		return newBodyError(resp, err)
-	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	return nil
 }
 

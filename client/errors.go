@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
 // Sentinel errors for [errors.Is]. An [*APIError] matches the sentinel of its
@@ -126,26 +127,6 @@ type errorBody struct {
 	} `json:"error"`
 }
 
-// parseRetryAfter reads a Retry-After value: delay seconds or an HTTP date,
-// relative to now. Unparsable or negative values give false.
-func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs < 0 {
-			return 0, false
-		}
-		// A value past what a Duration holds would wrap; it means "very long".
-		return time.Duration(min(secs, math.MaxInt64/int64(time.Second))) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(0, t.Sub(now)), true
-	}
-	return 0, false
-}
-
 // newAPIError builds the error for a non-2xx answer to req. Any occurrence of
 // secret (the API key) in the body is masked, so an echo by a proxy or the
 // service cannot leak it.
@@ -158,7 +139,7 @@ func newAPIError(resp *http.Response, body []byte, secret string) error {
 	if req := resp.Request; req != nil {
 		e.Method, e.Path = req.Method, req.URL.Path
 	}
-	if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+	if d, ok := retry.After(resp, time.Now()); ok {
 		e.RetryAfter = d
 	}
 	var eb errorBody

@@ -99,20 +99,17 @@ const (
 	avatarMaxFactor      = 1.5
 )
 
-// Estimate returns what a call of feature (either spelling) with args (typed
-// or a map, as for [Client.CreateGeneration]) costs on this price list: the
+// Estimate returns what a call with args (typed or [RawArgs], as for
+// [Client.CreateGeneration]) costs on this price list: the
 // base price, times the multiplier each priced argument selects (an absent
 // argument at its default, a boolean as off/on), times the units: 1 per
 // call, the duration in seconds (default 5) for reveals, each started 15 s
 // of avatar clip, each started 1,000 characters of voiceover script. For an
 // avatar the clip length is known only after rendering, so the result is a
-// range. Use [FeatureVoiceClone] with nil args for the price of a clone.
-func (p Pricing) Estimate(feature string, args any) (Estimate, error) {
-	m, err := argsMap(args)
+// range. RawArgs{FeatureName: [FeatureVoiceClone]} prices a voice clone.
+func (p Pricing) Estimate(args Args) (Estimate, error) {
+	feature, m, _, err := encodeArgs(args)
 	if err != nil {
-		return Estimate{}, err
-	}
-	if err := checkArgsFeature(feature, args); err != nil {
 		return Estimate{}, err
 	}
 	name := CanonicalFeature(feature)
@@ -124,14 +121,14 @@ func (p Pricing) Estimate(feature string, args any) (Estimate, error) {
 		return Estimate{}, fmt.Errorf("%w: no price for feature %q on this plan", ErrInvalidArgument, feature)
 	}
 	e := Estimate{Feature: name, Price: entry.Price, Unit: documentedUnit(name)}
-	if entry.Price == 0 && entry.Amount != nil {
-		e.Price = *entry.Amount
+	if entry.Price == 0 {
+		e.Price = entry.Amount
 	}
-	if entry.Unit != nil {
-		e.Unit = *entry.Unit
+	if entry.Unit != "" {
+		e.Unit = entry.Unit
 	}
 	if entry.Variants != nil {
-		if e.Multipliers, err = multipliers(*entry.Variants, m); err != nil {
+		if e.Multipliers, err = multipliers(entry.Variants, m); err != nil {
 			return Estimate{}, err
 		}
 	}
@@ -139,6 +136,10 @@ func (p Pricing) Estimate(feature string, args any) (Estimate, error) {
 		return Estimate{}, err
 	}
 	e.Min, e.Max = e.cost(e.MinUnits), e.cost(e.MaxUnits)
+	if !(e.Min >= 0 && e.Max >= e.Min) || math.IsInf(e.Max, 0) {
+		// NaN fails both comparisons: a broken price list, not a price.
+		return Estimate{}, fmt.Errorf("mediagen: the price list gives %s a cost of %v to %v USD; not a price", name, e.Min, e.Max)
+	}
 	return e, nil
 }
 

@@ -10,11 +10,15 @@ import (
 
 // CreateUploadURL reserves a signed upload of exactly size bytes of
 // contentType: step 1 of the two-step upload (the upload package does all
-// steps). PUT the bytes to the URL with [Client.StorageClient] before it
+// steps): PUT the bytes to its UploadURL, without the API key, before it
 // expires. Reserving charges nothing, so it is retried like a read.
-func (c *Client) CreateUploadURL(ctx context.Context, size int64, contentType string) (*UploadURL, error) {
+func (c *Client) CreateUploadURL(ctx context.Context, size int64, contentType string, opts ...Option) (*UploadURL, error) {
 	if size < 0 || contentType == "" {
 		return nil, fmt.Errorf("%w: CreateUploadURL needs a size >= 0 and a content type", ErrInvalidArgument)
+	}
+	ctx, _, err := c.start(ctx, opts)
+	if err != nil {
+		return nil, err
 	}
 	ctx, _ = withCall(ctx, classSafe)
 	resp, err := c.api.CreateUploadURL(ctx, model.CreateUploadURLRequest{Bytes: size, ContentType: contentType})
@@ -25,12 +29,10 @@ func (c *Client) CreateUploadURL(ctx context.Context, size int64, contentType st
 	return &u, nil
 }
 
-// UploadFiles sends a multipart/form-data body the caller built (files under
-// the field "files", at most 10 of 30 MB each) and returns the files in
-// submission order. contentType must carry the boundary, as
-// [mime/multipart.Writer.FormDataContentType] gives it. The body is streamed,
-// not buffered, and therefore never retried.
-func (c *Client) UploadFiles(ctx context.Context, contentType string, body io.Reader) ([]File, error) {
+// uploadFiles sends a multipart/form-data body package upload built (files
+// under the field "files") and returns the files in submission order. The
+// body is streamed, not buffered, and therefore never retried.
+func (c *Client) uploadFiles(ctx context.Context, contentType string, body io.Reader) ([]File, error) {
 	resp, err := c.once.UploadFilesWithBody(ctx, contentType, body)
 	var list model.FileList
 	if err := c.decode(ctx, resp, err, &list); err != nil {

@@ -13,77 +13,62 @@ import (
 	"github.com/mediagen/mediagen-go/internal/api/model"
 )
 
-// CreateOption configures one [Client.CreateGeneration] call.
-type CreateOption func(*createSettings)
-
-type createSettings struct {
-	webhookURL string
-}
-
-// WithWebhookURL asks the service to POST a signed event to u when the
-// generation first reaches a terminal state. u must be https and publicly
-// reachable; the service refuses anything else with 400.
-func WithWebhookURL(u string) CreateOption {
-	return func(s *createSettings) { s.webhookURL = u }
-}
-
-// CreateGeneration submits a generation of feature (canonical or legacy
-// spelling) with args, one of the typed argument structs such as
-// [LogoRevealArgs] or a map[string]any, and returns it in status
-// [StatusPending]. The balance is charged now and refunded if the generation
-// ends in error or timeout; follow it with [Client.GetGeneration] or a
-// webhook.
+// CreateGeneration submits a generation with args, typed (such as
+// [LogoRevealArgs]) or [RawArgs], and returns it in status [StatusPending].
+// The balance is charged now and refunded if the generation ends in error or
+// timeout; follow it with package poll, [Client.GetGeneration] or a webhook
+// ([WithWebhookURL]).
 //
-// A typed args whose Feature differs from feature, and values the interface
-// document rules out (a logo reveal's mode and aspect ratio), are refused
-// before anything is sent, with an error matching [ErrInvalidArgument].
+// Values the interface document rules out (a logo reveal's mode and aspect
+// ratio, a missing image or prompt) are refused before anything is sent,
+// with an error matching [ErrInvalidArgument].
 //
 // Retries never charge twice: when an attempt fails ambiguously the client
 // finds the generation the attempt created, if any, and returns it instead of
 // submitting again. An error from CreateGeneration therefore means nothing was
 // charged, with two exceptions: an [*UncertainError] (the search itself
 // failed), and the context ending after a request may have reached the
-// service (while it was in flight, or while the client waited to look for
-// what it created), in which case ctx.Err() is returned and the generation
-// may exist: look for it with [Client.Generations] filtered by feature.
+// service, in which case ctx.Err() is returned and the generation may exist:
+// look for it with [Client.Generations] filtered by feature.
 //
 // Only this Client's own calls are told apart: when two Clients (or
 // processes) submit the same feature and arguments seconds apart and one
 // attempt fails ambiguously, both may be handed the same generation.
-func (c *Client) CreateGeneration(ctx context.Context, feature string, args any, opts ...CreateOption) (*Generation, error) {
-	params, err := generationArgs(feature, args)
+func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option) (*Generation, error) {
+	feature, params, raw, err := generationArgs(args)
 	if err != nil {
 		return nil, err
 	}
-	var s createSettings
-	for _, o := range opts {
-		o(&s)
+	ctx, cfg, err := c.start(ctx, opts)
+	if err != nil {
+		return nil, err
 	}
-	body := model.CreateGenerationRequest{Feature: model.Feature(feature), Args: params}
-	if s.webhookURL != "" {
-		body.WebhookUrl = &s.webhookURL
-	}
-	want := normalizeJSON(params)
-	key, _ := json.Marshal([]any{feature, want})
-	return submit(ctx, c, charge[Generation]{
-		key:  string(key),
+	body := &model.CreateGenerationRequest{Feature: model.Feature(feature), Args: params, WebhookURL: cfg.s.webhookURL}
+	return submit(ctx, c, cfg, c.generationCharge(feature, params, raw, body))
+}
+
+// generationCharge describes creating a generation; body nil only searches.
+func (c *Client) generationCharge(feature string, params map[string]any, raw []byte, body *model.CreateGenerationRequest) charge[Generation] {
+	return charge[Generation]{
+		key:  feature + "\x00" + string(raw),
 		what: "generation",
 		post: func(ctx context.Context) (*Generation, error) {
-			resp, err := c.api.CreateGeneration(ctx, body)
+			resp, err := c.api.CreateGeneration(ctx, *body)
 			var env model.GenerationEnvelope
 			if err := c.decode(ctx, resp, err, &env); err != nil {
 				return nil, err
 			}
-			if env.Generation.Id == "" {
+			if env.Generation.ID == "" {
 				return nil, newBodyError(resp, errNoID)
 			}
 			return &env.Generation, nil
 		},
-		id: func(g *Generation) string { return g.Id },
+		id: func(g *Generation) string { return g.ID },
 		find: func(ctx context.Context, win searchWindow) ([]*Generation, time.Time, error) {
-			return c.findGenerations(ctx, feature, want, win)
+			return c.findGenerations(ctx, feature, params, win)
 		},
-	})
+		blame: func(e *UncertainError) { e.Args = RawArgs{FeatureName: feature, Values: params} },
+	}
 }
 
 // maxSearchPages bounds the pages a search after an ambiguous failure reads.
@@ -94,7 +79,7 @@ const maxSearchPages = 10
 // findGenerations lists the project's generations of feature newest first
 // and returns those whose params equal want and that were requested inside
 // win, oldest first.
-func (c *Client) findGenerations(ctx context.Context, feature string, want any, win searchWindow) ([]*Generation, time.Time, error) {
+func (c *Client) findGenerations(ctx context.Context, feature string, want map[string]any, win searchWindow) ([]*Generation, time.Time, error) {
 	var (
 		out   []*Generation
 		bound time.Time
@@ -110,7 +95,7 @@ func (c *Client) findGenerations(ctx context.Context, feature string, want any, 
 			return nil, time.Time{}, err
 		}
 		if page == 0 {
-			bound = win.bound(serverDate(resp), time.Now())
+			bound = win.bound(serverDate(resp), c.configOf(ctx).s.clock.Now())
 		}
 		older := false
 		for _, g := range pg.Generations {
@@ -119,7 +104,9 @@ func (c *Client) findGenerations(ctx context.Context, feature string, want any, 
 				continue
 			}
 			// The feature as spelled: the row must echo what this call sent.
-			if string(g.Feature) == feature && reflect.DeepEqual(normalizeJSON(g.Params), want) {
+			// Params was decoded from JSON as want was, so equal JSON is
+			// equal values.
+			if string(g.Feature) == feature && reflect.DeepEqual(map[string]any(g.Params), want) {
 				out = append(out, g)
 			}
 		}
@@ -129,16 +116,20 @@ func (c *Client) findGenerations(ctx context.Context, feature string, want any, 
 		p.Cursor = pg.NextCursor
 	}
 	slices.Reverse(out)
-	c.logger.DebugContext(ctx, "mediagen: searched generations", slog.String("feature", feature),
+	c.configOf(ctx).s.logger.DebugContext(ctx, "mediagen: searched generations", slog.String("feature", feature),
 		slog.Int("matches", len(out)), slog.Time("since", bound))
 	return out, bound, nil
 }
 
 // GetGeneration returns the generation id. It answers [ErrNotFound] once the
 // generation was deleted or expired (24 hours after the request).
-func (c *Client) GetGeneration(ctx context.Context, id string) (*Generation, error) {
+func (c *Client) GetGeneration(ctx context.Context, id string, opts ...Option) (*Generation, error) {
 	if id == "" {
 		return nil, fmt.Errorf("%w: empty generation id", ErrInvalidArgument)
+	}
+	ctx, _, err := c.start(ctx, opts)
+	if err != nil {
+		return nil, err
 	}
 	resp, err := c.api.GetGeneration(ctx, id)
 	var env model.GenerationEnvelope
@@ -152,9 +143,13 @@ func (c *Client) GetGeneration(ctx context.Context, id string) (*Generation, err
 // refund, and work in flight is not cancelled. A retried delete that finds
 // the generation gone after an earlier attempt may have removed it reports
 // success.
-func (c *Client) DeleteGeneration(ctx context.Context, id string) error {
+func (c *Client) DeleteGeneration(ctx context.Context, id string, opts ...Option) error {
 	if id == "" {
 		return fmt.Errorf("%w: empty generation id", ErrInvalidArgument)
+	}
+	ctx, _, err := c.start(ctx, opts)
+	if err != nil {
+		return err
 	}
 	ctx, st := withCall(ctx, classSafe)
 	resp, err := c.api.DeleteGeneration(ctx, id)
@@ -170,66 +165,43 @@ func deleted(err error, st *call) error {
 	return err
 }
 
-// generationArgs turns args into the JSON object sent, after the checks the
-// interface document allows the client to make.
-func generationArgs(feature string, args any) (map[string]any, error) {
+// generationArgs returns the feature of args, the JSON object sent and its
+// encoding, after the checks the interface document allows the client to
+// make. The object is decoded from the encoding, so it compares equal to
+// the params a generation echoes exactly when their JSON does.
+func generationArgs(args Args) (string, map[string]any, []byte, error) {
+	feature, m, raw, err := encodeArgs(args)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if err := checkArgs(feature, m); err != nil {
+		return "", nil, nil, err
+	}
+	return feature, m, raw, nil
+}
+
+// encodeArgs returns the feature of args, and args as a JSON object and as
+// its encoding.
+func encodeArgs(args Args) (string, map[string]any, []byte, error) {
+	if args == nil {
+		return "", nil, nil, fmt.Errorf("%w: nil arguments", ErrInvalidArgument)
+	}
+	if v := reflect.ValueOf(args); v.Kind() == reflect.Pointer && v.IsNil() {
+		return "", nil, nil, fmt.Errorf("%w: arguments are a nil %T", ErrInvalidArgument, args)
+	}
+	feature := args.Feature()
 	if feature == "" {
-		return nil, fmt.Errorf("%w: empty feature", ErrInvalidArgument)
+		return "", nil, nil, fmt.Errorf("%w: empty feature", ErrInvalidArgument)
 	}
-	params, err := argsMap(args)
+	raw, err := json.Marshal(args)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkArgsFeature(feature, args); err != nil {
-		return nil, err
-	}
-	if err := checkArgs(feature, params); err != nil {
-		return nil, err
-	}
-	return params, nil
-}
-
-// checkArgsFeature refuses typed arguments of another feature than feature.
-// args has been through argsMap, so it is not a nil pointer.
-func checkArgsFeature(feature string, args any) error {
-	if f, ok := args.(interface{ Feature() string }); ok && !sameFeature(f.Feature(), feature) {
-		return fmt.Errorf("%w: arguments of %s passed for feature %s", ErrInvalidArgument, f.Feature(), feature)
-	}
-	return nil
-}
-
-// argsMap converts a typed args struct or a map to a JSON object. nil and a
-// nil map are no arguments; a nil pointer is refused.
-func argsMap(args any) (map[string]any, error) {
-	switch v := reflect.ValueOf(args); {
-	case args == nil, v.Kind() == reflect.Map && v.IsNil():
-		return map[string]any{}, nil
-	case v.Kind() == reflect.Pointer && v.IsNil():
-		return nil, fmt.Errorf("%w: arguments are a nil %T", ErrInvalidArgument, args)
-	}
-	b, err := json.Marshal(args)
-	if err != nil {
-		return nil, fmt.Errorf("%w: arguments: %v", ErrInvalidArgument, err)
+		return "", nil, nil, fmt.Errorf("%w: arguments: %v", ErrInvalidArgument, err)
 	}
 	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil || m == nil {
-		return nil, fmt.Errorf("%w: arguments must be a JSON object, got %T", ErrInvalidArgument, args)
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return "", nil, nil, fmt.Errorf("%w: arguments must encode as a JSON object, got %T", ErrInvalidArgument, args)
 	}
-	return m, nil
-}
-
-// normalizeJSON gives v the shape encoding/json decodes it to, so that sent
-// arguments and echoed params compare equal exactly when their JSON does.
-func normalizeJSON(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	var out any
-	if json.Unmarshal(b, &out) != nil {
-		return nil
-	}
-	return out
+	return feature, m, raw, nil
 }
 
 // checkArgs applies what the interface document states about arguments; the

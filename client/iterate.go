@@ -30,7 +30,11 @@ type GenerationPage struct {
 // first. Pagination is by key: rows created meanwhile do not shift later
 // pages, so no row is skipped or repeated. Generations made through the API
 // drop out 24 hours after their request.
-func (c *Client) ListGenerations(ctx context.Context, p ListParams) (*GenerationPage, error) {
+func (c *Client) ListGenerations(ctx context.Context, p ListParams, opts ...Option) (*GenerationPage, error) {
+	ctx, _, err := c.start(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
 	pg, _, err := c.listGenerations(ctx, p)
 	return pg, err
 }
@@ -39,16 +43,7 @@ func (c *Client) listGenerations(ctx context.Context, p ListParams) (*Generation
 	if p.Limit < 0 {
 		return nil, nil, fmt.Errorf("%w: negative limit %d", ErrInvalidArgument, p.Limit)
 	}
-	var q model.ListGenerationsParams
-	if p.Feature != "" {
-		q.Feature = &p.Feature
-	}
-	if p.Limit > 0 {
-		q.Limit = &p.Limit
-	}
-	if p.Cursor != "" {
-		q.Cursor = &p.Cursor
-	}
+	q := model.ListGenerationsParams{Feature: p.Feature, Limit: p.Limit, Cursor: p.Cursor}
 	resp, err := c.api.ListGenerations(ctx, &q)
 	var list model.GenerationList
 	if err := c.decode(ctx, resp, err, &list); err != nil {
@@ -74,8 +69,8 @@ func (c *Client) listGenerations(ctx context.Context, p ListParams) (*Generation
 //
 // To stop and resume later, use a [GenerationIterator], which tells where it
 // stands.
-func (c *Client) Generations(ctx context.Context, p ListParams) iter.Seq2[*Generation, error] {
-	return c.GenerationIterator(p).All(ctx)
+func (c *Client) Generations(ctx context.Context, p ListParams, opts ...Option) iter.Seq2[*Generation, error] {
+	return c.GenerationIterator(p, opts...).All(ctx)
 }
 
 // GenerationIterator walks the pages of generations and remembers where it
@@ -84,6 +79,7 @@ func (c *Client) Generations(ctx context.Context, p ListParams) iter.Seq2[*Gener
 // [GenerationIterator.Cursor]. It is not safe for concurrent use.
 type GenerationIterator struct {
 	c       *Client
+	opts    []Option
 	params  ListParams
 	cursor  string        // fetches the current page
 	page    []*Generation // the current page
@@ -94,8 +90,9 @@ type GenerationIterator struct {
 
 // GenerationIterator returns an iterator over the generations p selects,
 // starting at p.Cursor.
-func (c *Client) GenerationIterator(p ListParams) *GenerationIterator {
-	return &GenerationIterator{c: c, params: p, cursor: p.Cursor}
+// opts apply to every page it reads.
+func (c *Client) GenerationIterator(p ListParams, opts ...Option) *GenerationIterator {
+	return &GenerationIterator{c: c, opts: opts, params: p, cursor: p.Cursor}
 }
 
 // All yields the generations from where the iterator stands. Breaking out of
@@ -121,7 +118,7 @@ func (it *GenerationIterator) All(ctx context.Context) iter.Seq2[*Generation, er
 			}
 			p := it.params
 			p.Cursor = it.cursor
-			pg, err := it.c.ListGenerations(ctx, p)
+			pg, err := it.c.ListGenerations(ctx, p, it.opts...)
 			if err != nil {
 				yield(nil, err)
 				return

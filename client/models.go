@@ -2,19 +2,30 @@ package client
 
 import "github.com/mediagen/mediagen-go/internal/api/model"
 
-// Generation is an asynchronous job that produces one asset. Feature is
-// echoed as submitted (canonical or legacy spelling); Output is set once
-// Status is [StatusDone]; BalanceUsed is what was charged, refunded when the
-// generation ends in [StatusError] or [StatusTimeout]. API-created
-// generations disappear at ExpiresAt, 24 hours after the request.
+// The types below are the service's resources, generated from the contract
+// with Go names and value fields: an absent optional field is its zero
+// value, so no field needs a nil check. They are the same types webhook
+// events carry.
+
+// Generation is an asynchronous job that produces one asset: ID, ProjectID,
+// Feature (echoed as submitted, canonical or legacy spelling), Kind,
+// Status, Title, Params (the submitted args), Output (set once Status is
+// [StatusDone]), Error (why it failed), BalanceUsed (what was charged,
+// refunded when it ends in [StatusError] or [StatusTimeout]), RequestDate,
+// ResponseDate (once finished) and ExpiresAt: API-created generations and
+// their assets disappear then, 24 hours after the request.
+// [Generation.Terminal] reports whether it will change no more.
 type Generation = model.Generation
 
-// Output is the finished asset of a generation: exactly one of Image, Video,
-// Audio or Text is set, by kind. URLs are signed and expire with the
-// generation, so download what you keep.
+// Output is the finished asset of a generation: Image, Video or Audio (a
+// signed URL, by kind; [Output.URL] returns whichever is set) or Text, and
+// Mime, its media type. A video also has Poster (URL of a still), DurationMs,
+// Width and Height. URLs expire with the generation: download what you keep
+// ([Client.SaveOutput]).
 type Output = model.Output
 
-// GenerationStatus is the lifecycle state of a generation.
+// GenerationStatus is the lifecycle state of a generation;
+// [GenerationStatus.Terminal] and [GenerationStatus.Failed] classify it.
 type GenerationStatus = model.GenerationStatus
 
 // The states of a generation. Done, Error and Timeout are terminal; Error
@@ -27,11 +38,6 @@ const (
 	StatusTimeout GenerationStatus = "timeout"
 )
 
-// IsTerminal reports whether a generation in status will change no more.
-func IsTerminal(status GenerationStatus) bool {
-	return status == StatusDone || status == StatusError || status == StatusTimeout
-}
-
 // Kind is the kind of asset a feature produces.
 type Kind = model.Kind
 
@@ -43,21 +49,26 @@ const (
 	KindText  Kind = "text"
 )
 
-// File is an uploaded reference file; pass its Id in a feature's arguments.
-// Files are deleted 24 hours after they land.
+// File is an uploaded reference file: pass its ID in a feature's arguments.
+// OriginalName and Size are set by the multipart route; the signed route
+// sets Size. Files are deleted 24 hours after they land.
 type File = model.File
 
-// UploadURL is a reserved signed upload: PUT the bytes to UploadUrl with
-// exactly Headers and no Authorization header, before ExpiresIn seconds pass.
+// UploadURL is a reserved signed upload ([Client.CreateUploadURL]): PUT the
+// bytes to UploadURL with exactly Headers and no Authorization header,
+// before ExpiresIn seconds pass; File.ID is then live.
 type UploadURL = model.UploadURL
 
 // UploadHeaders are the headers the storage PUT of an [UploadURL] must carry
-// exactly; storage refuses a PUT that changes or omits either with 403.
+// exactly (ContentType, ContentLength); storage refuses a PUT that changes
+// or omits either with 403.
 type UploadHeaders = model.UploadHeaders
 
 // Voice is a catalog voice (Owner [VoiceOwnerService]) or one of the
-// project's clones (Owner [VoiceOwnerProject]). Its Id, or a catalog voice's
-// Slug, goes in the voiceId argument.
+// project's clones (Owner [VoiceOwnerProject]). Its ID, or a catalog voice's
+// Slug, goes in the voiceId argument. Catalog voices carry Slug, Tags,
+// Locale, Favorite and Preview (an audition URL valid about 6 hours);
+// clones carry Status, Error, RequestDate and ResponseDate.
 type Voice = model.Voice
 
 // VoiceOwner says whose a voice is.
@@ -69,7 +80,8 @@ const (
 	VoiceOwnerProject VoiceOwner = "project" // the project's own clones
 )
 
-// VoiceStatus is the training state of a clone; catalog voices have none.
+// VoiceStatus is the training state of a clone; a catalog voice has none
+// (""). [VoiceStatus.Terminal] reports whether it will change no more.
 type VoiceStatus = model.VoiceStatus
 
 // The training states of a clone.
@@ -79,17 +91,13 @@ const (
 	VoiceError    VoiceStatus = "error" // training failed or timed out; refunded
 )
 
-// IsVoiceTerminal reports whether a clone in status will change no more.
-func IsVoiceTerminal(status VoiceStatus) bool {
-	return status == VoiceDone || status == VoiceError
-}
-
-// Template is a ready-made style for one feature; resolve one of its
-// Previews to a prompt with [Client.TemplatePrompt].
+// Template is a ready-made style for one feature: ID, Title, Category,
+// Feature and Previews; resolve a preview to a prompt with
+// [Client.TemplatePrompt].
 type Template = model.Template
 
-// TemplatePreviewRef is one preview of a [Template]; its image and video URLs
-// expire after about 6 hours.
+// TemplatePreviewRef is one preview of a [Template]: ID, Gender, and Image
+// and Video URLs that expire after about 6 hours.
 type TemplatePreviewRef = model.TemplatePreviewRef
 
 // TemplatePreview is a template preview resolved to its prompt: send Prompt

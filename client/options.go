@@ -5,49 +5,190 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/textproto"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mediagen/mediagen-go/internal/link"
 )
 
-// Default retry settings; see [WithMaxRetries] and [WithRetryWait].
+// Default per-attempt timeouts; see [WithTimeout].
 const (
-	DefaultMaxRetries   = 4
-	DefaultRetryWaitMin = 500 * time.Millisecond
-	DefaultRetryWaitMax = 10 * time.Second
+	// DefaultTimeout bounds each attempt of an API request.
+	DefaultTimeout = 60 * time.Second
+	// DefaultTransferTimeout bounds each attempt of a storage transfer: a
+	// signed upload's PUT or a download.
+	DefaultTransferTimeout = 10 * time.Minute
 )
 
-// Option configures a [Client] in [New]. An option that gets a bad value
-// makes New fail with an error naming it.
+// Option configures a [Client] in [New], or one call when passed to a
+// method: per-call options apply on top of the client's for that call only.
+// An option given a bad value makes New, or the call, fail with an error
+// naming it. [WithBaseURL] and [WithHTTPClient] belong to New alone; passed
+// to a call they fail it.
 type Option func(*settings) error
 
-// settings collects the options before New builds the client.
+// settings is what the options configure.
 type settings struct {
+	perCall      bool // options are being applied to one call
 	baseURL      string
 	httpClient   *http.Client
-	maxRetries   int
-	retryWaitMin time.Duration
-	retryWaitMax time.Duration
+	retry        RetryPolicy
+	timeout      time.Duration // per attempt of an API request; 0 is none
+	transfer     time.Duration // per attempt of a storage transfer; 0 is none
+	timeoutSet   bool
 	userAgent    string
 	logger       *slog.Logger
+	header       http.Header // extra API request headers; shared, cloned on write
+	responseInto **http.Response
+	webhookURL   string
+	middleware   []Middleware // shared, clipped on append
+	clock        link.Clock
+}
+
+func defaultSettings() settings {
+	return settings{
+		retry:     DefaultRetryPolicy(),
+		timeout:   DefaultTimeout,
+		transfer:  DefaultTransferTimeout,
+		userAgent: "mediagen-go/" + Version,
+		logger:    slog.New(slog.DiscardHandler),
+		clock:     link.RealClock{},
+	}
+}
+
+// apply runs opts over s and joins their errors.
+func (s *settings) apply(opts []Option) error {
+	var errs []error
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// newOnly fails an option that configures the client itself when it is
+// passed to one call.
+func (s *settings) newOnly(name string) error {
+	if s.perCall {
+		return fmt.Errorf("mediagen: %s configures the client; pass it to New, not to a call", name)
+	}
+	return nil
+}
+
+// RetryPolicy says how often and how patiently a failed request is retried.
+// Which failures are retried is not part of it: that is the billing-safe
+// rule of the package documentation, which no setting can loosen.
+type RetryPolicy struct {
+	// MaxRetries is how many times a failed request is sent again; 0
+	// disables retries. For a request that charges, it also bounds how
+	// often the client submits again after finding that an ambiguous
+	// attempt created nothing.
+	MaxRetries int
+	// WaitMin is the first backoff step; steps double up to WaitMax, with
+	// jitter. A Retry-After the service sends is waited for when it is at
+	// most WaitMax; a longer one ends the retries and the call returns an
+	// [*APIError] carrying it.
+	WaitMin, WaitMax time.Duration
+}
+
+// DefaultRetryPolicy returns the policy a client has unless told otherwise:
+// 4 retries, waits from 0.5 s up to 10 s.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{MaxRetries: 4, WaitMin: 500 * time.Millisecond, WaitMax: 10 * time.Second}
+}
+
+func (p RetryPolicy) check(name string) error {
+	if p.MaxRetries < 0 {
+		return fmt.Errorf("mediagen: %s: negative MaxRetries %d", name, p.MaxRetries)
+	}
+	if p.WaitMin < 0 || p.WaitMax < p.WaitMin {
+		return fmt.Errorf("mediagen: %s(%s, %s): want 0 <= min <= max", name, p.WaitMin, p.WaitMax)
+	}
+	return nil
+}
+
+// WithRetryPolicy replaces the retry policy; [Client.RetryPolicy] reads the
+// current one.
+func WithRetryPolicy(p RetryPolicy) Option {
+	return func(s *settings) error {
+		if err := p.check("WithRetryPolicy"); err != nil {
+			return err
+		}
+		s.retry = p
+		return nil
+	}
+}
+
+// WithMaxRetries sets [RetryPolicy.MaxRetries].
+func WithMaxRetries(n int) Option {
+	return func(s *settings) error {
+		if n < 0 {
+			return fmt.Errorf("mediagen: WithMaxRetries(%d): negative", n)
+		}
+		s.retry.MaxRetries = n
+		return nil
+	}
+}
+
+// WithRetryWait sets [RetryPolicy.WaitMin] and [RetryPolicy.WaitMax]; a
+// min of 0 retries without waiting.
+func WithRetryWait(min, max time.Duration) Option {
+	return func(s *settings) error {
+		p := s.retry
+		p.WaitMin, p.WaitMax = min, max
+		if err := p.check("WithRetryWait"); err != nil {
+			return err
+		}
+		s.retry = p
+		return nil
+	}
+}
+
+// WithTimeout bounds each attempt of a request, from sending it to the end
+// of reading the answer; a retry gets a fresh d. By default an API request's
+// attempt has [DefaultTimeout] and a storage transfer's (upload PUT,
+// download) [DefaultTransferTimeout], or the Timeout of the client given to
+// [WithHTTPClient] when it has one; WithTimeout sets both. 0 means no
+// per-attempt bound: only the context's.
+func WithTimeout(d time.Duration) Option {
+	return func(s *settings) error {
+		if d < 0 {
+			return fmt.Errorf("mediagen: WithTimeout(%s): negative", d)
+		}
+		s.timeout, s.transfer, s.timeoutSet = d, d, true
+		return nil
+	}
 }
 
 // WithBaseURL sets the service address, for example
 // "https://api.example.com" (a trailing "/v3" is accepted and dropped). It
-// takes precedence over MEDIAGEN_BASE_URL.
+// takes precedence over MEDIAGEN_BASE_URL. New only.
 func WithBaseURL(u string) Option {
 	return func(s *settings) error {
+		if err := s.newOnly("WithBaseURL"); err != nil {
+			return err
+		}
 		s.baseURL = u
 		return nil
 	}
 }
 
-// WithHTTPClient sets the HTTP client whose transport, timeout and redirect
-// policy every request uses; retries are layered on top of it. The client's
-// Timeout bounds each attempt, not the whole call.
+// WithHTTPClient sets the HTTP client whose transport and redirect policy
+// every request uses; retries, timeouts and middleware are layered on top
+// of it. New only.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(s *settings) error {
+		if err := s.newOnly("WithHTTPClient"); err != nil {
+			return err
+		}
 		if hc == nil {
 			return errors.New("mediagen: WithHTTPClient: nil *http.Client")
 		}
@@ -56,36 +197,7 @@ func WithHTTPClient(hc *http.Client) Option {
 	}
 }
 
-// WithMaxRetries sets how many times a failed request is retried (default
-// [DefaultMaxRetries]); 0 disables retries. For a request that charges, it
-// also bounds how often the client submits again after finding that an
-// ambiguous attempt created nothing.
-func WithMaxRetries(n int) Option {
-	return func(s *settings) error {
-		if n < 0 {
-			return fmt.Errorf("mediagen: WithMaxRetries(%d): negative", n)
-		}
-		s.maxRetries = n
-		return nil
-	}
-}
-
-// WithRetryWait sets the bounds of the jittered exponential backoff between
-// retries (defaults [DefaultRetryWaitMin], [DefaultRetryWaitMax]); the
-// steps double from min, so a min of 0 retries without waiting. A
-// Retry-After the service sends is honoured when it is at most max; a longer
-// one is not waited for: the call returns an [*APIError] carrying it.
-func WithRetryWait(min, max time.Duration) Option {
-	return func(s *settings) error {
-		if min < 0 || max < min {
-			return fmt.Errorf("mediagen: WithRetryWait(%s, %s): want 0 <= min <= max", min, max)
-		}
-		s.retryWaitMin, s.retryWaitMax = min, max
-		return nil
-	}
-}
-
-// WithUserAgent sets the User-Agent header; the default is
+// WithUserAgent sets the User-Agent header of API requests; the default is
 // "mediagen-go/" + [Version].
 func WithUserAgent(ua string) Option {
 	return func(s *settings) error {
@@ -97,13 +209,117 @@ func WithUserAgent(ua string) Option {
 	}
 }
 
+// WithHeader adds a header to every API request (not to storage, whose
+// signed requests must carry exactly the signed headers). Authorization and
+// User-Agent are the client's own and are refused here.
+func WithHeader(key, value string) Option {
+	return func(s *settings) error {
+		k := textproto.CanonicalMIMEHeaderKey(key)
+		switch {
+		case !validHeaderName(key):
+			return fmt.Errorf("mediagen: WithHeader: %q is not a header name", key)
+		case strings.ContainsAny(value, "\r\n\x00"):
+			return fmt.Errorf("mediagen: WithHeader(%s): line break in value", k)
+		case k == "Authorization" || k == "User-Agent":
+			return fmt.Errorf("mediagen: WithHeader(%s): set by the client; see New and WithUserAgent", k)
+		}
+		h := s.header.Clone()
+		if h == nil {
+			h = http.Header{}
+		}
+		h.Add(k, value)
+		s.header = h
+		return nil
+	}
+}
+
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for _, r := range k {
+		if r <= ' ' || r >= 0x7f || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// WithResponseInto stores in *dst the last HTTP response a call received
+// (the last attempt's, or the last request of a search), for its status and
+// headers. Its body has been read and closed. A call that received no
+// answer leaves *dst unchanged. It applies to one call: given to New, calls
+// from many goroutines would write to *dst at once, so New refuses it.
+func WithResponseInto(dst **http.Response) Option {
+	return func(s *settings) error {
+		if !s.perCall {
+			return errors.New("mediagen: WithResponseInto applies to one call; pass it to the call, not to New")
+		}
+		if dst == nil {
+			return errors.New("mediagen: WithResponseInto: nil destination")
+		}
+		s.responseInto = dst
+		return nil
+	}
+}
+
+// WithWebhookURL asks the service to POST a signed event to u when a
+// generation ([Client.CreateGeneration]) or voice clone
+// ([Client.CloneVoice]) first reaches a terminal state. u must be https and
+// publicly reachable; the service refuses anything else with 400. Given to
+// New it applies to every generation and clone; other calls ignore it.
+func WithWebhookURL(u string) Option {
+	return func(s *settings) error {
+		if u != "" {
+			p, err := url.Parse(u)
+			if err != nil || p.Host == "" || (p.Scheme != "https" && p.Scheme != "http") {
+				return fmt.Errorf("mediagen: WithWebhookURL: %s is not an absolute URL", strconv.Quote(u))
+			}
+		}
+		s.webhookURL = u
+		return nil
+	}
+}
+
 // WithLogger logs every request (method, path without query, status,
-// duration) at Debug, each retry with its attempt number at Debug, failures
-// and 5xx answers at Warn, and the decisions of billing-safe reconciliation
-// at Debug. Headers, bodies and the API key are never logged.
+// duration) at Debug, each retry at Debug, failures and 5xx answers at
+// Warn, and the decisions of billing-safe reconciliation at Debug. Headers,
+// bodies and the API key are never logged.
 func WithLogger(l *slog.Logger) Option {
 	return func(s *settings) error {
+		if l == nil {
+			l = slog.New(slog.DiscardHandler)
+		}
 		s.logger = l
+		return nil
+	}
+}
+
+// Middleware wraps each attempt of each HTTP request the client sends, API
+// and storage alike, for tracing, metrics or logging of your own: call next
+// to send req and return what it returns (or an error instead). To change
+// the request, change a clone (req.Clone). Storage requests carry signed
+// URLs: do not record their query.
+type Middleware func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error)
+
+// WithMiddleware adds mw around every attempt; the first given is the
+// outermost. Per-call middleware runs inside the client's.
+func WithMiddleware(mw ...Middleware) Option {
+	return func(s *settings) error {
+		for _, m := range mw {
+			if m == nil {
+				return errors.New("mediagen: WithMiddleware: nil middleware")
+			}
+		}
+		s.middleware = append(slices.Clip(s.middleware), mw...)
+		return nil
+	}
+}
+
+// withClock is installed as link.WithClock for the test kit.
+func withClock(clk link.Clock) Option {
+	return func(s *settings) error {
+		s.clock = clk
 		return nil
 	}
 }

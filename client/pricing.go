@@ -14,7 +14,11 @@ type Pricing map[string]PricingEntry
 
 // Pricing reads the price list of the project's plan. Entries that carry
 // their price as "amount" come back with Price set from it.
-func (c *Client) Pricing(ctx context.Context) (Pricing, error) {
+func (c *Client) Pricing(ctx context.Context, opts ...Option) (Pricing, error) {
+	ctx, _, err := c.start(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := c.api.GetPricing(ctx)
 	var t model.PricingTable
 	if err := c.decode(ctx, resp, err, &t); err != nil {
@@ -22,8 +26,8 @@ func (c *Client) Pricing(ctx context.Context) (Pricing, error) {
 	}
 	p := make(Pricing, len(t.Prices))
 	for name, e := range t.Prices {
-		if e.Price == 0 && e.Amount != nil {
-			e.Price = *e.Amount
+		if e.Price == 0 {
+			e.Price = e.Amount
 		}
 		p[name] = e
 	}

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mediagen/mediagen-go/internal/wait"
+	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
 // clockSkew is how far the service's clock may run behind the time the
@@ -102,11 +102,12 @@ func (l *searchLocks) lock(ctx context.Context, key string) (func(), error) {
 
 // charge describes one request that charges the balance, for [submit].
 type charge[T any] struct {
-	key  string                                                       // identifies the rows that are interchangeable: same feature and arguments
-	what string                                                       // "generation" or "voice clone", for logs
-	post func(context.Context) (*T, error)                            // sends the request once (429s aside); a 2xx without an id is a *bodyError
-	id   func(*T) string                                              // id of a created row
-	find func(context.Context, searchWindow) ([]*T, time.Time, error) // matching rows since the window's start, oldest first, and the bound used
+	key   string                                                       // identifies the rows that are interchangeable: same feature and arguments
+	what  string                                                       // "generation" or "voice clone", for logs
+	post  func(context.Context) (*T, error)                            // sends the request once (429s aside); a 2xx without an id is a *bodyError
+	id    func(*T) string                                              // id of a created row
+	find  func(context.Context, searchWindow) ([]*T, time.Time, error) // matching rows since the window's start, oldest first, and the bound used
+	blame func(*UncertainError)                                        // fills in what the caller needs to finish the search
 }
 
 // searchWindow is where a search looks: rows requested after the attempt
@@ -130,14 +131,26 @@ func (w searchWindow) bound(serverNow, received time.Time) time.Time {
 	return serverNow.Add(-received.Sub(w.start)).Add(-clockSkew)
 }
 
+// SearchBudget is how long the search after an ambiguous failure keeps
+// trying while the service fails, whatever the caller's retry policy: the
+// search only reads, so patience costs nothing, while giving up leaves the
+// caller not knowing whether it was charged. The context still bounds it.
+const SearchBudget = 5 * time.Minute
+
+// Backoff of the search's own retries; a Retry-After wins when longer.
+const (
+	searchWaitMin = 250 * time.Millisecond
+	searchWaitMax = 5 * time.Second
+)
+
 // submit runs a charging request so that it charges at most once per row
 // handed back: after an ambiguous failure it waits a backoff, searches for
 // the row the attempt may have created, claims and returns it, and resends
-// only when there is none, at most maxRetries times.
-func submit[T any](ctx context.Context, c *Client, ch charge[T]) (*T, error) {
-	log := c.logger.With(slog.String("what", ch.what))
+// only when there is none, at most MaxRetries times.
+func submit[T any](ctx context.Context, c *Client, cfg *config, ch charge[T]) (*T, error) {
+	log := cfg.s.logger.With(slog.String("what", ch.what))
 	for attempt := 0; ; attempt++ {
-		start := time.Now()
+		start := cfg.s.clock.Now()
 		ctxCall, st := withCall(ctx, classCharging)
 		row, err := ch.post(ctxCall)
 		var win searchWindow
@@ -164,21 +177,23 @@ func submit[T any](ctx context.Context, c *Client, ch charge[T]) (*T, error) {
 		// A gateway can give up (504, a reset) while the service is still
 		// storing what it accepted; the backoff is spent before looking,
 		// not before resubmitting, so a row on its way has time to show.
-		if err := wait.Sleep(ctx, c.policy.Backoff(c.policy.waitMin, c.policy.waitMax, attempt, nil)); err != nil {
+		if err := cfg.s.clock.Sleep(ctx, retry.Backoff(cfg.s.retry.WaitMin, cfg.s.retry.WaitMax, attempt)); err != nil {
 			return nil, err
 		}
-		found, ferr := claimFound(ctx, c, ch, win)
+		found, ferr := search(ctx, c, cfg, ch, win)
 		if ferr != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, &UncertainError{Op: ch.what, Err: errors.Join(err, ferr)}
+			ue := &UncertainError{Op: ch.what, Start: start, End: cfg.s.clock.Now(), Err: errors.Join(err, ferr), win: win}
+			ch.blame(ue)
+			return nil, ue
 		}
 		if found != nil {
 			log.DebugContext(ctx, "mediagen: found and claimed the row of an earlier attempt", slog.String("id", ch.id(found)))
 			return found, nil
 		}
-		if attempt >= c.maxRetries {
+		if attempt >= cfg.s.retry.MaxRetries {
 			if err == nil {
 				err = fmt.Errorf("mediagen: the %s this call created went to a concurrent call with the same arguments, and no retry is left to submit again", ch.what)
 			}
@@ -186,6 +201,43 @@ func submit[T any](ctx context.Context, c *Client, ch charge[T]) (*T, error) {
 		}
 		log.DebugContext(ctx, "mediagen: no row found; submitting again", slog.Int("attempt", attempt+2))
 	}
+}
+
+// search runs claimFound until it gets an answer, retrying transient
+// failures (connection errors, 429, 5xx) with its own backoff and any
+// Retry-After for up to SearchBudget.
+func search[T any](ctx context.Context, c *Client, cfg *config, ch charge[T], win searchWindow) (*T, error) {
+	deadline := cfg.s.clock.Now().Add(SearchBudget)
+	for n := 0; ; n++ {
+		found, err := claimFound(ctx, c, ch, win)
+		if err == nil || ctx.Err() != nil || !transientSearchError(err) {
+			return found, err
+		}
+		wait := retry.Backoff(searchWaitMin, searchWaitMax, n)
+		var apiErr *APIError
+		if errors.As(err, &apiErr) && apiErr.RetryAfter > wait {
+			wait = apiErr.RetryAfter
+		}
+		if cfg.s.clock.Now().Add(wait).After(deadline) {
+			return nil, fmt.Errorf("still failing after %s: %w", SearchBudget, err)
+		}
+		cfg.s.logger.DebugContext(ctx, "mediagen: search failed; trying again", slog.String("error", err.Error()), slog.Duration("wait", wait))
+		if err := cfg.s.clock.Sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// transientSearchError reports whether a failed search may succeed later:
+// anything but a 4xx other than 429 (a search the service refuses outright
+// will be refused again).
+func transientSearchError(err error) bool {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.StatusCode == http.StatusTooManyRequests || apiErr.StatusCode >= 500
+	}
+	var be *bodyError
+	return errors.As(err, &be) || retryableTransportError(err)
 }
 
 // claimFound searches and claims the first unclaimed match. Searches for the
@@ -246,18 +298,58 @@ func serverDate(resp *http.Response) time.Time {
 }
 
 // UncertainError is returned when a charging request failed ambiguously and
-// the search for what it may have created failed too: the call may or may
-// not have been charged. List the generations (or the project's voices) to
-// find out before submitting again.
+// the search for what it may have created did not finish: the service kept
+// failing for [SearchBudget]. The call may or may not have been charged.
+// Finish the search with [Client.FindGeneration] or [Client.FindVoiceClone]
+// before submitting again: it returns what the call created, or nil when it
+// created nothing and submitting again is safe.
 type UncertainError struct {
-	Op  string // "generation" or "voice clone"
-	Err error  // the request's failure and the search's
+	Op         string            // "generation" or "voice clone"
+	Args       Args              // the generation's arguments (Op "generation")
+	Clone      *CloneVoiceParams // the clone's inputs (Op "voice clone")
+	Start, End time.Time         // the attempt began at Start; the search gave up at End
+	Err        error             // the request's failure and the search's
+
+	win searchWindow
 }
 
 // Error describes both failures.
 func (e *UncertainError) Error() string {
-	return "mediagen: " + e.Op + " may have been created and charged; the search for it failed: " + e.Err.Error()
+	return "mediagen: " + e.Op + " may have been created and charged; the search for it did not finish (finish it with FindGeneration or FindVoiceClone): " + e.Err.Error()
 }
 
 // Unwrap returns the underlying failures.
 func (e *UncertainError) Unwrap() error { return e.Err }
+
+// FindGeneration finishes the search an [*UncertainError] of
+// [Client.CreateGeneration] left open, with the same patience: it returns
+// the generation the failed call created, claimed for this caller, or nil
+// and no error when the call created nothing, so that submitting again
+// charges once. Use the Client that returned e.
+func (c *Client) FindGeneration(ctx context.Context, e *UncertainError, opts ...Option) (*Generation, error) {
+	if e == nil || e.Args == nil {
+		return nil, fmt.Errorf("%w: FindGeneration needs the *UncertainError of a CreateGeneration", ErrInvalidArgument)
+	}
+	feature, params, raw, err := encodeArgs(e.Args)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cfg, err := c.start(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return search(ctx, c, cfg, c.generationCharge(feature, params, raw, nil), e.win)
+}
+
+// FindVoiceClone is [Client.FindGeneration] for an [*UncertainError] of
+// [Client.CloneVoice].
+func (c *Client) FindVoiceClone(ctx context.Context, e *UncertainError, opts ...Option) (*Voice, error) {
+	if e == nil || e.Clone == nil {
+		return nil, fmt.Errorf("%w: FindVoiceClone needs the *UncertainError of a CloneVoice", ErrInvalidArgument)
+	}
+	ctx, cfg, err := c.start(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return search(ctx, c, cfg, c.cloneCharge(*e.Clone, nil), e.win)
+}

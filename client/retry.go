@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
 // callClass says how a request may be retried.
@@ -141,7 +142,7 @@ func (p retryPolicy) CheckRetry(ctx context.Context, resp *http.Response, err er
 	default:
 		return false, nil
 	}
-	if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok && d > p.waitMax {
+	if d, ok := retry.After(resp, time.Now()); ok && d > p.waitMax {
 		return false, nil
 	}
 	if resp.StatusCode != http.StatusTooManyRequests {
@@ -155,21 +156,10 @@ func (p retryPolicy) CheckRetry(ctx context.Context, resp *http.Response, err er
 // min, capped at max, with the upper half jittered so that many clients
 // failing together do not retry together.
 func (p retryPolicy) Backoff(lo, hi time.Duration, attemptNum int, resp *http.Response) time.Duration {
-	if resp != nil {
-		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-			return d
-		}
+	if d, ok := retry.After(resp, time.Now()); ok {
+		return d
 	}
-	step := lo
-	for i := 0; i < attemptNum && step < hi; i++ {
-		step *= 2
-	}
-	step = min(step, hi)
-	if step <= 0 {
-		return 0
-	}
-	half := step / 2
-	return half + rand.N(step-half+1)
+	return retry.Backoff(lo, hi, attemptNum)
 }
 
 // retryableTransportError is false for failures a retry cannot fix: bad
@@ -200,26 +190,26 @@ func (c *Client) beforeAttempt(_ retryablehttp.Logger, req *http.Request, attemp
 		st.sent.Store(false)
 	}
 	if attempt > 0 {
-		c.logger.LogAttrs(req.Context(), slog.LevelDebug, "mediagen: retrying",
+		c.configOf(req.Context()).s.logger.LogAttrs(req.Context(), slog.LevelDebug, "mediagen: retrying",
 			slog.String("method", req.Method), slog.String("path", req.URL.Path), slog.Int("attempt", attempt+1))
 	}
 }
 
-// retryDoer sends a request through go-retryablehttp with the billing-safe
-// policy. Requests not marked by withCall are safe when their method is
-// GET, HEAD, PUT or DELETE.
-type retryDoer struct {
-	rc     *retryablehttp.Client
-	logger *slog.Logger
-}
+// retryDoer sends an API request through go-retryablehttp with the
+// billing-safe policy and the call's settings. Requests not marked by
+// withCall are safe when their method is GET, HEAD, PUT or DELETE; a GET
+// carries no call state, since nothing about its attempts matters later.
+type retryDoer struct{ c *Client }
 
-func (d *retryDoer) Do(req *http.Request) (*http.Response, error) {
-	if callFrom(req.Context()) == nil {
+func (d retryDoer) Do(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	cfg := d.c.configOf(ctx)
+	if callFrom(ctx) == nil && req.Method != http.MethodGet && req.Method != http.MethodHead {
 		class := classSafe
 		if req.Method == http.MethodPost || req.Method == http.MethodPatch {
 			class = classCharging
 		}
-		ctx, _ := withCall(req.Context(), class)
+		ctx, _ = withCall(ctx, class)
 		req = req.WithContext(ctx)
 	}
 	start := time.Now()
@@ -227,41 +217,78 @@ func (d *retryDoer) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := d.rc.Do(rreq)
-	logResult(req, d.logger, start, resp, err)
+	resp, err := cfg.rc.Do(rreq)
+	finish(cfg, req, start, resp, err)
 	return resp, err
 }
 
-// onceDoer sends a request exactly once, streaming its body.
-type onceDoer struct {
-	hc     *http.Client
-	logger *slog.Logger
-}
+// onceDoer sends an API request exactly once, streaming its body.
+type onceDoer struct{ c *Client }
 
-func (d *onceDoer) Do(req *http.Request) (*http.Response, error) {
+func (d onceDoer) Do(req *http.Request) (*http.Response, error) {
+	cfg := d.c.configOf(req.Context())
 	start := time.Now()
-	resp, err := d.hc.Do(req)
-	logResult(req, d.logger, start, resp, err)
+	resp, err := cfg.api.Do(req)
+	finish(cfg, req, start, resp, err)
 	return resp, err
 }
 
-// logResult logs one finished request without headers, query or body.
+// finish records a finished request for WithResponseInto and the logger.
+func finish(cfg *config, req *http.Request, start time.Time, resp *http.Response, err error) {
+	if resp != nil && cfg.s.responseInto != nil {
+		*cfg.s.responseInto = resp
+	}
+	logResult(req, cfg.s.logger, start, resp, err)
+}
+
+// logResult logs one finished request without headers, query or body. The
+// attributes are built only when the logger wants the record.
 func logResult(req *http.Request, l *slog.Logger, start time.Time, resp *http.Response, err error) {
+	ctx := req.Context()
+	level, msg := slog.LevelDebug, "mediagen: request"
+	switch {
+	case err != nil:
+		level, msg = slog.LevelWarn, "mediagen: request failed"
+	case resp.StatusCode >= 500:
+		level, msg = slog.LevelWarn, "mediagen: request answered with an error"
+	}
+	if !l.Enabled(ctx, level) {
+		return
+	}
 	attrs := []slog.Attr{
 		slog.String("method", req.Method),
 		slog.String("path", req.URL.Path),
 		slog.Duration("duration", time.Since(start)),
 	}
-	switch {
-	case err != nil:
+	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // its URL would bring back the query
 		}
-		l.LogAttrs(req.Context(), slog.LevelWarn, "mediagen: request failed", append(attrs, slog.String("error", err.Error()))...)
-	case resp.StatusCode >= 500:
-		l.LogAttrs(req.Context(), slog.LevelWarn, "mediagen: request answered with an error", append(attrs, slog.Int("status", resp.StatusCode))...)
-	default:
-		l.LogAttrs(req.Context(), slog.LevelDebug, "mediagen: request", append(attrs, slog.Int("status", resp.StatusCode))...)
+		attrs = append(attrs, slog.String("error", err.Error()))
+	} else {
+		attrs = append(attrs, slog.Int("status", resp.StatusCode))
 	}
+	l.LogAttrs(ctx, level, msg, attrs...)
+}
+
+// middlewareTransport runs the caller's middleware around each attempt.
+type middlewareTransport struct {
+	next http.RoundTripper
+	mw   []Middleware
+}
+
+func (t *middlewareTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	next := t.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return t.run(0, req, next)
+}
+
+func (t *middlewareTransport) run(i int, req *http.Request, base http.RoundTripper) (*http.Response, error) {
+	if i == len(t.mw) {
+		return base.RoundTrip(req)
+	}
+	return t.mw[i](req, func(r *http.Request) (*http.Response, error) { return t.run(i+1, r, base) })
 }

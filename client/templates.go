@@ -19,18 +19,12 @@ type TemplateFilter struct {
 }
 
 // Templates lists templates in creation order.
-func (c *Client) Templates(ctx context.Context, f TemplateFilter) ([]Template, error) {
-	var q model.ListTemplatesParams
-	if f.Feature != "" {
-		q.Feature = &f.Feature
+func (c *Client) Templates(ctx context.Context, f TemplateFilter, opts ...Option) ([]*Template, error) {
+	ctx, _, err := c.start(ctx, opts)
+	if err != nil {
+		return nil, err
 	}
-	if f.Category != "" {
-		q.Category = &f.Category
-	}
-	if len(f.Titles) > 0 {
-		titles := slices.Clone(f.Titles)
-		q.Title = &titles
-	}
+	q := model.ListTemplatesParams{Feature: f.Feature, Category: f.Category, Title: slices.Clone(f.Titles)}
 	if f.PerCategory != 0 {
 		q.PerCategory = &f.PerCategory
 	}
@@ -42,15 +36,19 @@ func (c *Client) Templates(ctx context.Context, f TemplateFilter) ([]Template, e
 	if err := c.decode(ctx, resp, err, &list); err != nil {
 		return nil, err
 	}
-	return list.Templates, nil
+	return pointers(list.Templates), nil
 }
 
 // TemplatePrompt resolves a template preview (an id from
 // [Template].Previews) to its prompt, the exact string to send as the
 // prompt argument.
-func (c *Client) TemplatePrompt(ctx context.Context, previewID string) (*TemplatePreview, error) {
+func (c *Client) TemplatePrompt(ctx context.Context, previewID string, opts ...Option) (*TemplatePreview, error) {
 	if previewID == "" {
 		return nil, fmt.Errorf("%w: empty preview id", ErrInvalidArgument)
+	}
+	ctx, _, err := c.start(ctx, opts)
+	if err != nil {
+		return nil, err
 	}
 	resp, err := c.api.GetTemplatePreview(ctx, previewID)
 	var env model.TemplatePreviewEnvelope
@@ -58,4 +56,13 @@ func (c *Client) TemplatePrompt(ctx context.Context, previewID string) (*Templat
 		return nil, err
 	}
 	return &env.Preview, nil
+}
+
+// pointers returns pointers to the elements of s, which it keeps alive.
+func pointers[T any](s []T) []*T {
+	out := make([]*T, len(s))
+	for i := range s {
+		out[i] = &s[i]
+	}
+	return out
 }

@@ -21,41 +21,44 @@ type VoiceFilter struct {
 
 // Voices lists voices: the project's clones first, then the catalog. Tags
 // and Locale filter catalog voices only; clones pass them unfiltered.
-func (c *Client) Voices(ctx context.Context, f VoiceFilter) ([]Voice, error) {
+func (c *Client) Voices(ctx context.Context, f VoiceFilter, opts ...Option) ([]*Voice, error) {
+	ctx, _, err := c.start(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
 	list, _, err := c.listVoices(ctx, f)
 	return list, err
 }
 
-func (c *Client) listVoices(ctx context.Context, f VoiceFilter) ([]Voice, *http.Response, error) {
-	var q model.ListVoicesParams
+func (c *Client) listVoices(ctx context.Context, f VoiceFilter) ([]*Voice, *http.Response, error) {
+	q := model.ListVoicesParams{Tag: slices.Clone(f.Tags)}
 	if f.Owner != "" {
 		owner := string(f.Owner)
 		q.Owner = &owner
-	}
-	if len(f.Tags) > 0 {
-		tags := slices.Clone(f.Tags)
-		q.Tag = &tags
 	}
 	if f.Locale != "" {
 		q.Locale = &f.Locale
 	}
 	if f.Favorites {
-		yes := "true"
-		q.Favorites = &yes
+		q.Favorites = "true"
 	}
 	resp, err := c.api.ListVoices(ctx, &q)
 	var list model.VoiceList
 	if err := c.decode(ctx, resp, err, &list); err != nil {
 		return nil, nil, err
 	}
-	return list.Voices, resp, nil
+	return pointers(list.Voices), resp, nil
 }
 
 // GetVoice returns a voice by id, or a catalog voice by slug. A retired
 // catalog voice and a deleted clone answer [ErrNotFound].
-func (c *Client) GetVoice(ctx context.Context, id string) (*Voice, error) {
+func (c *Client) GetVoice(ctx context.Context, id string, opts ...Option) (*Voice, error) {
 	if id == "" {
 		return nil, fmt.Errorf("%w: empty voice id", ErrInvalidArgument)
+	}
+	ctx, _, err := c.start(ctx, opts)
+	if err != nil {
+		return nil, err
 	}
 	resp, err := c.api.GetVoice(ctx, id)
 	var env model.VoiceEnvelope
@@ -70,48 +73,52 @@ type CloneVoiceParams struct {
 	Name        string // required
 	Audio       string // file id of about 30 seconds of clean speech (at least 10); required
 	Description string
-	WebhookURL  string // https address for the voice.done or voice.error event
 }
 
 // CloneVoice starts training a clone of the voice in the Audio sample and
 // returns it in status [VoiceTraining]. The balance is charged now and
 // refunded if training fails. At most 5 voices train at once: beyond that
-// the call fails with [ErrRateLimited] and a RetryAfter.
+// the call fails with [ErrRateLimited] and a RetryAfter. [WithWebhookURL]
+// asks for the voice.done or voice.error event.
 //
 // Like [Client.CreateGeneration] it never charges twice: after an ambiguous
 // failure it returns the clone the attempt created (a clone of the project
 // with the same name and description requested since), and submits again
 // only when there is none.
-func (c *Client) CloneVoice(ctx context.Context, p CloneVoiceParams) (*Voice, error) {
+func (c *Client) CloneVoice(ctx context.Context, p CloneVoiceParams, opts ...Option) (*Voice, error) {
 	if p.Name == "" || p.Audio == "" {
 		return nil, fmt.Errorf("%w: CloneVoice needs Name and Audio", ErrInvalidArgument)
 	}
-	body := model.CreateVoiceRequest{Name: p.Name, Audio: p.Audio}
-	if p.Description != "" {
-		body.Description = &p.Description
+	ctx, cfg, err := c.start(ctx, opts)
+	if err != nil {
+		return nil, err
 	}
-	if p.WebhookURL != "" {
-		body.WebhookUrl = &p.WebhookURL
-	}
-	return submit(ctx, c, charge[Voice]{
+	body := model.CreateVoiceRequest{Name: p.Name, Audio: p.Audio, Description: p.Description, WebhookURL: cfg.s.webhookURL}
+	return submit(ctx, c, cfg, c.cloneCharge(p, &body))
+}
+
+// cloneCharge describes cloning a voice; body nil only searches.
+func (c *Client) cloneCharge(p CloneVoiceParams, body *model.CreateVoiceRequest) charge[Voice] {
+	return charge[Voice]{
 		key:  "voice\x00" + p.Name + "\x00" + p.Description,
 		what: "voice clone",
 		post: func(ctx context.Context) (*Voice, error) {
-			resp, err := c.api.CreateVoice(ctx, body)
+			resp, err := c.api.CreateVoice(ctx, *body)
 			var env model.VoiceEnvelope
 			if err := c.decode(ctx, resp, err, &env); err != nil {
 				return nil, err
 			}
-			if env.Voice.Id == "" {
+			if env.Voice.ID == "" {
 				return nil, newBodyError(resp, errNoID)
 			}
 			return &env.Voice, nil
 		},
-		id: func(v *Voice) string { return v.Id },
+		id: func(v *Voice) string { return v.ID },
 		find: func(ctx context.Context, win searchWindow) ([]*Voice, time.Time, error) {
 			return c.findClones(ctx, p, win)
 		},
-	})
+		blame: func(e *UncertainError) { e.Clone = &p },
+	}
 }
 
 // findClones returns the project's clones that match p and were requested
@@ -122,22 +129,21 @@ func (c *Client) findClones(ctx context.Context, p CloneVoiceParams, win searchW
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	bound := win.bound(serverDate(resp), time.Now())
+	bound := win.bound(serverDate(resp), c.configOf(ctx).s.clock.Now())
 	var out []*Voice
-	for i := range list {
-		v := &list[i]
-		if v.Owner != VoiceOwnerProject || v.Name != p.Name || deref(v.Description) != p.Description {
+	for _, v := range list {
+		if v.Owner != VoiceOwnerProject || v.Name != p.Name || v.Description != p.Description {
 			continue
 		}
 		// A clone without a request date cannot be excluded by time; taking
 		// it is safer than charging a second time.
-		if v.RequestDate != nil && v.RequestDate.Before(bound) {
+		if !v.RequestDate.IsZero() && v.RequestDate.Before(bound) {
 			continue
 		}
 		out = append(out, v)
 	}
 	slices.SortStableFunc(out, func(a, b *Voice) int {
-		return deref(a.RequestDate).Compare(deref(b.RequestDate))
+		return a.RequestDate.Compare(b.RequestDate)
 	})
 	return out, bound, nil
 }
@@ -146,26 +152,40 @@ func (c *Client) findClones(ctx context.Context, p CloneVoiceParams, win searchW
 // everywhere and there is no undelete. Catalog voices answer [ErrNotFound].
 // A retried delete that finds the clone gone after an earlier attempt may
 // have removed it reports success.
-func (c *Client) DeleteVoice(ctx context.Context, id string) error {
+func (c *Client) DeleteVoice(ctx context.Context, id string, opts ...Option) error {
 	if id == "" {
 		return fmt.Errorf("%w: empty voice id", ErrInvalidArgument)
+	}
+	ctx, _, err := c.start(ctx, opts)
+	if err != nil {
+		return err
 	}
 	ctx, st := withCall(ctx, classSafe)
 	resp, err := c.api.DeleteVoice(ctx, id)
 	return deleted(c.decode(ctx, resp, err, nil), st)
 }
 
-// FavoriteVoice stars (favorite true) or unstars a voice, given by id or
-// slug, for the project, and returns the state after the call. Both are
-// idempotent.
-func (c *Client) FavoriteVoice(ctx context.Context, id string, favorite bool) (bool, error) {
+// FavoriteVoice stars a voice, given by id or slug, for the project. It is
+// idempotent: starring a starred voice succeeds.
+func (c *Client) FavoriteVoice(ctx context.Context, id string, opts ...Option) error {
+	return c.setFavorite(ctx, id, true, opts)
+}
+
+// UnfavoriteVoice removes the project's star from a voice, given by id or
+// slug. It is idempotent.
+func (c *Client) UnfavoriteVoice(ctx context.Context, id string, opts ...Option) error {
+	return c.setFavorite(ctx, id, false, opts)
+}
+
+func (c *Client) setFavorite(ctx context.Context, id string, favorite bool, opts []Option) error {
 	if id == "" {
-		return false, fmt.Errorf("%w: empty voice id", ErrInvalidArgument)
+		return fmt.Errorf("%w: empty voice id", ErrInvalidArgument)
 	}
-	var (
-		resp *http.Response
-		err  error
-	)
+	ctx, _, err := c.start(ctx, opts)
+	if err != nil {
+		return err
+	}
+	var resp *http.Response
 	if favorite {
 		resp, err = c.api.FavoriteVoice(ctx, id)
 	} else {
@@ -173,16 +193,10 @@ func (c *Client) FavoriteVoice(ctx context.Context, id string, favorite bool) (b
 	}
 	var st model.FavoriteState
 	if err := c.decode(ctx, resp, err, &st); err != nil {
-		return false, err
+		return err
 	}
-	return st.Favorite, nil
-}
-
-// deref returns *p, or the zero value for nil.
-func deref[T any](p *T) T {
-	if p == nil {
-		var zero T
-		return zero
+	if st.Favorite != favorite {
+		return fmt.Errorf("mediagen: voice %s: the service answered favorite=%t", id, st.Favorite)
 	}
-	return *p
+	return nil
 }

@@ -8,6 +8,7 @@
 package openapi
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"sort"
@@ -15,18 +16,20 @@ import (
 	"strings"
 )
 
-// Spec is openapi.json, byte for byte. The reference server serves it at
-// /v3/openapi.json.
-//
 //go:embed openapi.json
-var Spec []byte
+var spec []byte
+
+// Spec returns openapi.json, byte for byte: a fresh copy on every call, so no
+// caller can change what another reads. The reference server serves it at
+// /v3/openapi.json.
+func Spec() []byte { return bytes.Clone(spec) }
 
 // Unconfirmed returns the JSON pointers (RFC 6901) of every node of [Spec]
 // marked `x-unconfirmed: true`, sorted: the choices this contract makes where
 // the interface document is silent.
 func Unconfirmed() []string {
 	var doc any
-	if err := json.Unmarshal(Spec, &doc); err != nil {
+	if err := json.Unmarshal(spec, &doc); err != nil {
 		panic("openapi: embedded openapi.json is not JSON: " + err.Error())
 	}
 	var out []string

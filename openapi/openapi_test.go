@@ -16,7 +16,7 @@ import (
 func load(t *testing.T) *openapi3.T {
 	t.Helper()
 	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromData(openapi.Spec)
+	doc, err := loader.LoadFromData(openapi.Spec())
 	require.NoError(t, err)
 	return doc
 }
@@ -202,7 +202,7 @@ func TestWebhookCallbacks(t *testing.T) {
 // Every number is a float64 in Go: format double everywhere.
 func TestEveryNumberIsDouble(t *testing.T) {
 	var doc any
-	require.NoError(t, json.Unmarshal(openapi.Spec, &doc))
+	require.NoError(t, json.Unmarshal(openapi.Spec(), &doc))
 	var walk func(node any, path string)
 	walk = func(node any, path string) {
 		switch n := node.(type) {

@@ -27,7 +27,7 @@ func BenchmarkGenerationRequests(b *testing.B) {
 			for b.Loop() {
 				g := k.create(e, b)
 				before := e.count.requests()
-				if _, err := Generation(context.Background(), e.c, g.Id, withClock(e.clock)); err != nil {
+				if _, err := Generation(context.Background(), e.c, g.ID, withClock(e.clock)); err != nil {
 					b.Fatal(err)
 				}
 				requests += e.count.requests() - before
@@ -47,7 +47,7 @@ func BenchmarkGenerationsRequests(b *testing.B) {
 	for b.Loop() {
 		ids := make([]string, n)
 		for i := range ids {
-			ids[i] = e.image(b).Id
+			ids[i] = e.image(b).ID
 		}
 		before := e.count.requests()
 		if _, err := Generations(context.Background(), e.c, ids, withClock(e.clock)); err != nil {

@@ -4,27 +4,12 @@ import (
 	"context"
 	"time"
 
-	"github.com/mediagen/mediagen-go/internal/wait"
+	"github.com/mediagen/mediagen-go/internal/link"
 )
-
-// clock is where waits take the time and sleep, so tests can drive them
-// with the reference server's fake clock instead of real time.
-type clock interface {
-	Now() time.Time
-	// Sleep waits d or until ctx is done, returning ctx.Err() then.
-	Sleep(ctx context.Context, d time.Duration) error
-}
-
-// realClock is the wall clock.
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
-func (realClock) Sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
 
 // deadline bounds a wait by WithMaxWait on top of the context.
 type deadline struct {
-	clock clock
+	clock link.Clock
 	at    time.Time // zero: no bound
 }
 

@@ -1,6 +1,7 @@
 package poll
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"testing"
@@ -8,6 +9,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/client/clienttest"
+	"github.com/mediagen/mediagen-go/internal/link"
+	"github.com/mediagen/mediagen-go/internal/refserver/media"
+	"github.com/mediagen/mediagen-go/upload"
 )
 
 // fakeClock is a clock whose Sleep moves time at once and records the
@@ -55,7 +62,7 @@ func (f *fakeClock) reset() {
 }
 
 // withClock makes a wait use c.
-func withClock(c clock) Option {
+func withClock(c link.Clock) Option {
 	return func(s *settings) error { s.clock = c; return nil }
 }
 
@@ -73,13 +80,70 @@ func TestDeadlineShortensTheLastSleep(t *testing.T) {
 func TestDeadlineHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	dl := newDeadline(&settings{clock: realClock{}})
+	dl := newDeadline(&settings{clock: link.RealClock{}})
 	start := time.Now()
 	assert.ErrorIs(t, dl.sleep(ctx, time.Hour), context.Canceled)
 	assert.Less(t, time.Since(start), time.Second)
 
 	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	assert.ErrorIs(t, realClock{}.Sleep(ctx, time.Hour), context.DeadlineExceeded)
-	assert.NoError(t, realClock{}.Sleep(context.Background(), time.Millisecond))
+	assert.ErrorIs(t, link.RealClock{}.Sleep(ctx, time.Hour), context.DeadlineExceeded)
+	assert.NoError(t, link.RealClock{}.Sleep(context.Background(), time.Millisecond))
+}
+
+// Without a clock set in package poll, every kind of wait reads the time
+// and sleeps on the client's clock: here one that moves the reference
+// server's fake clock, so that renders of real length take no wall time.
+func TestWaitsUseTheClientsClock(t *testing.T) {
+	ctx := context.Background()
+	srv := clienttest.NewServer(t, clienttest.WithRenderScale(1), clienttest.WithBalance(1000))
+	fc := newFakeClock()
+	fc.onSleep = srv.Advance
+	c := srv.Client(link.WithClock(fc).(client.Option))
+	start := time.Now()
+
+	g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "a lighthouse at dusk"})
+	require.NoError(t, err)
+	got, err := Generation(ctx, c, g.ID)
+	require.NoError(t, err)
+	assert.Equal(t, client.StatusDone, got.Status)
+	assert.NotEmpty(t, fc.waits(), "Generation slept on the client's clock")
+
+	fc.reset()
+	var ids []string
+	for range 3 {
+		g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "a heron"})
+		require.NoError(t, err)
+		ids = append(ids, g.ID)
+	}
+	_, err = Generations(ctx, c, ids)
+	require.NoError(t, err)
+	assert.NotEmpty(t, fc.waits(), "Generations slept on the client's clock")
+
+	fc.reset()
+	wav := media.WAV(30*time.Second, "sample")
+	f, err := upload.Reader(ctx, c, bytes.NewReader(wav), int64(len(wav)), "")
+	require.NoError(t, err)
+	v, err := c.CloneVoice(ctx, client.CloneVoiceParams{Name: "Narrator", Audio: f.ID})
+	require.NoError(t, err)
+	gotVoice, err := Voice(ctx, c, v.ID)
+	require.NoError(t, err)
+	assert.Equal(t, client.VoiceDone, gotVoice.Status)
+	assert.NotEmpty(t, fc.waits(), "Voice slept on the client's clock")
+
+	// WithMaxWait is measured on it too: an hour that never ends on the
+	// server passes at once.
+	frozen := newFakeClock()
+	c = srv.Client(link.WithClock(frozen).(client.Option))
+	g, err = c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "a lynx"})
+	require.NoError(t, err)
+	_, err = Generation(ctx, c, g.ID, WithMaxWait(time.Hour))
+	assert.ErrorIs(t, err, ErrMaxWait)
+	var total time.Duration
+	for _, w := range frozen.waits() {
+		total += w
+	}
+	assert.Equal(t, time.Hour, total)
+
+	assert.Less(t, time.Since(start), 5*time.Second, "no wait took wall time")
 }

@@ -22,11 +22,17 @@
 //
 // A check that fails (a 503, a dropped connection) is not skipped by the
 // wait: the client has already retried it with backoff (see
-// client.WithMaxRetries), so an error that reaches the wait has lasted, and
+// client.WithRetryPolicy), so an error that reaches the wait has lasted, and
 // the wait ends with a [*GaveUpError] that unwraps to it. The work goes on
 // at the service; wait again with the id to resume. Raise the client's
 // retries for long waits over an unreliable network.
 //
 // [Generations] waits for many generations at once through the list
-// endpoint, a page of 100 per request, instead of one GET per id.
+// endpoint, a page of 100 per request, instead of one GET per id, and
+// returns a [Result] per id.
+//
+// Waits read the time and sleep on the client's clock: against the test
+// kit's reference server (package clienttest), a wait moves the server's
+// clock instead of the wall clock, so a test that submits and waits
+// finishes at once.
 package poll

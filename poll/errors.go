@@ -25,9 +25,9 @@ type FailedError struct {
 
 func (e *FailedError) Error() string {
 	g := e.Generation
-	msg := fmt.Sprintf("poll: generation %s ended with status %s", g.Id, g.Status)
-	if g.Error != nil && *g.Error != "" {
-		msg += ": " + *g.Error
+	msg := fmt.Sprintf("poll: generation %s ended with status %s", g.ID, g.Status)
+	if g.Error != "" {
+		msg += ": " + g.Error
 	}
 	return msg + " (its charge was refunded)"
 }
@@ -39,9 +39,9 @@ type VoiceFailedError struct {
 }
 
 func (e *VoiceFailedError) Error() string {
-	msg := fmt.Sprintf("poll: voice clone %s failed", e.Voice.Id)
-	if e.Voice.Error != nil && *e.Voice.Error != "" {
-		msg += ": " + *e.Voice.Error
+	msg := fmt.Sprintf("poll: voice clone %s failed", e.Voice.ID)
+	if e.Voice.Error != "" {
+		msg += ": " + e.Voice.Error
 	}
 	return msg + " (its charge was refunded)"
 }

@@ -15,7 +15,7 @@ func TestFailedErrorSaysRefunded(t *testing.T) {
 	msg := "render failed: the logo could not be read"
 	for _, status := range []client.GenerationStatus{client.StatusError, client.StatusTimeout} {
 		g := generation("gen_1", status)
-		g.Error = &msg
+		g.Error = msg
 		err := failure(g)
 		var fe *FailedError
 		if assert.ErrorAs(t, err, &fe) {
@@ -62,5 +62,5 @@ func TestGoneError(t *testing.T) {
 
 // generation returns a generation with id and status.
 func generation(id string, status client.GenerationStatus) *client.Generation {
-	return &client.Generation{Id: id, Status: status}
+	return &client.Generation{ID: id, Status: status}
 }

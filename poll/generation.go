@@ -16,7 +16,7 @@ import (
 // generation seen (or nil) with a [*GaveUpError]. Errors of single checks
 // are retried by the client; one that persists ends the wait.
 func Generation(ctx context.Context, c *client.Client, id string, opts ...Option) (*client.Generation, error) {
-	s, err := newSettings(c, opts)
+	s, err := newSettings(c, generationWait, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +26,7 @@ func Generation(ctx context.Context, c *client.Client, id string, opts ...Option
 	dl := newDeadline(s)
 	var last *client.Generation
 	for n := 1; ; n++ {
-		g, err := c.GetGeneration(ctx, id)
+		g, err := c.GetGeneration(ctx, id, s.clientOpts...)
 		if err != nil {
 			if errors.Is(err, client.ErrNotFound) && ctx.Err() == nil {
 				return last, &GoneError{ID: id, Seen: last != nil, Err: err}
@@ -35,7 +35,7 @@ func Generation(ctx context.Context, c *client.Client, id string, opts ...Option
 		}
 		s.observe(last, g)
 		last = g
-		if client.IsTerminal(g.Status) {
+		if g.Terminal() {
 			return g, failure(g)
 		}
 		if err := dl.sleep(ctx, s.intervalFor(scheduleFor(g.Kind), n)); err != nil {

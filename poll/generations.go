@@ -11,22 +11,36 @@ import (
 // pageSize is the largest page the list endpoint serves.
 const pageSize = 100
 
+// Result is the outcome of one id of [Generations].
+type Result struct {
+	ID string
+	// Generation is the terminal generation, or the last one seen when the
+	// wait stopped early; nil when none was seen.
+	Generation *client.Generation
+	// Err is nil when the generation ended done; otherwise a
+	// [*FailedError], [*GoneError] or [*GaveUpError] naming the id.
+	Err error
+}
+
 // Generations waits until every generation in ids reaches a terminal state,
-// reading them through the list endpoint: each round reads pages of 100,
-// newest first, only until every id still waited on has been seen, so
+// reading them through the list endpoint: each round reads the newest page
+// of 100 (filtered by feature while all share one), and the next page only
+// while the pages read so far held waited ids; ids the pages did not show
+// (deep in the list, expired or deleted) are checked with one GET each. So
 // waiting on 100 recent generations costs one request per round instead of
-// 100. Ids the pages read do not show (one left, ids deep in the list, ids
-// expired or deleted) are checked with one GET each, which is cheaper than
-// reading on. Rounds follow the schedule of the fastest kind still waited on;
-// [WithInterval], [WithMaxWait] and [OnUpdate] (called per generation) apply.
+// 100, and a round never costs more than one GET per id plus one page, even
+// when the ids sit under thousands of newer rows. Rounds follow the
+// schedule of the fastest kind still waited on; [WithInterval],
+// [WithMaxWait] and [OnUpdate] (called per generation) apply.
 //
-// The result has one entry per id, in the order of ids (duplicates share
-// one): the terminal generation, or the last one seen, or nil. The error
-// joins one error per id that did not end done, each carrying its id: a
-// [*FailedError], [*GoneError] or [*GaveUpError]. A request that fails
-// after the client's retries ends the wait on every id not yet terminal.
-func Generations(ctx context.Context, c *client.Client, ids []string, opts ...Option) ([]*client.Generation, error) {
-	s, err := newSettings(c, opts)
+// The result has one entry per id, in the order of ids (a repeated id
+// repeats its entry). The error is nil when every generation ended done,
+// and otherwise joins the Err of each result that has one, so that
+// `if err != nil` suffices and each failure can still be examined in its
+// Result. A request that fails after the client's retries ends the wait on
+// every id not yet terminal.
+func Generations(ctx context.Context, c *client.Client, ids []string, opts ...Option) ([]Result, error) {
+	s, err := newSettings(c, generationWait, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -41,11 +55,11 @@ func Generations(ctx context.Context, c *client.Client, ids []string, opts ...Op
 	}
 	b.run(ctx)
 
-	results := make([]*client.Generation, len(ids))
+	results := make([]Result, len(ids))
 	var errs []error
 	reported := map[string]bool{}
 	for i, id := range ids {
-		results[i] = b.last[id]
+		results[i] = Result{ID: id, Generation: b.last[id], Err: b.errs[id]}
 		if err := b.errs[id]; err != nil && !reported[id] {
 			reported[id] = true
 			errs = append(errs, err)
@@ -87,7 +101,7 @@ func (b *batch) run(ctx context.Context) {
 		}
 		slices.Sort(missing) // a stable order of GETs and OnUpdate calls
 		for _, id := range missing {
-			g, err := b.c.GetGeneration(ctx, id)
+			g, err := b.c.GetGeneration(ctx, id, b.s.clientOpts...)
 			switch {
 			case err == nil:
 				b.update(id, g)
@@ -102,24 +116,24 @@ func (b *batch) run(ctx context.Context) {
 	}
 }
 
-// scan reads pages until every waited id has been seen, the list ends, or
-// reading on would cost more than a GET of each id still unseen: a page is
-// read only while more ids are unseen than pages were read, plus one. An id
-// many pages deep (an old video behind hundreds of newer images) therefore
-// costs one GET a round, not a walk through the whole list, and a round
-// never costs much more than one GET per id would. While all waited
-// generations share a feature, the list is filtered by it.
+// scan reads the newest page, and each further page only while the pages
+// read so far showed at least as many waited ids as pages were read after
+// the first: every page beyond the first is then paid for by a GET it saves,
+// so a round costs at most one GET per id still unseen plus one page. Ids
+// many pages deep (an old video behind thousands of newer images) cost one
+// GET a round. While all waited generations share a feature, the list is
+// filtered by it.
 func (b *batch) scan(ctx context.Context) (map[string]*client.Generation, error) {
 	seen := map[string]*client.Generation{}
 	params := client.ListParams{Limit: pageSize, Feature: b.commonFeature()}
-	for pages := 0; len(b.waiting)-len(seen) > pages+1; pages++ {
-		page, err := b.c.ListGenerations(ctx, params)
+	for pages := 0; len(seen) < len(b.waiting) && (pages == 0 || len(seen) >= pages); pages++ {
+		page, err := b.c.ListGenerations(ctx, params, b.s.clientOpts...)
 		if err != nil {
 			return nil, err
 		}
 		for _, g := range page.Generations {
-			if b.waiting[g.Id] {
-				seen[g.Id] = g
+			if b.waiting[g.ID] {
+				seen[g.ID] = g
 			}
 		}
 		if page.NextCursor == "" {
@@ -134,7 +148,7 @@ func (b *batch) scan(ctx context.Context) (map[string]*client.Generation, error)
 func (b *batch) update(id string, g *client.Generation) {
 	b.s.observe(b.last[id], g)
 	b.last[id] = g
-	if client.IsTerminal(g.Status) {
+	if g.Terminal() {
 		delete(b.waiting, id)
 		if err := failure(g); err != nil {
 			b.errs[id] = err

@@ -6,9 +6,13 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/internal/link"
 )
 
-// Option configures a wait.
+// Option configures a wait. Every option applies to every wait, except the
+// two update callbacks: [OnUpdate] belongs to waits on generations and
+// [OnVoiceUpdate] to [Voice]; given to the other kind of wait, they make it
+// fail at once rather than be ignored.
 type Option func(*settings) error
 
 // settings is what the options configure.
@@ -17,8 +21,18 @@ type settings struct {
 	maxWait       time.Duration // 0 means only the context bounds the wait
 	onUpdate      func(*client.Generation)
 	onVoiceUpdate func(*client.Voice)
-	clock         clock
+	clientOpts    []client.Option
+	clock         link.Clock     // the client's, unless a test sets one
 	jitter        func() float64 // uniform in [0, 1)
+}
+
+// WithClientOptions applies client options (a timeout, a header, a retry
+// policy, a logger) to every request of the wait, on top of the client's.
+func WithClientOptions(opts ...client.Option) Option {
+	return func(s *settings) error {
+		s.clientOpts = append(s.clientOpts, opts...)
+		return nil
+	}
 }
 
 // WithInterval checks every d, without growth or jitter, instead of the
@@ -50,7 +64,7 @@ func WithMaxWait(d time.Duration) Option {
 // OnUpdate calls fn with the generation each time its status is first seen
 // or changes, terminal status included. fn runs on the waiting goroutine,
 // one call at a time, so it must return quickly; it must not modify the
-// generation. [Voice] ignores it; see [OnVoiceUpdate].
+// generation. [Voice] refuses it; see [OnVoiceUpdate].
 func OnUpdate(fn func(*client.Generation)) Option {
 	return func(s *settings) error {
 		if fn == nil {
@@ -62,7 +76,7 @@ func OnUpdate(fn func(*client.Generation)) Option {
 }
 
 // OnVoiceUpdate is [OnUpdate] for [Voice]: fn gets the voice each time its
-// status is first seen or changes.
+// status is first seen or changes. [Generation] and [Generations] refuse it.
 func OnVoiceUpdate(fn func(*client.Voice)) Option {
 	return func(s *settings) error {
 		if fn == nil {
@@ -73,11 +87,19 @@ func OnVoiceUpdate(fn func(*client.Voice)) Option {
 	}
 }
 
-func newSettings(c *client.Client, opts []Option) (*settings, error) {
+// waitKind says what a wait waits on, for the options that belong to one.
+type waitKind int
+
+const (
+	generationWait waitKind = iota
+	voiceWait
+)
+
+func newSettings(c *client.Client, kind waitKind, opts []Option) (*settings, error) {
 	if c == nil {
 		return nil, errors.New("poll: nil client")
 	}
-	s := &settings{clock: realClock{}, jitter: rand.Float64}
+	s := &settings{jitter: rand.Float64}
 	var errs []error
 	for _, o := range opts {
 		if o == nil {
@@ -87,5 +109,27 @@ func newSettings(c *client.Client, opts []Option) (*settings, error) {
 			errs = append(errs, err)
 		}
 	}
-	return s, errors.Join(errs...)
+	switch {
+	case kind == voiceWait && s.onUpdate != nil:
+		errs = append(errs, errors.New("poll: OnUpdate reports generations; a voice wait takes OnVoiceUpdate"))
+	case kind == generationWait && s.onVoiceUpdate != nil:
+		errs = append(errs, errors.New("poll: OnVoiceUpdate reports voices; a generation wait takes OnUpdate"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	// Resolving the wait's client options checks them now, so that a bad
+	// one fails the call instead of ending the wait as if it could resume.
+	clientOpts := make([]any, len(s.clientOpts))
+	for i, o := range s.clientOpts {
+		clientOpts[i] = o
+	}
+	in, err := link.Of(c, clientOpts...)
+	if err != nil {
+		return nil, err
+	}
+	if s.clock == nil {
+		s.clock = in.Clock
+	}
+	return s, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/client/clienttest"
+	"github.com/mediagen/mediagen-go/internal/link"
 	"github.com/mediagen/mediagen-go/internal/refserver"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"
 	"github.com/mediagen/mediagen-go/upload"
@@ -50,7 +51,7 @@ func (c *counter) requests() int64 { return c.gets.Load() + c.lists.Load() }
 // env is a reference server, a counting client, and a clock that moves the
 // server's fake clock whenever a wait sleeps.
 type env struct {
-	srv   *clienttest.Server
+	srv   *testServer
 	c     *client.Client
 	count *counter
 	clock *fakeClock
@@ -58,7 +59,7 @@ type env struct {
 
 func newEnv(t testing.TB, opts ...refserver.Option) *env {
 	t.Helper()
-	srv := clienttest.NewServer(t, opts...)
+	srv := newTestServer(t, opts...)
 	count := &counter{base: srv.HTTP.Client().Transport}
 	e := &env{srv: srv, c: srv.Client(client.WithHTTPClient(&http.Client{Transport: count})), count: count, clock: newFakeClock()}
 	e.clock.onSleep = srv.Advance
@@ -69,20 +70,51 @@ func newEnv(t testing.TB, opts ...refserver.Option) *env {
 // image submits an image generation.
 func (e *env) image(t testing.TB) *client.Generation {
 	t.Helper()
-	g, err := e.c.CreateGeneration(context.Background(), client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "a lighthouse at dusk"})
+	g, err := e.c.CreateGeneration(context.Background(), client.ImageGenerationArgs{Prompt: "a lighthouse at dusk"})
 	require.NoError(t, err)
 	return g
 }
 
-// video submits a logo reveal of an uploaded logo.
+// video submits a logo reveal of a freshly uploaded logo.
 func (e *env) video(t testing.TB) *client.Generation {
+	t.Helper()
+	return e.videoOf(t, e.logo(t))
+}
+
+// logo uploads a small PNG and returns its file id.
+func (e *env) logo(t testing.TB) string {
 	t.Helper()
 	png := media.PNG(32, 32, "logo")
 	f, err := upload.Reader(context.Background(), e.c, bytes.NewReader(png), int64(len(png)), "")
 	require.NoError(t, err)
-	g, err := e.c.CreateGeneration(context.Background(), client.FeatureLogoReveal, client.LogoRevealArgs{Image: f.Id, Prompt: "sparks gather into the logo"})
+	return f.ID
+}
+
+// videoOf submits a logo reveal of the uploaded logo with id logo.
+func (e *env) videoOf(t testing.TB, logo string) *client.Generation {
+	t.Helper()
+	g, err := e.c.CreateGeneration(context.Background(), client.LogoRevealArgs{Image: logo, Prompt: "sparks gather into the logo"})
 	require.NoError(t, err)
 	return g
+}
+
+// reset zeroes the request counts.
+func (c *counter) reset() {
+	c.gets.Store(0)
+	c.lists.Store(0)
+	c.mu.Lock()
+	c.limits = nil
+	c.mu.Unlock()
+}
+
+// fixedJitter makes every interval the middle of its schedule, so that two
+// ways of waiting on the same renders check at the same moments and their
+// request counts can be compared exactly.
+func fixedJitter() Option {
+	return func(s *settings) error {
+		s.jitter = func() float64 { return 0.5 }
+		return nil
+	}
 }
 
 // wallClock is the real time, for a reference server that renders in real
@@ -95,13 +127,14 @@ func TestGenerationDone(t *testing.T) {
 	e := newEnv(t)
 	g := e.image(t)
 	var statuses []client.GenerationStatus
-	got, err := Generation(context.Background(), e.c, g.Id, withClock(e.clock), OnUpdate(func(g *client.Generation) {
+	got, err := Generation(context.Background(), e.c, g.ID, withClock(e.clock), OnUpdate(func(g *client.Generation) {
 		statuses = append(statuses, g.Status)
 	}))
 	require.NoError(t, err)
 	assert.Equal(t, client.StatusDone, got.Status)
-	require.NotNil(t, got.Output)
-	assert.NotNil(t, got.Output.Image)
+	assert.NotEmpty(t, got.Output.Image)
+	assert.Equal(t, got.Output.Image, got.Output.URL())
+	assert.True(t, got.Terminal())
 	assert.Equal(t, client.StatusPending, statuses[0])
 	assert.Equal(t, client.StatusDone, statuses[len(statuses)-1])
 	for i := 1; i < len(statuses); i++ {
@@ -116,7 +149,7 @@ func TestGenerationDone(t *testing.T) {
 
 func TestGenerationScheduleByKind(t *testing.T) {
 	e := newEnv(t, refserver.WithRenderScale(1)) // real render times, fake clock
-	_, err := Generation(context.Background(), e.c, e.image(t).Id, withClock(e.clock))
+	_, err := Generation(context.Background(), e.c, e.image(t).ID, withClock(e.clock))
 	require.NoError(t, err)
 	imageWaits := e.clock.waits()
 	for _, w := range imageWaits {
@@ -125,7 +158,7 @@ func TestGenerationScheduleByKind(t *testing.T) {
 	}
 
 	e.clock.reset()
-	_, err = Generation(context.Background(), e.c, e.video(t).Id, withClock(e.clock))
+	_, err = Generation(context.Background(), e.c, e.video(t).ID, withClock(e.clock))
 	require.NoError(t, err)
 	videoWaits := e.clock.waits()
 	require.NotEmpty(t, videoWaits)
@@ -141,7 +174,7 @@ func TestGenerationRealTime(t *testing.T) {
 	e := newEnv(t, refserver.WithClock(wallClock{}))
 	g := e.image(t)
 	start := time.Now()
-	got, err := Generation(context.Background(), e.c, g.Id)
+	got, err := Generation(context.Background(), e.c, g.ID, withClock(link.RealClock{}))
 	require.NoError(t, err)
 	assert.Equal(t, client.StatusDone, got.Status)
 	assert.Less(t, time.Since(start), 4*time.Second)
@@ -155,16 +188,16 @@ func TestGenerationFailedIsRefunded(t *testing.T) {
 			g := e.image(t)
 			assert.Less(t, e.srv.Balance(), before, "charged on submit")
 
-			got, err := Generation(context.Background(), e.c, g.Id, withClock(e.clock))
+			got, err := Generation(context.Background(), e.c, g.ID, withClock(e.clock))
 			require.NotNil(t, got, "the generation comes back with the error")
 			assert.EqualValues(t, outcome, got.Status)
 			var fe *FailedError
 			require.ErrorAs(t, err, &fe)
 			assert.Same(t, got, fe.Generation)
-			assert.ErrorContains(t, err, g.Id)
+			assert.ErrorContains(t, err, g.ID)
 			assert.ErrorContains(t, err, "refunded")
-			require.NotNil(t, got.Error, "the service says why")
-			assert.ErrorContains(t, err, *got.Error)
+			require.NotEmpty(t, got.Error, "the service says why")
+			assert.ErrorContains(t, err, got.Error)
 			assert.InDelta(t, before, e.srv.Balance(), 1e-9, "the charge was refunded")
 		})
 	}
@@ -173,25 +206,25 @@ func TestGenerationFailedIsRefunded(t *testing.T) {
 func TestGenerationDeletedWhileWaiting(t *testing.T) {
 	e := newEnv(t)
 	g := e.image(t)
-	got, err := Generation(context.Background(), e.c, g.Id, withClock(e.clock), OnUpdate(func(g *client.Generation) {
-		require.NoError(t, e.c.DeleteGeneration(context.Background(), g.Id))
+	got, err := Generation(context.Background(), e.c, g.ID, withClock(e.clock), OnUpdate(func(g *client.Generation) {
+		require.NoError(t, e.c.DeleteGeneration(context.Background(), g.ID))
 	}))
 	assert.ErrorIs(t, err, ErrGone)
 	assert.ErrorIs(t, err, client.ErrNotFound)
-	assert.ErrorContains(t, err, g.Id)
+	assert.ErrorContains(t, err, g.ID)
 	assert.ErrorContains(t, err, "expired or was deleted")
 	require.NotNil(t, got, "the last state seen comes back")
-	assert.Equal(t, g.Id, got.Id)
+	assert.Equal(t, g.ID, got.ID)
 }
 
 func TestGenerationExpiredWhileWaiting(t *testing.T) {
 	e := newEnv(t)
 	g := e.image(t)
 	e.clock.onSleep = func(time.Duration) { e.srv.Advance(25 * time.Hour) } // past expiresAt
-	_, err := Generation(context.Background(), e.c, g.Id, withClock(e.clock))
+	_, err := Generation(context.Background(), e.c, g.ID, withClock(e.clock))
 	var gone *GoneError
 	require.ErrorAs(t, err, &gone)
-	assert.Equal(t, g.Id, gone.ID)
+	assert.Equal(t, g.ID, gone.ID)
 	assert.True(t, gone.Seen)
 	assert.ErrorIs(t, err, ErrGone)
 }
@@ -211,11 +244,11 @@ func TestGenerationCancelled(t *testing.T) {
 
 	// Cancelled mid-wait on the fake clock.
 	ctx, cancel := context.WithCancel(context.Background())
-	got, err := Generation(ctx, e.c, g.Id, withClock(e.clock), OnUpdate(func(*client.Generation) { cancel() }))
+	got, err := Generation(ctx, e.c, g.ID, withClock(e.clock), OnUpdate(func(*client.Generation) { cancel() }))
 	assert.ErrorIs(t, err, context.Canceled)
 	var gu *GaveUpError
 	require.ErrorAs(t, err, &gu)
-	assert.Equal(t, g.Id, gu.ID)
+	assert.Equal(t, g.ID, gu.ID)
 	assert.Equal(t, string(client.StatusPending), gu.Status)
 	assert.Same(t, got, gu.Last)
 
@@ -223,7 +256,7 @@ func TestGenerationCancelled(t *testing.T) {
 	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = Generation(ctx, e.c, e.image(t).Id)
+	_, err = Generation(ctx, e.c, e.image(t).ID, withClock(link.RealClock{}))
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), 900*time.Millisecond)
 
@@ -237,12 +270,12 @@ func TestGenerationMaxWait(t *testing.T) {
 	e := newEnv(t)
 	g := e.image(t)
 	frozen := newFakeClock() // the server's clock never moves: the render never ends
-	got, err := Generation(context.Background(), e.c, g.Id, withClock(frozen), WithMaxWait(10*time.Second))
+	got, err := Generation(context.Background(), e.c, g.ID, withClock(frozen), WithMaxWait(10*time.Second))
 	assert.ErrorIs(t, err, ErrMaxWait)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	var gu *GaveUpError
 	require.ErrorAs(t, err, &gu)
-	assert.Equal(t, g.Id, gu.ID)
+	assert.Equal(t, g.ID, gu.ID)
 	assert.Same(t, got, gu.Last)
 	var total time.Duration
 	for _, w := range frozen.waits() {
@@ -254,7 +287,7 @@ func TestGenerationMaxWait(t *testing.T) {
 
 func TestGenerationWithInterval(t *testing.T) {
 	e := newEnv(t, refserver.WithRenderScale(1))
-	_, err := Generation(context.Background(), e.c, e.image(t).Id, withClock(e.clock), WithInterval(500*time.Millisecond))
+	_, err := Generation(context.Background(), e.c, e.image(t).ID, withClock(e.clock), WithInterval(500*time.Millisecond))
 	require.NoError(t, err)
 	for _, w := range e.clock.waits() {
 		assert.Equal(t, 500*time.Millisecond, w)
@@ -280,7 +313,7 @@ func cloneVoice(t *testing.T, e *env) *client.Voice {
 	wav := media.WAV(30*time.Second, "sample")
 	f, err := upload.Reader(context.Background(), e.c, bytes.NewReader(wav), int64(len(wav)), "")
 	require.NoError(t, err)
-	v, err := e.c.CloneVoice(context.Background(), client.CloneVoiceParams{Name: "Narrator", Audio: f.Id})
+	v, err := e.c.CloneVoice(context.Background(), client.CloneVoiceParams{Name: "Narrator", Audio: f.ID})
 	require.NoError(t, err)
 	return v
 }
@@ -289,11 +322,11 @@ func TestVoiceDone(t *testing.T) {
 	e := newEnv(t)
 	v := cloneVoice(t, e)
 	var seen []client.VoiceStatus
-	got, err := Voice(context.Background(), e.c, v.Id, withClock(e.clock), OnVoiceUpdate(func(v *client.Voice) {
-		seen = append(seen, *v.Status)
+	got, err := Voice(context.Background(), e.c, v.ID, withClock(e.clock), OnVoiceUpdate(func(v *client.Voice) {
+		seen = append(seen, v.Status)
 	}))
 	require.NoError(t, err)
-	assert.Equal(t, client.VoiceDone, *got.Status)
+	assert.Equal(t, client.VoiceDone, got.Status)
 	assert.Equal(t, []client.VoiceStatus{client.VoiceTraining, client.VoiceDone}, seen)
 	waits := e.clock.waits()
 	require.NotEmpty(t, waits)
@@ -306,11 +339,11 @@ func TestVoiceDone(t *testing.T) {
 func TestVoiceFailed(t *testing.T) {
 	e := newEnv(t, refserver.WithOutcome(func(string) refserver.Outcome { return refserver.OutcomeError }))
 	v := cloneVoice(t, e)
-	got, err := Voice(context.Background(), e.c, v.Id, withClock(e.clock))
+	got, err := Voice(context.Background(), e.c, v.ID, withClock(e.clock))
 	var vf *VoiceFailedError
 	require.ErrorAs(t, err, &vf)
 	assert.Same(t, got, vf.Voice)
-	assert.ErrorContains(t, err, v.Id)
+	assert.ErrorContains(t, err, v.ID)
 	assert.ErrorContains(t, err, "refunded")
 }
 
@@ -318,19 +351,20 @@ func TestVoiceCatalogAndDeleted(t *testing.T) {
 	e := newEnv(t)
 	got, err := Voice(context.Background(), e.c, "ava-warm-narrator", withClock(e.clock))
 	require.NoError(t, err, "a catalog voice is ready at once")
-	assert.Nil(t, got.Status)
+	assert.Empty(t, got.Status)
+	assert.True(t, got.Terminal())
 	assert.Empty(t, e.clock.waits())
 
 	v := cloneVoice(t, e)
-	_, err = Voice(context.Background(), e.c, v.Id, withClock(e.clock), OnVoiceUpdate(func(v *client.Voice) {
-		require.NoError(t, e.c.DeleteVoice(context.Background(), v.Id))
+	_, err = Voice(context.Background(), e.c, v.ID, withClock(e.clock), OnVoiceUpdate(func(v *client.Voice) {
+		require.NoError(t, e.c.DeleteVoice(context.Background(), v.ID))
 	}))
 	assert.ErrorIs(t, err, ErrGone)
-	assert.ErrorContains(t, err, "voice "+v.Id+" was deleted")
+	assert.ErrorContains(t, err, "voice "+v.ID+" was deleted")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = Voice(ctx, e.c, cloneVoice(t, e).Id, withClock(e.clock))
+	_, err = Voice(ctx, e.c, cloneVoice(t, e).ID, withClock(e.clock))
 	var gu *GaveUpError
 	require.ErrorAs(t, err, &gu)
 	assert.ErrorIs(t, err, context.Canceled)
@@ -346,87 +380,139 @@ func TestGenerationsMixedOutcomes(t *testing.T) {
 	}))
 	ids := make([]string, 30)
 	for i := range ids {
-		ids[i] = e.image(t).Id
+		ids[i] = e.image(t).ID
 	}
 	gone := e.image(t)
-	require.NoError(t, e.c.DeleteGeneration(context.Background(), gone.Id))
-	ids = append(ids, gone.Id, "gen_unknown", ids[0]) // a deleted id, an unknown one, a duplicate
+	require.NoError(t, e.c.DeleteGeneration(context.Background(), gone.ID))
+	ids = append(ids, gone.ID, "gen_unknown", ids[0]) // a deleted id, an unknown one, a duplicate
 
 	updates := map[string]int{}
 	results, err := Generations(context.Background(), e.c, ids, withClock(e.clock), OnUpdate(func(g *client.Generation) {
-		updates[g.Id]++
+		updates[g.ID]++
 	}))
 	require.Len(t, results, len(ids))
 	require.Error(t, err)
 	joined, ok := err.(interface{ Unwrap() []error })
 	require.True(t, ok, "one error per id, joined")
+	assert.Len(t, joined.Unwrap(), 5, "three failed renders, the deleted id, the unknown id; the duplicate once")
+
+	// Each result can be examined on its own, which errors.As on the joined
+	// error cannot do beyond the first match.
 	var failed, goneIDs []string
-	for _, err := range joined.Unwrap() {
+	for i, r := range results {
+		assert.Equal(t, ids[i], r.ID, "results in the order of ids")
+		if r.Err != nil {
+			assert.ErrorIs(t, err, r.Err, "the joined error holds each result's error")
+		}
 		var fe *FailedError
 		var ge *GoneError
 		switch {
-		case errors.As(err, &fe):
-			failed = append(failed, fe.Generation.Id)
-		case errors.As(err, &ge):
-			goneIDs = append(goneIDs, ge.ID)
+		case r.Err == nil:
+			require.NotNil(t, r.Generation)
+			assert.Equal(t, client.StatusDone, r.Generation.Status)
+		case errors.As(r.Err, &fe):
+			failed = append(failed, r.ID)
+			assert.Same(t, r.Generation, fe.Generation)
+			assert.Equal(t, client.StatusError, r.Generation.Status)
+		case errors.As(r.Err, &ge):
+			goneIDs = append(goneIDs, r.ID)
+			assert.Equal(t, r.ID, ge.ID)
+			assert.False(t, ge.Seen)
+			assert.Nil(t, r.Generation, "a generation never seen has none")
 		default:
-			t.Errorf("unexpected error %v", err)
+			t.Errorf("unexpected error for %s: %v", r.ID, r.Err)
 		}
 	}
-	assert.Len(t, failed, 3, "every tenth render fails")
-	assert.ElementsMatch(t, []string{gone.Id, "gen_unknown"}, goneIDs)
+	assert.Equal(t, []string{ids[9], ids[19], ids[29]}, failed, "every tenth render fails")
+	assert.Equal(t, []string{gone.ID, "gen_unknown"}, goneIDs)
 	for i, id := range ids[:30] {
-		require.NotNil(t, results[i])
-		assert.Equal(t, id, results[i].Id, "results in the order of ids")
-		assert.True(t, client.IsTerminal(results[i].Status))
+		assert.True(t, results[i].Generation.Terminal())
 		assert.GreaterOrEqual(t, updates[id], 2, "first sight and the terminal state")
 	}
-	assert.Same(t, results[0], results[len(ids)-1], "a duplicate id shares its result")
-	assert.Nil(t, results[31], "an unknown id has no generation")
+	last := results[len(ids)-1]
+	assert.Same(t, results[0].Generation, last.Generation, "a duplicate id shares its result")
+	assert.Equal(t, results[0].Err, last.Err)
 	for _, limit := range e.count.limits {
 		assert.Equal(t, "100", limit, "pages of 100")
 	}
 }
 
-func TestGenerationsPagesToOlderIDs(t *testing.T) {
+// TestGenerationsPageScan checks which pages one round reads. 250 finished
+// images fill three pages of 100, newest first: page 1 holds imgs[150:],
+// page 2 imgs[50:150], page 3 imgs[:50]. A further page is read only while
+// the pages so far held at least as many waited ids as pages were read
+// after the first; ids the pages did not show cost one GET each, so a round
+// costs at most one request more than the ids waited on.
+func TestGenerationsPageScan(t *testing.T) {
 	e := newEnv(t)
-	var oldest []string
-	for i := range 130 {
-		g := e.image(t)
-		if i < 5 {
-			oldest = append(oldest, g.Id)
-		}
+	imgs := make([]string, 250)
+	for i := range imgs {
+		imgs[i] = e.image(t).ID
 	}
-	results, err := Generations(context.Background(), e.c, oldest, withClock(e.clock))
-	require.NoError(t, err)
-	for i, g := range results {
-		assert.Equal(t, oldest[i], g.Id)
-		assert.Equal(t, client.StatusDone, g.Status)
+	e.srv.Advance(time.Minute) // every render is done: each wait is one round
+	tests := []struct {
+		name        string
+		ids         []string
+		lists, gets int64
+	}{
+		{"all on the first page", imgs[240:], 1, 0},
+		{"none on the first page", imgs[:5], 1, 5},
+		{"one on the first page pays for the second", []string{imgs[249], imgs[100], imgs[0], imgs[1], imgs[2]}, 3, 0},
+		{"none on the second page stops the scan", []string{imgs[249], imgs[0], imgs[1], imgs[2]}, 2, 3},
+		{"newest and oldest", append(slices.Clone(imgs[245:]), imgs[:5]...), 3, 0},
+		{"one recent, the rest deep", []string{imgs[200], imgs[0], imgs[1], imgs[2], imgs[3], imgs[4]}, 2, 5},
 	}
-	assert.Zero(t, e.count.gets.Load(), "found by listing, no single GETs")
-	assert.GreaterOrEqual(t, e.count.lists.Load(), int64(2), "the oldest are on the second page")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e.count.reset()
+			e.clock.reset()
+			results, err := Generations(context.Background(), e.c, tt.ids, withClock(e.clock))
+			require.NoError(t, err)
+			for i, r := range results {
+				assert.Equal(t, tt.ids[i], r.ID)
+				assert.Equal(t, client.StatusDone, r.Generation.Status)
+			}
+			assert.Empty(t, e.clock.waits(), "one round")
+			assert.Equal(t, tt.lists, e.count.lists.Load(), "pages read")
+			assert.Equal(t, tt.gets, e.count.gets.Load(), "single GETs")
+			assert.LessOrEqual(t, e.count.requests(), int64(len(tt.ids)+1), "at most one request more than ids")
+		})
+	}
 }
 
 func TestGenerationsGiveUp(t *testing.T) {
 	e := newEnv(t)
-	ids := []string{e.image(t).Id, e.image(t).Id}
+	ids := []string{e.image(t).ID, e.image(t).ID}
 	frozen := newFakeClock()
 	results, err := Generations(context.Background(), e.c, ids, withClock(frozen), WithMaxWait(5*time.Second))
 	assert.ErrorIs(t, err, ErrMaxWait)
 	for i, id := range ids {
 		assert.ErrorContains(t, err, id, "each failure carries its id")
-		require.NotNil(t, results[i], "the last state seen")
-		assert.Equal(t, client.StatusPending, results[i].Status)
+		var gu *GaveUpError
+		require.ErrorAs(t, results[i].Err, &gu)
+		assert.Equal(t, id, gu.ID)
+		assert.ErrorIs(t, results[i].Err, ErrMaxWait)
+		require.NotNil(t, results[i].Generation, "the last state seen")
+		assert.Same(t, results[i].Generation, gu.Last)
+		assert.Equal(t, client.StatusPending, results[i].Generation.Status)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = Generations(ctx, e.c, ids)
+	results, err = Generations(ctx, e.c, ids, withClock(e.clock))
 	assert.ErrorIs(t, err, context.Canceled)
+	require.Len(t, results, len(ids))
+	for _, r := range results {
+		assert.ErrorIs(t, r.Err, context.Canceled)
+	}
 
 	results, err = Generations(context.Background(), e.c, nil)
 	assert.NoError(t, err)
 	assert.Empty(t, results)
+
+	results, err = Generations(context.Background(), e.c, []string{ids[0], ""})
+	assert.ErrorContains(t, err, "empty generation id")
+	assert.Nil(t, results)
 }
 
 // TestGenerationsCostsFarFewerRequests waits on 100 image generations
@@ -438,43 +524,159 @@ func TestGenerationsCostsFarFewerRequests(t *testing.T) {
 	batch := newEnv(t, refserver.WithRenderScale(1))
 	ids := make([]string, n)
 	for i := range ids {
-		ids[i] = batch.image(t).Id
+		ids[i] = batch.image(t).ID
 	}
 	results, err := Generations(context.Background(), batch.c, ids, withClock(batch.clock))
 	require.NoError(t, err)
-	for _, g := range results {
-		assert.Equal(t, client.StatusDone, g.Status)
+	for _, r := range results {
+		assert.Equal(t, client.StatusDone, r.Generation.Status)
 	}
 
 	single := newEnv(t, refserver.WithRenderScale(1))
 	for range n {
-		g, err := Generation(context.Background(), single.c, single.image(t).Id, withClock(single.clock))
+		g, err := Generation(context.Background(), single.c, single.image(t).ID, withClock(single.clock))
 		require.NoError(t, err)
 		assert.Equal(t, client.StatusDone, g.Status)
 	}
 
-	t.Logf("100 generations: Generations made %d requests, 100 single waits made %d", batch.count.requests(), single.count.requests())
+	t.Logf("100 images: Generations made %d requests, 100 single waits made %d", batch.count.requests(), single.count.requests())
 	assert.GreaterOrEqual(t, single.count.requests(), int64(2*n), "a single wait checks at least twice")
 	assert.LessOrEqual(t, batch.count.requests()*20, single.count.requests(), "at least 20 times fewer requests")
 }
 
-func TestGenerationsDeepIDCostsOneRequestPerRound(t *testing.T) {
+// TestGenerationsFreshVideosCostATenth waits on 100 videos submitted
+// together, rendering for their real length on the fake clock, and compares
+// the requests with 100 separate waits on such videos (each submitted just
+// before its wait, so each costs what it would alone).
+func TestGenerationsFreshVideosCostATenth(t *testing.T) {
+	const n = 100
+	batch := newEnv(t, refserver.WithRenderScale(1))
+	logo := batch.logo(t)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = batch.videoOf(t, logo).ID
+	}
+	batch.count.reset()
+	results, err := Generations(context.Background(), batch.c, ids, withClock(batch.clock))
+	require.NoError(t, err)
+	for _, r := range results {
+		assert.Equal(t, client.StatusDone, r.Generation.Status)
+		assert.NotEmpty(t, r.Generation.Output.Video)
+		assert.NotEmpty(t, r.Generation.Output.Poster)
+	}
+	rounds := int64(len(batch.clock.waits()) + 1)
+
+	single := newEnv(t, refserver.WithRenderScale(1))
+	logo = single.logo(t)
+	single.count.reset()
+	for range n {
+		g, err := Generation(context.Background(), single.c, single.videoOf(t, logo).ID, withClock(single.clock))
+		require.NoError(t, err)
+		assert.Equal(t, client.StatusDone, g.Status)
+	}
+
+	t.Logf("100 fresh videos: Generations made %d requests (%d lists, %d GETs) in %d rounds; 100 separate waits made %d",
+		batch.count.requests(), batch.count.lists.Load(), batch.count.gets.Load(), rounds, single.count.requests())
+	assert.GreaterOrEqual(t, single.count.requests(), int64(2*n), "a single wait checks at least twice")
+	assert.LessOrEqual(t, batch.count.requests()*10, single.count.requests(), "at most a tenth of the requests")
+	assert.Equal(t, rounds, batch.count.requests(), "one page a round: all 100 are on the newest page")
+}
+
+// TestGenerationsBuriedVideosCostNoMoreThanSeparateWaits waits on 100
+// videos under 10,000 newer generations of the same feature, so that the
+// filtered list shows none of them on its first page. Each round then costs
+// one page plus one GET per video still rendering: at most the separate
+// waits' requests plus one page a round. Both sides check at the same
+// moments (fixedJitter), so the bound is compared exactly.
+func TestGenerationsBuriedVideosCostNoMoreThanSeparateWaits(t *testing.T) {
+	const n = 100
+	newer := 10_000
+	if raceEnabled || testing.Short() {
+		// Every request of the reference server settles every generation,
+		// so submitting is quadratic: 10,000 take 2 s, 20 s with the race
+		// detector. 2,000 are still 20 pages deep.
+		newer = 2_000
+	}
+	ctx := context.Background()
+	batch := newEnv(t, refserver.WithRenderScale(1))
+	batch.srv.Ref.SetBalance(batch.srv.APIKey, 10_000_000)
+	logo := batch.logo(t)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = batch.videoOf(t, logo).ID
+	}
+	start := time.Now()
+	submitMany(t, batch.c, newer, client.LogoRevealArgs{Image: logo, Prompt: "a newer reveal"})
+	t.Logf("submitted %d newer videos in %v", newer, time.Since(start).Round(time.Millisecond))
+	first, err := batch.c.ListGenerations(ctx, client.ListParams{Feature: client.FeatureLogoReveal, Limit: 100})
+	require.NoError(t, err)
+	for _, g := range first.Generations {
+		require.NotContains(t, ids, g.ID, "the waited videos are not on the first page")
+	}
+
+	batch.count.reset()
+	start = time.Now()
+	results, err := Generations(ctx, batch.c, ids, withClock(batch.clock), fixedJitter())
+	require.NoError(t, err)
+	for _, r := range results {
+		assert.Equal(t, client.StatusDone, r.Generation.Status)
+	}
+	rounds := int64(len(batch.clock.waits()) + 1)
+	t.Logf("waited in %v", time.Since(start).Round(time.Millisecond))
+
+	single := newEnv(t, refserver.WithRenderScale(1))
+	logo = single.logo(t)
+	single.count.reset()
+	for range n {
+		g, err := Generation(ctx, single.c, single.videoOf(t, logo).ID, withClock(single.clock), fixedJitter())
+		require.NoError(t, err)
+		assert.Equal(t, client.StatusDone, g.Status)
+	}
+
+	t.Logf("100 videos under %d newer: Generations made %d requests (%d lists, %d GETs) in %d rounds; 100 separate waits made %d",
+		newer, batch.count.requests(), batch.count.lists.Load(), batch.count.gets.Load(), rounds, single.count.requests())
+	assert.Equal(t, rounds, batch.count.lists.Load(), "one page a round")
+	assert.LessOrEqual(t, batch.count.requests(), single.count.requests()+rounds, "separate waits plus one page a round")
+}
+
+// submitMany submits n generations of args, a few at a time.
+func submitMany(t *testing.T, c *client.Client, n int, args client.Args) {
+	t.Helper()
+	const workers = 8
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := range workers {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				if _, err := c.CreateGeneration(context.Background(), args); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
+}
+
+func TestGenerationsDeepIDCostsOneGetAndOnePagePerRound(t *testing.T) {
 	e := newEnv(t, refserver.WithRenderScale(1)) // videos render for a while
 	e.srv.Ref.SetBalance(e.srv.APIKey, 1_000_000)
 	video := e.video(t)
 	for range 250 { // newer videos of the same feature, so even the filtered list shows it on the third page
-		_, err := e.c.CreateGeneration(context.Background(), client.FeatureLogoReveal, client.LogoRevealArgs{Image: video.Params["image"].(string), Prompt: "again"})
+		_, err := e.c.CreateGeneration(context.Background(), client.LogoRevealArgs{Image: video.Params["image"].(string), Prompt: "again"})
 		require.NoError(t, err)
 	}
-	e.count.gets.Store(0)
-	e.count.lists.Store(0)
-	results, err := Generations(context.Background(), e.c, []string{video.Id}, withClock(e.clock))
+	e.count.reset()
+	results, err := Generations(context.Background(), e.c, []string{video.ID}, withClock(e.clock))
 	require.NoError(t, err)
 	require.Len(t, results, 1)
-	assert.Equal(t, client.StatusDone, results[0].Status)
+	assert.Equal(t, client.StatusDone, results[0].Generation.Status)
 	rounds := int64(len(e.clock.waits()) + 1)
 	require.Greater(t, rounds, int64(1), "the video took more than one round")
-	assert.LessOrEqual(t, e.count.requests(), rounds, "one GET a round, not three pages")
+	assert.Equal(t, rounds, e.count.lists.Load(), "the first page only, not three")
+	assert.Equal(t, rounds, e.count.gets.Load(), "one GET a round")
 }
 
 // flaky answers 503 to the GET of a generation while fail is above zero,
@@ -507,7 +709,7 @@ func TestGenerationTransientFailureDuringWait(t *testing.T) {
 		tr := &flaky{base: e.srv.HTTP.Client().Transport}
 		c := e.srv.Client(client.WithHTTPClient(&http.Client{Transport: tr}), client.WithRetryWait(time.Millisecond, 5*time.Millisecond))
 		e.clock.onSleep = func(d time.Duration) { e.srv.Advance(d); tr.fail.Store(1) } // one 503 on each later check
-		got, err := Generation(context.Background(), c, g.Id, withClock(e.clock))
+		got, err := Generation(context.Background(), c, g.ID, withClock(e.clock))
 		require.NoError(t, err)
 		assert.Equal(t, client.StatusDone, got.Status)
 	})
@@ -517,14 +719,17 @@ func TestGenerationTransientFailureDuringWait(t *testing.T) {
 		tr := &flaky{base: e.srv.HTTP.Client().Transport}
 		c := e.srv.Client(client.WithHTTPClient(&http.Client{Transport: tr}), client.WithMaxRetries(0))
 		e.clock.onSleep = func(d time.Duration) { e.srv.Advance(d); tr.fail.Store(1) }
-		got, err := Generation(context.Background(), c, g.Id, withClock(e.clock))
+		got, err := Generation(context.Background(), c, g.ID, withClock(e.clock))
 		var gave *GaveUpError
 		require.ErrorAs(t, err, &gave)
-		assert.Equal(t, g.Id, gave.ID)
+		assert.Equal(t, g.ID, gave.ID)
 		var apiErr *client.APIError
 		require.ErrorAs(t, err, &apiErr, "unwraps to the client's error")
 		assert.Equal(t, http.StatusServiceUnavailable, apiErr.StatusCode)
 		require.NotNil(t, got, "the last state seen comes back")
-		assert.Equal(t, g.Id, got.Id)
+		assert.Equal(t, g.ID, got.ID)
 	})
 }
+
+// raceEnabled is set when the race detector is on (race_test.go).
+var raceEnabled bool

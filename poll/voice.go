@@ -18,7 +18,7 @@ var voiceSchedule = slowSchedule
 // seen (or nil) with a [*GaveUpError]. [OnVoiceUpdate] reports status
 // changes.
 func Voice(ctx context.Context, c *client.Client, id string, opts ...Option) (*client.Voice, error) {
-	s, err := newSettings(c, opts)
+	s, err := newSettings(c, voiceWait, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -28,21 +28,21 @@ func Voice(ctx context.Context, c *client.Client, id string, opts ...Option) (*c
 	dl := newDeadline(s)
 	var last *client.Voice
 	for n := 1; ; n++ {
-		v, err := c.GetVoice(ctx, id)
+		v, err := c.GetVoice(ctx, id, s.clientOpts...)
 		if err != nil {
 			if errors.Is(err, client.ErrNotFound) && ctx.Err() == nil {
 				return last, &GoneError{ID: id, Voice: true, Seen: last != nil, Err: err}
 			}
 			return last, voiceGaveUp(ctx, id, last, err)
 		}
-		if s.onVoiceUpdate != nil && (last == nil || voiceStatus(last) != voiceStatus(v)) {
+		if s.onVoiceUpdate != nil && (last == nil || last.Status != v.Status) {
 			s.onVoiceUpdate(v)
 		}
 		last = v
-		switch {
-		case v.Status == nil || *v.Status == client.VoiceDone:
+		switch v.Status {
+		case "", client.VoiceDone: // a catalog voice has no status
 			return v, nil
-		case *v.Status == client.VoiceError:
+		case client.VoiceError:
 			return v, &VoiceFailedError{Voice: v}
 		}
 		if err := dl.sleep(ctx, s.intervalFor(voiceSchedule, n)); err != nil {
@@ -51,18 +51,10 @@ func Voice(ctx context.Context, c *client.Client, id string, opts ...Option) (*c
 	}
 }
 
-// voiceStatus returns the voice's status, "" for catalog voices.
-func voiceStatus(v *client.Voice) string {
-	if v.Status == nil {
-		return ""
-	}
-	return string(*v.Status)
-}
-
 func voiceGaveUp(ctx context.Context, id string, last *client.Voice, err error) *GaveUpError {
 	e := giveUp(ctx, id, nil, err)
 	if last != nil {
-		e.Status = voiceStatus(last)
+		e.Status = string(last.Status)
 	}
 	return e
 }

@@ -37,7 +37,7 @@ func BenchmarkRawPut(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPut, u.UploadUrl, io.NewSectionReader(pattern{size: benchSize}, 0, benchSize))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPut, u.UploadURL, io.NewSectionReader(pattern{size: benchSize}, 0, benchSize))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -2,8 +2,6 @@ package upload
 
 import (
 	"errors"
-	"fmt"
-	"net/http"
 )
 
 // Limits the service enforces and this package checks before sending.
@@ -35,31 +33,3 @@ var (
 	// aborted rather than sent short.
 	ErrSizeMismatch = errors.New("upload: source size differs from the declared size")
 )
-
-// StorageError is a failed storage PUT of the signed upload: the storage host
-// answered StatusCode, after any retries this package could make. A 403 means
-// the signed URL was refused (expired or altered headers) even after a fresh
-// reservation.
-type StorageError struct {
-	StatusCode int
-	// Message is the start of the storage host's answer, capped in length.
-	Message string
-	// Retryable is true when the failure was transient (429 or a 5xx gateway
-	// answer) but the source could not be read again to retry; passing an
-	// io.ReaderAt or io.Seeker to Reader lets the package retry.
-	Retryable bool
-}
-
-func (e *StorageError) Error() string {
-	msg := fmt.Sprintf("upload: storage answered %d", e.StatusCode)
-	if e.Message != "" {
-		msg += ": " + e.Message
-	}
-	if e.StatusCode == http.StatusForbidden {
-		msg += " (signed URL refused)"
-	}
-	if e.Retryable {
-		msg += " (transient, but the source cannot be read again; pass an io.ReaderAt or io.Seeker to allow retries)"
-	}
-	return msg
-}

@@ -7,24 +7,13 @@ import (
 	"image"
 	"image/png"
 	"log"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/refserver"
+	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/upload"
 )
-
-// startExampleServer runs the reference server in-process, so the examples
-// need no account; a real program passes its own key and the service URL.
-func startExampleServer() (baseURL, apiKey string, stop func()) {
-	const key = "mg_example_key_0001"
-	ref := refserver.New(refserver.WithProject(key, 10))
-	hs := httptest.NewServer(ref)
-	return hs.URL, key, func() { hs.Close(); ref.Close() }
-}
 
 // samplePNG returns a small 32×32 PNG of 4,201 bytes. It is stored without
 // compression so that its size does not depend on the Go release.
@@ -42,12 +31,13 @@ func samplePNG() []byte {
 }
 
 func ExampleFile() {
-	baseURL, apiKey, stop := startExampleServer()
-	defer stop()
-	c, err := client.New(apiKey, client.WithBaseURL(baseURL))
+	// An in-process test server; a real program calls client.New("").
+	srv, err := clienttest.Start()
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer srv.Close()
+	c := srv.Client()
 	dir, err := os.MkdirTemp("", "upload-example")
 	if err != nil {
 		log.Fatal(err)
@@ -63,18 +53,19 @@ func ExampleFile() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// f.Id is random (file_…); pass it in a feature's arguments.
-	fmt.Println(strings.HasPrefix(f.Id, "file_"), *f.Size)
+	// f.ID is random (file_…); pass it in a feature's arguments.
+	fmt.Println(strings.HasPrefix(f.ID, "file_"), f.Size)
 	// Output: true 4201
 }
 
 func ExampleReader() {
-	baseURL, apiKey, stop := startExampleServer()
-	defer stop()
-	c, err := client.New(apiKey, client.WithBaseURL(baseURL))
+	// An in-process test server; a real program calls client.New("").
+	srv, err := clienttest.Start()
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer srv.Close()
+	c := srv.Client()
 	script := []byte(strings.Repeat("Welcome to the show.\n", 100))
 
 	// fn is not called after Reader returns, so the last values are safe
@@ -87,7 +78,7 @@ func ExampleReader() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(strings.HasPrefix(f.Id, "file_"))
+	fmt.Println(strings.HasPrefix(f.ID, "file_"))
 	fmt.Printf("sent %d of %d bytes\n", sent, total)
 	// Output:
 	// true
@@ -95,12 +86,13 @@ func ExampleReader() {
 }
 
 func ExampleMultipart() {
-	baseURL, apiKey, stop := startExampleServer()
-	defer stop()
-	c, err := client.New(apiKey, client.WithBaseURL(baseURL))
+	// An in-process test server; a real program calls client.New("").
+	srv, err := clienttest.Start()
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer srv.Close()
+	c := srv.Client()
 	logo := samplePNG()
 	script := "Welcome to the show.\n"
 
@@ -115,7 +107,7 @@ func ExampleMultipart() {
 	// The ids come back in the order of the parts.
 	fmt.Println(len(files), "files")
 	for _, f := range files {
-		fmt.Println(*f.OriginalName, *f.Size, strings.HasPrefix(f.Id, "file_"))
+		fmt.Println(f.OriginalName, f.Size, strings.HasPrefix(f.ID, "file_"))
 	}
 	// Output:
 	// 2 files

@@ -9,38 +9,14 @@ import (
 	"mime"
 	"net/http"
 	"path/filepath"
-	"slices"
 	"strings"
+
+	"github.com/mediagen/mediagen-go/internal/mediatype"
 )
 
 // sniffLen is how many leading bytes type detection reads, as
 // net/http.DetectContentType does.
 const sniffLen = 512
-
-// accepted is the set of canonical media types the service accepts for
-// upload. Kept in step with the interface document's list: images, audio,
-// video and documents (PDF, ZIP, text, JSON).
-var accepted = map[string]bool{
-	"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true,
-	"audio/wav": true, "audio/mpeg": true, "audio/ogg": true, "audio/flac": true,
-	"audio/mp4": true, "audio/webm": true,
-	"video/mp4": true, "video/quicktime": true, "video/webm": true,
-	"application/pdf": true, "application/zip": true, "application/json": true,
-	"text/plain": true, "text/markdown": true, "text/csv": true,
-}
-
-// aliases maps other spellings in real use (by browsers, operating systems
-// and net/http.DetectContentType) to the canonical type.
-var aliases = map[string]string{
-	"audio/x-wav":                  "audio/wav",
-	"audio/wave":                   "audio/wav",
-	"audio/vnd.wave":               "audio/wav",
-	"audio/mp3":                    "audio/mpeg",
-	"audio/x-flac":                 "audio/flac",
-	"audio/x-m4a":                  "audio/mp4",
-	"application/ogg":              "audio/ogg",
-	"application/x-zip-compressed": "application/zip",
-}
 
 // textByExtension refines plain text detected from content into the text
 // formats that content sniffing cannot tell apart. JSON is recognized from
@@ -60,27 +36,16 @@ var textByExtension = map[string]string{
 // (audio/flac), audio/x-m4a (audio/mp4), application/ogg (audio/ogg) and
 // application/x-zip-compressed (application/zip). Parameters such as
 // "; charset=utf-8" are dropped.
-func AcceptedTypes() []string {
-	types := make([]string, 0, len(accepted))
-	for t := range accepted {
-		types = append(types, t)
-	}
-	slices.Sort(types)
-	return types
-}
+func AcceptedTypes() []string { return mediatype.Accepted() }
 
 // canonicalType returns the canonical, accepted spelling of contentType, or
 // an error matching ErrUnsupportedType.
 func canonicalType(contentType string) (string, error) {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
+	mt, ok := mediatype.Resolve(contentType)
+	if !ok {
 		return "", fmt.Errorf("%w: %q is not a media type", ErrUnsupportedType, contentType)
 	}
-	mt = strings.ToLower(mt)
-	if c, ok := aliases[mt]; ok {
-		mt = c
-	}
-	if !accepted[mt] {
+	if _, _, ok := mediatype.Canonical(mt); !ok {
 		return "", fmt.Errorf("%w: %s (accepted: %s)", ErrUnsupportedType, mt, strings.Join(AcceptedTypes(), ", "))
 	}
 	return mt, nil
@@ -119,7 +84,7 @@ func sniff(head []byte) string {
 	if err != nil {
 		return "application/octet-stream"
 	}
-	if c, ok := aliases[mt]; ok {
+	if c, ok := mediatype.Resolve(mt); ok {
 		mt = c
 	}
 	if mt == "text/plain" && looksLikeJSON(head) {

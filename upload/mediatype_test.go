@@ -102,6 +102,7 @@ func TestAcceptedTypes(t *testing.T) {
 	for _, want := range []string{"image/png", "audio/flac", "video/webm", "application/pdf", "application/json", "text/plain"} {
 		assert.Contains(t, types, want)
 	}
+	assert.NotContains(t, types, "application/ogg", "an alias, sent as audio/ogg")
 	for _, ct := range types {
 		got, err := canonicalType(ct)
 		require.NoError(t, err)

@@ -91,7 +91,7 @@ func measureUpload(tb testing.TB, c *client.Client, size int64) memoryUse {
 		src := io.NewSectionReader(pattern{size: size}, 0, size)
 		f, err := Reader(context.Background(), c, src, size, "text/plain", WithProgress(func(sent, _ int64) { h.sample(sent) }))
 		require.NoError(tb, err)
-		require.NotEmpty(tb, f.Id)
+		require.NotEmpty(tb, f.ID)
 	})
 }
 
@@ -104,7 +104,7 @@ func measureMultipart(tb testing.TB, c *client.Client, size int64) memoryUse {
 		files, err := Multipart(context.Background(), c, Part{Name: "shots.txt", Reader: src, Size: size})
 		require.NoError(tb, err)
 		require.Len(tb, files, 1)
-		require.EqualValues(tb, size, *files[0].Size)
+		require.EqualValues(tb, size, files[0].Size)
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/internal/link"
 )
 
 // errRequestEnded stops the body writer once the request is over.
@@ -110,10 +111,14 @@ func (l *lazyFile) release() {
 // (retry the call, with fresh readers). No part is read after Multipart
 // returns: when ctx ends during a Read of a part, Multipart returns once
 // that Read does.
-func Multipart(ctx context.Context, c *client.Client, parts ...Part) ([]client.File, error) {
+func Multipart(ctx context.Context, c *client.Client, parts ...Part) ([]*client.File, error) {
 	defer releaseParts(parts)
 	if c == nil {
 		return nil, errors.New("upload: nil client")
+	}
+	in, err := link.Of(c)
+	if err != nil {
+		return nil, err
 	}
 	prepared, err := prepareParts(parts)
 	if err != nil {
@@ -127,7 +132,7 @@ func Multipart(ctx context.Context, c *client.Client, parts ...Part) ([]client.F
 		writeErr = writeParts(mw, prepared)
 		pw.CloseWithError(writeErr)
 	})
-	files, err := c.UploadFiles(ctx, mw.FormDataContentType(), pr)
+	files, err := in.UploadFiles(ctx, mw.FormDataContentType(), pr)
 	// Stop the writer if the client returned before reading everything, and
 	// wait for it so no part is read after Multipart returns.
 	pr.CloseWithError(errRequestEnded)
@@ -145,7 +150,11 @@ func Multipart(ctx context.Context, c *client.Client, parts ...Part) ([]client.F
 	if len(files) != len(parts) {
 		return nil, fmt.Errorf("upload: the service returned %d files for %d parts", len(files), len(parts))
 	}
-	return files, nil
+	out := make([]*client.File, len(files))
+	for i := range files {
+		out[i] = &files[i]
+	}
+	return out, nil
 }
 
 // preparedPart is a validated Part with its name and type settled and its

@@ -180,8 +180,8 @@ func TestFilePart(t *testing.T) {
 
 // earlyAnswer is a client whose API answers every request status at once,
 // without reading its body, as a proxy or an auth check in front of the
-// service does.
-func earlyAnswer(t *testing.T, status int) *client.Client {
+// service does. It returns the client's transport too.
+func earlyAnswer(t *testing.T, status int) (*client.Client, *http.Transport) {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "close")
@@ -190,13 +190,15 @@ func earlyAnswer(t *testing.T, status int) *client.Client {
 		_, _ = io.WriteString(w, `{"error":{"code":"unauthorized","message":"bad key"}}`)
 	}))
 	t.Cleanup(srv.Close)
-	c, err := client.New("test-key", client.WithBaseURL(srv.URL), client.WithMaxRetries(0))
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	c, err := client.New("test-key", client.WithBaseURL(srv.URL), client.WithMaxRetries(0), client.WithHTTPClient(&http.Client{Transport: tr}))
 	require.NoError(t, err)
-	return c
+	return c, tr
 }
 
 func TestMultipartEarlyAnswerIsReportedAndLeaksNothing(t *testing.T) {
-	c := earlyAnswer(t, http.StatusUnauthorized)
+	c, tr := earlyAnswer(t, http.StatusUnauthorized)
 	big := func() Part {
 		return Part{Name: "big.txt", Reader: io.LimitReader(zeros{}, 20<<20), Size: 20 << 20, ContentType: "text/plain"}
 	}
@@ -207,7 +209,7 @@ func TestMultipartEarlyAnswerIsReportedAndLeaksNothing(t *testing.T) {
 		assert.ErrorIs(t, err, client.ErrUnauthorized, "the service's answer, not the broken pipe: %v", err)
 		assert.NotErrorIs(t, err, io.ErrClosedPipe)
 	}
-	c.StorageClient().CloseIdleConnections()
+	tr.CloseIdleConnections()
 	assert.Eventually(t, func() bool { return runtime.NumGoroutine() <= before+2 }, 5*time.Second, 10*time.Millisecond,
 		"goroutines before %d, after %d", before, runtime.NumGoroutine())
 }

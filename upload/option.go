@@ -14,6 +14,18 @@ type Option func(*settings) error
 type settings struct {
 	progress    func(sent, total int64)
 	contentType string
+	clientOpts  []client.Option
+}
+
+// WithClientOptions applies client options (a timeout, middleware, a retry
+// policy, a logger) to the requests of a [File] or [Reader] upload, on top
+// of the client's: the reservation and the storage PUT. Storage PUTs retry
+// under the client's [client.RetryPolicy].
+func WithClientOptions(opts ...client.Option) Option {
+	return func(s *settings) error {
+		s.clientOpts = append(s.clientOpts, opts...)
+		return nil
+	}
 }
 
 // WithProgress calls fn as bytes go out to storage, with the bytes sent so

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,6 +39,8 @@ type recorder struct {
 	base http.RoundTripper
 	// before, when set, may answer a request itself (non-nil response).
 	before func(n int, r *http.Request) *http.Response
+	// broken, when set, may fail a request as a dropped connection does.
+	broken func(n int, r *http.Request) bool
 
 	mu   sync.Mutex
 	seen []exchange
@@ -62,6 +66,12 @@ func (rec *recorder) RoundTrip(r *http.Request) (*http.Response, error) {
 	rec.seen = append(rec.seen, e)
 	rec.mu.Unlock()
 
+	if rec.broken != nil && rec.broken(n, r) {
+		if r.Body != nil {
+			r.Body.Close()
+		}
+		return nil, errors.New("connection reset by peer")
+	}
 	var resp *http.Response
 	if rec.before != nil {
 		resp = rec.before(n, r)
@@ -106,21 +116,31 @@ func (rec *recorder) reservations() []exchange {
 	return out
 }
 
-// answer makes a canned storage answer.
+// answer makes a canned storage answer with Retry-After: 0.
 func answer(r *http.Request, status int) *http.Response {
+	return answerAfter(r, status, "0")
+}
+
+// answerAfter makes a canned storage answer with a Retry-After header, or
+// none when retryAfter is "".
+func answerAfter(r *http.Request, status int, retryAfter string) *http.Response {
+	h := http.Header{}
+	if retryAfter != "" {
+		h.Set("Retry-After", retryAfter)
+	}
 	return &http.Response{
 		StatusCode: status, Status: http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{"Retry-After": {"0"}}, Body: io.NopCloser(strings.NewReader("storage busy")), Request: r,
+		Header: h, Body: io.NopCloser(strings.NewReader("storage busy")), Request: r,
 	}
 }
 
 // setup starts a reference server and a client whose requests, storage
-// included, go through a recorder.
-func setup(t *testing.T) (*clienttest.Server, *client.Client, *recorder) {
+// included, go through a recorder; opts are applied to the client last.
+func setup(t *testing.T, opts ...client.Option) (*clienttest.Server, *client.Client, *recorder) {
 	t.Helper()
 	srv := clienttest.NewServer(t)
-	rec := &recorder{base: srv.HTTP.Client().Transport}
-	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: rec}))
+	rec := &recorder{base: http.DefaultTransport}
+	c := srv.Client(append([]client.Option{client.WithHTTPClient(&http.Client{Transport: rec})}, opts...)...)
 	return srv, c, rec
 }
 
@@ -143,8 +163,7 @@ func assertStoragePut(t *testing.T, put exchange, contentType string, size int64
 // service accepts only for a live, decodable image.
 func useAsImage(t *testing.T, c *client.Client, id string) {
 	t.Helper()
-	_, err := c.CreateGeneration(context.Background(), client.FeatureImageGeneration,
-		client.ImageGenerationArgs{Prompt: "the same logo, in neon", Image: id})
+	_, err := c.CreateGeneration(context.Background(), client.ImageGenerationArgs{Prompt: "the same logo, in neon", Image: id})
 	require.NoError(t, err, "the uploaded image is live")
 }
 
@@ -162,9 +181,9 @@ func TestFileUploadsEveryAcceptedKind(t *testing.T) {
 			}
 			f, err := File(ctx, c, path, opts...)
 			require.NoError(t, err)
-			assert.NotEmpty(t, f.Id)
-			require.NotNil(t, f.Size)
-			assert.EqualValues(t, len(s.content), *f.Size)
+			assert.NotEmpty(t, f.ID)
+			assert.EqualValues(t, len(s.content), f.Size)
+			assert.Empty(t, f.OriginalName, "the signed route records no name")
 
 			res := rec.reservations()
 			require.Len(t, res, i+1)
@@ -177,7 +196,7 @@ func TestFileUploadsEveryAcceptedKind(t *testing.T) {
 	}
 	pngID, err := File(ctx, c, filepath.Join(dir, "logo.png"))
 	require.NoError(t, err)
-	useAsImage(t, c, pngID.Id)
+	useAsImage(t, c, pngID.ID)
 }
 
 func TestReaderProgressAndTypes(t *testing.T) {
@@ -193,7 +212,7 @@ func TestReaderProgressAndTypes(t *testing.T) {
 		reports = append(reports, sent)
 	}))
 	require.NoError(t, err)
-	assert.NotEmpty(t, f.Id)
+	assert.NotEmpty(t, f.ID)
 	assert.IsIncreasing(t, reports)
 	assert.Greater(t, len(reports), 3, "progress is reported as bytes go out")
 	assert.EqualValues(t, len(content), reports[len(reports)-1])
@@ -204,7 +223,7 @@ func TestReaderProgressAndTypes(t *testing.T) {
 	f, err = Reader(ctx, c, io.MultiReader(bytes.NewReader(png)), int64(len(png)), "")
 	require.NoError(t, err)
 	assert.Equal(t, "image/png", rec.reservations()[1].reserved)
-	useAsImage(t, c, f.Id)
+	useAsImage(t, c, f.ID)
 
 	// A declared alias is sent in canonical form, as signed.
 	wav := samples(t)[4].content
@@ -249,7 +268,7 @@ func TestPutRetriedAfterTransientFailure(t *testing.T) {
 	assertStoragePut(t, puts[1], "image/png", int64(len(png)))
 	assert.Len(t, rec.reservations(), 1, "the same URL is retried")
 	assert.EqualValues(t, len(png), sent[len(sent)-1])
-	useAsImage(t, c, f.Id)
+	useAsImage(t, c, f.ID)
 }
 
 func TestPutNotRetriedWhenSourceIsOneShot(t *testing.T) {
@@ -262,11 +281,12 @@ func TestPutNotRetriedWhenSourceIsOneShot(t *testing.T) {
 	}
 	png := samples(t)[0].content
 	_, err := Reader(context.Background(), c, io.MultiReader(bytes.NewReader(png)), int64(len(png)), "image/png")
-	var serr *StorageError
+	var serr *client.StorageError
 	require.ErrorAs(t, err, &serr)
 	assert.Equal(t, http.StatusBadGateway, serr.StatusCode)
+	assert.Equal(t, http.MethodPut, serr.Method)
 	assert.True(t, serr.Retryable)
-	assert.ErrorContains(t, err, "io.ReaderAt or io.Seeker")
+	assert.ErrorContains(t, err, "could not be started again")
 	assert.Len(t, rec.puts(), 1)
 }
 
@@ -280,14 +300,15 @@ func TestPutGivesUpAfterRepeatedFailures(t *testing.T) {
 	}
 	png := samples(t)[0].content
 	_, err := Reader(context.Background(), c, bytes.NewReader(png), int64(len(png)), "image/png")
-	var serr *StorageError
+	var serr *client.StorageError
 	require.ErrorAs(t, err, &serr)
 	assert.Equal(t, http.StatusServiceUnavailable, serr.StatusCode)
-	assert.Len(t, rec.puts(), maxPutAttempts)
+	assert.Len(t, rec.puts(), c.RetryPolicy().MaxRetries+1, "the first PUT and MaxRetries more")
+	assert.Len(t, rec.reservations(), 1, "transient failures retry the same URL")
 }
 
 func TestPutRetryHonoursContext(t *testing.T) {
-	_, c, rec := setup(t)
+	_, c, rec := setup(t, client.WithRetryWait(time.Millisecond, time.Minute)) // a 30 s Retry-After is waited for
 	ctx, cancel := context.WithCancel(context.Background())
 	rec.before = func(n int, r *http.Request) *http.Response {
 		if r.Method == http.MethodPut {
@@ -324,12 +345,12 @@ func TestExpiredURLGetsFreshReservation(t *testing.T) {
 	assert.Equal(t, http.StatusOK, puts[1].status)
 	assert.NotEqual(t, puts[0].path, puts[1].path, "a fresh reservation, a fresh URL")
 	assert.Len(t, rec.reservations(), 2)
-	useAsImage(t, c, f.Id)
+	useAsImage(t, c, f.ID)
 
 	// A one-shot source cannot be sent again: the refusal is reported.
 	expired = false
 	_, err = Reader(context.Background(), c, io.MultiReader(bytes.NewReader(png)), int64(len(png)), "image/png")
-	var serr *StorageError
+	var serr *client.StorageError
 	require.ErrorAs(t, err, &serr)
 	assert.Equal(t, http.StatusForbidden, serr.StatusCode)
 	assert.ErrorContains(t, err, "signed URL refused")
@@ -348,11 +369,9 @@ func TestMultipartEveryAcceptedKind(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, files, len(batch))
 		for i, f := range files {
-			assert.NotEmpty(t, f.Id)
-			require.NotNil(t, f.OriginalName)
-			assert.Equal(t, batch[i].name, *f.OriginalName, "ids in submission order")
-			require.NotNil(t, f.Size)
-			assert.EqualValues(t, len(batch[i].content), *f.Size)
+			assert.NotEmpty(t, f.ID)
+			assert.Equal(t, batch[i].name, f.OriginalName, "ids in submission order")
+			assert.EqualValues(t, len(batch[i].content), f.Size)
 		}
 	}
 	assert.Empty(t, rec.puts(), "multipart goes to the API, not storage")
@@ -373,15 +392,15 @@ func TestMultipartTenFilesFromDisk(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, files, MaxParts)
 	for i, f := range files {
-		assert.Equal(t, parts[i].Name, *f.OriginalName)
+		assert.Equal(t, parts[i].Name, f.OriginalName)
 	}
-	useAsImage(t, c, files[9].Id)
+	useAsImage(t, c, files[9].ID)
 
 	// The same parts can be sent again: FilePart reopens its file.
 	again, err := Multipart(context.Background(), c, parts...)
 	require.NoError(t, err)
 	assert.Len(t, again, MaxParts)
-	assert.NotEqual(t, files[0].Id, again[0].Id)
+	assert.NotEqual(t, files[0].ID, again[0].ID)
 }
 
 func TestMultipartSourceFailureIsReported(t *testing.T) {
@@ -406,18 +425,21 @@ func TestStorageNeverSeesTheKey(t *testing.T) {
 	srv := clienttest.NewServer(t)
 	var authSeen bool
 	var mu sync.Mutex
+	target, err := url.Parse(srv.URL())
+	require.NoError(t, err)
+	forward := httputil.NewSingleHostReverseProxy(target) // keeps the proxy's Host, so URLs are signed for it
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/storage/") {
 			mu.Lock()
 			authSeen = authSeen || r.Header.Get("Authorization") != ""
 			mu.Unlock()
 		}
-		srv.Ref.ServeHTTP(w, r)
+		forward.ServeHTTP(w, r)
 	}))
 	t.Cleanup(proxy.Close)
 	c := srv.Client(client.WithBaseURL(proxy.URL), client.WithHTTPClient(proxy.Client()))
 	png := samples(t)[0].content
-	_, err := Reader(context.Background(), c, bytes.NewReader(png), int64(len(png)), "")
+	_, err = Reader(context.Background(), c, bytes.NewReader(png), int64(len(png)), "")
 	require.NoError(t, err)
 	mu.Lock()
 	defer mu.Unlock()
@@ -442,7 +464,7 @@ func TestProgressNeverGoesBackOnRetry(t *testing.T) {
 		reports = append(reports, sent)
 	}))
 	require.NoError(t, err)
-	assert.NotEmpty(t, f.Id)
+	assert.NotEmpty(t, f.ID)
 	require.Len(t, rec.puts(), 2)
 	assert.IsIncreasing(t, reports, "sent never goes back, even when the PUT starts again")
 	assert.EqualValues(t, len(content), reports[len(reports)-1])
@@ -459,7 +481,7 @@ func TestFileErrorsNameTheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "logo.png")
 	require.NoError(t, os.WriteFile(path, samples(t)[0].content, 0o600))
 	_, err := File(context.Background(), c, path)
-	var serr *StorageError
+	var serr *client.StorageError
 	require.ErrorAs(t, err, &serr)
 	assert.Equal(t, http.StatusInternalServerError, serr.StatusCode)
 	assert.ErrorContains(t, err, path)

@@ -9,7 +9,8 @@ import (
 	"strconv"
 
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/wait"
+	"github.com/mediagen/mediagen-go/internal/link"
+	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
 // File uploads the file at path with the two-step signed upload and returns
@@ -20,7 +21,7 @@ import (
 // start of the file.
 //
 // Size and type are checked before anything is sent; see the package errors.
-// The returned File carries Size; OriginalName is nil because the signed
+// The returned File carries Size; OriginalName is empty because the signed
 // route does not record names.
 func File(ctx context.Context, c *client.Client, path string, opts ...Option) (*client.File, error) {
 	s, err := newSettings(c, opts)
@@ -129,13 +130,17 @@ func resolveType(src *source, declared, name string) (string, error) {
 // failures on the same URL and refusals (expiry) with a fresh reservation
 // while the source can be read again.
 func signedUpload(ctx context.Context, c *client.Client, src *source, contentType string, s *settings) (*client.File, error) {
-	hc := c.StorageClient()
+	in, err := link.Of(c, anys(s.clientOpts)...)
+	if err != nil {
+		return nil, err
+	}
+	maxPutAttempts := in.Retry.MaxRetries + 1
 	prog := &progress{fn: s.progress, total: src.size}
 	var lastErr error
 	reservations, attempts := 0, 0
 	for {
 		reservations++
-		u, err := c.CreateUploadURL(ctx, src.size, contentType)
+		u, err := c.CreateUploadURL(ctx, src.size, contentType, s.clientOpts...)
 		if err != nil {
 			return nil, fmt.Errorf("upload: reserving an upload URL: %w", err)
 		}
@@ -149,17 +154,16 @@ func signedUpload(ctx context.Context, c *client.Client, src *source, contentTyp
 				return nil, err
 			}
 			body = prog.reader(&exactReader{r: body, size: src.size, strict: src.strict})
-			outcome, retryAfter, err := put(ctx, hc, u, body, src.size)
+			outcome, retryAfter, err := put(ctx, in.Storage, u, body, src.size)
 			if outcome == putDone {
-				size := src.size
-				return &client.File{Id: u.File.Id, Size: &size}, nil
+				return &client.File{ID: u.File.ID, Size: src.size}, nil
 			}
 			lastErr = err
 			if outcome == putFailed {
 				return nil, err
 			}
 			if !src.rereadable {
-				var serr *StorageError
+				var serr *client.StorageError
 				if errors.As(err, &serr) {
 					serr.Retryable = outcome == putTransient
 				}
@@ -168,7 +172,14 @@ func signedUpload(ctx context.Context, c *client.Client, src *source, contentTyp
 			if outcome == putRefused || attempts >= maxPutAttempts {
 				break
 			}
-			if err := wait.Sleep(ctx, backoff(attempts, retryAfter)); err != nil {
+			if retryAfter > in.Retry.WaitMax {
+				// As for API requests: a wait longer than the policy allows
+				// ends the retries, so the caller sees it.
+				return nil, fmt.Errorf("upload: storage asked to wait %s before a retry, more than the retry policy's WaitMax %s: %w", retryAfter, in.Retry.WaitMax, err)
+			}
+			d := max(retry.Backoff(in.Retry.WaitMin, in.Retry.WaitMax, attempts-1), retryAfter)
+			in.Logger.DebugContext(ctx, "mediagen: storage PUT failed; retrying", "error", err.Error(), "attempt", attempts+1)
+			if err := in.Clock.Sleep(ctx, d); err != nil {
 				return nil, err
 			}
 		}
@@ -176,4 +187,13 @@ func signedUpload(ctx context.Context, c *client.Client, src *source, contentTyp
 			return nil, fmt.Errorf("upload: giving up after %d PUT attempts and %d reservations: %w", attempts, reservations, lastErr)
 		}
 	}
+}
+
+// anys converts client options for link.Of, which cannot name their type.
+func anys(opts []client.Option) []any {
+	out := make([]any, len(opts))
+	for i, o := range opts {
+		out[i] = o
+	}
+	return out
 }

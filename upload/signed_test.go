@@ -129,20 +129,6 @@ func TestCheckSizeBounds(t *testing.T) {
 	assert.ErrorIs(t, checkSize("f", 0), ErrEmpty)
 }
 
-func TestRetryAfterAndBackoff(t *testing.T) {
-	assert.Zero(t, retryAfter(""))
-	assert.Equal(t, 3*1e9, float64(retryAfter("3")))
-	assert.Equal(t, maxRetryAfter, retryAfter("86400"), "capped")
-	assert.Zero(t, retryAfter("soon"))
-	for n := 1; n <= 6; n++ {
-		d := backoff(n, 0)
-		full := min(retryBase<<(n-1), retryCap)
-		assert.GreaterOrEqual(t, d, full/2, n)
-		assert.LessOrEqual(t, d, full, n)
-	}
-	assert.Equal(t, 10*retryCap, backoff(1, 10*retryCap), "what storage asked for wins")
-}
-
 func TestNilClient(t *testing.T) {
 	ctx := context.Background()
 	_, err := File(ctx, nil, writeFile(t, "logo.png", headPNG))
@@ -156,6 +142,4 @@ func TestNilClient(t *testing.T) {
 func TestStorageMessage(t *testing.T) {
 	assert.Equal(t, "the signed URL expired", storageMessage([]byte(`{"error":{"code":"forbidden","message":"the signed URL expired"}}`)))
 	assert.Equal(t, "storage busy", storageMessage([]byte(" storage busy\n")))
-	assert.EqualError(t, &StorageError{StatusCode: 403, Message: "the signed URL expired"},
-		"upload: storage answered 403: the signed URL expired (signed URL refused)")
 }

@@ -6,25 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
-	"strconv"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
-// Retry limits of the storage PUT.
-const (
-	maxPutAttempts   = 4 // the first PUT and three retries of transient failures
-	maxReservations  = 3 // the first reservation and two fresh ones after refusals
-	retryBase        = 250 * time.Millisecond
-	retryCap         = 4 * time.Second
-	maxRetryAfter    = time.Minute
-	maxStorageErrMsg = 512
-)
+// maxReservations bounds the reservations of one upload: the first and two
+// fresh ones after refusals (an expired signed URL).
+const maxReservations = 3
+
+// maxStorageErrMsg caps the storage message kept in an error.
+const maxStorageErrMsg = 512
 
 // errBodyClosed is what a late read of an abandoned attempt's body sees.
 var errBodyClosed = errors.New("upload: request body read after the attempt ended")
@@ -87,7 +84,7 @@ func put(ctx context.Context, hc *http.Client, u *client.UploadURL, body io.Read
 	}
 	ab := &attemptBody{r: body}
 	defer ab.Close()
-	req, err := http.NewRequestWithContext(ctx, method, u.UploadUrl, ab)
+	req, err := http.NewRequestWithContext(ctx, method, u.UploadURL, ab)
 	if err != nil {
 		return putFailed, 0, fmt.Errorf("upload: bad upload URL from the service: %w", err)
 	}
@@ -105,6 +102,10 @@ func put(ctx context.Context, hc *http.Client, u *client.UploadURL, body io.Read
 		if rerr := ab.readErr(); rerr != nil {
 			return putFailed, 0, rerr
 		}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its URL carries the signature
+		}
 		return putTransient, 0, fmt.Errorf("upload: storage PUT: %w", err)
 	}
 	defer resp.Body.Close()
@@ -113,11 +114,12 @@ func put(ctx context.Context, hc *http.Client, u *client.UploadURL, body io.Read
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return putDone, 0, nil
 	}
-	serr := &StorageError{StatusCode: resp.StatusCode, Message: storageMessage(msg)}
-	switch resp.StatusCode {
-	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return putTransient, retryAfter(resp.Header.Get("Retry-After")), serr
-	case http.StatusForbidden:
+	serr := &client.StorageError{Method: method, StatusCode: resp.StatusCode, Message: storageMessage(msg)}
+	switch {
+	case retry.TransientStatus(resp.StatusCode):
+		d, _ := retry.After(resp, time.Now())
+		return putTransient, d, serr
+	case resp.StatusCode == http.StatusForbidden:
 		return putRefused, 0, serr
 	}
 	return putFailed, 0, serr
@@ -133,26 +135,4 @@ func storageMessage(body []byte) string {
 		return e.Error.Message
 	}
 	return strings.TrimSpace(string(body))
-}
-
-// retryAfter parses a Retry-After header (seconds or HTTP date), capped.
-func retryAfter(v string) time.Duration {
-	if v == "" {
-		return 0
-	}
-	var d time.Duration
-	if secs, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
-		d = time.Duration(secs) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = time.Until(t)
-	}
-	return min(max(d, 0), maxRetryAfter)
-}
-
-// backoff is the wait before retry n (1 for the first retry): exponential
-// with jitter in its upper half, at least what storage asked for.
-func backoff(n int, asked time.Duration) time.Duration {
-	d := min(retryBase<<(n-1), retryCap)
-	d = d/2 + rand.N(d/2+1)
-	return max(d, asked)
 }

@@ -92,9 +92,9 @@ func decodeEvent(payload []byte) (*Event, error) {
 	switch {
 	case ev.Name == "":
 		return nil, fmt.Errorf("%w: no event name", ErrInvalidPayload)
-	case ev.isGeneration() && (ev.Generation == nil || ev.Generation.Id == ""):
+	case ev.isGeneration() && (ev.Generation == nil || ev.Generation.ID == ""):
 		return nil, fmt.Errorf("%w: %s without a generation id", ErrInvalidPayload, ev.Name)
-	case ev.isVoice() && (ev.Voice == nil || ev.Voice.Id == ""):
+	case ev.isVoice() && (ev.Voice == nil || ev.Voice.ID == ""):
 		return nil, fmt.Errorf("%w: %s without a voice id", ErrInvalidPayload, ev.Name)
 	}
 	return ev, nil
@@ -114,10 +114,10 @@ func (e *Event) isVoice() bool {
 // body names neither.
 func (e *Event) dedupeKey() string {
 	switch {
-	case e.Generation != nil && e.Generation.Id != "":
-		return string(e.Name) + " generation " + e.Generation.Id
-	case e.Voice != nil && e.Voice.Id != "":
-		return string(e.Name) + " voice " + e.Voice.Id
+	case e.Generation != nil && e.Generation.ID != "":
+		return string(e.Name) + " generation " + e.Generation.ID
+	case e.Voice != nil && e.Voice.ID != "":
+		return string(e.Name) + " voice " + e.Voice.ID
 	}
 	return ""
 }

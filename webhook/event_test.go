@@ -28,12 +28,12 @@ func TestParseGenerationEvent(t *testing.T) {
 	require.NotNil(t, ev.Generation)
 	assert.Nil(t, ev.Voice)
 	var g *webhook.Generation = ev.Generation
-	assert.Equal(t, "gen_01HZX4T9Q2", g.Id)
+	assert.Equal(t, "gen_01HZX4T9Q2", g.ID)
 	assert.Equal(t, "done", string(g.Status))
 	assert.Equal(t, "image/generation", string(g.Feature))
 	assert.InDelta(t, 0.04, g.BalanceUsed, 1e-9)
-	require.NotNil(t, g.Output)
-	require.NotNil(t, g.ExpiresAt)
+	require.NotZero(t, g.Output)
+	require.NotZero(t, g.ExpiresAt)
 	assert.Equal(t, time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), g.ExpiresAt.UTC())
 	assert.Equal(t, `a lighthouse at dusk, "cinematic"`, g.Params["prompt"])
 	assert.Equal(t, v.payload, []byte(ev.Raw))
@@ -49,10 +49,10 @@ func TestParseVoiceEvent(t *testing.T) {
 	assert.Nil(t, ev.Generation)
 	require.NotNil(t, ev.Voice)
 	var voice *webhook.Voice = ev.Voice
-	assert.Equal(t, "voc_5k2m", voice.Id)
+	assert.Equal(t, "voc_5k2m", voice.ID)
 	assert.Equal(t, "Narrator", voice.Name)
-	require.NotNil(t, voice.Status)
-	assert.Equal(t, "done", string(*voice.Status))
+	require.NotZero(t, voice.Status)
+	assert.Equal(t, "done", string(voice.Status))
 }
 
 func TestParseKeepsUnknownEvents(t *testing.T) {
@@ -78,13 +78,13 @@ func TestParseKeepsUnknownEvents(t *testing.T) {
 			assert.JSONEq(t, tt.body, string(ev.Raw))
 			if tt.generation != "" {
 				require.NotNil(t, ev.Generation)
-				assert.Equal(t, tt.generation, ev.Generation.Id)
+				assert.Equal(t, tt.generation, ev.Generation.ID)
 			} else {
 				assert.Nil(t, ev.Generation)
 			}
 			if tt.voice != "" {
 				require.NotNil(t, ev.Voice)
-				assert.Equal(t, tt.voice, ev.Voice.Id)
+				assert.Equal(t, tt.voice, ev.Voice.ID)
 			} else {
 				assert.Nil(t, ev.Voice)
 			}

@@ -68,9 +68,9 @@ func ExampleParse() {
 	}
 	switch ev.Name {
 	case webhook.EventGenerationDone:
-		fmt.Println(ev.Generation.Id, *ev.Generation.Output.Image)
+		fmt.Println(ev.Generation.ID, ev.Generation.Output.Image)
 	case webhook.EventVoiceDone:
-		fmt.Println("voice ready:", ev.Voice.Id)
+		fmt.Println("voice ready:", ev.Voice.ID)
 	default:
 		fmt.Println("not handled:", ev.Name)
 	}
@@ -81,7 +81,7 @@ func ExampleParse() {
 func ExampleHandler() {
 	secret := "whsec_example"
 	h := webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {
-		fmt.Println("received", ev.Name, ev.Generation.Id)
+		fmt.Println("received", ev.Name, ev.Generation.ID)
 		return nil
 	}, webhook.WithErrorFunc(func(ctx context.Context, ev *webhook.Event, err error) {
 		fmt.Println("refused:", err) // the reason stays here; the answer is a bare 401
@@ -137,7 +137,7 @@ func ExampleSQLStore() {
 			log.Fatal(err)
 		}
 		replicas = append(replicas, webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {
-			fmt.Println("replica", i, "received", ev.Generation.Id)
+			fmt.Println("replica", i, "received", ev.Generation.ID)
 			return nil
 		}, webhook.WithStore(store)))
 	}

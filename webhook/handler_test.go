@@ -120,7 +120,7 @@ func TestHandlerCallsFnWithEvent(t *testing.T) {
 	ev := c.evs[0]
 	assert.Equal(t, webhook.EventGenerationDone, ev.Name)
 	require.NotNil(t, ev.Generation)
-	assert.Equal(t, "gen_1", ev.Generation.Id)
+	assert.Equal(t, "gen_1", ev.Generation.ID)
 	assert.Equal(t, "request value", fnCtx.Value(key{}), "the callback sees the request's values")
 	assert.Zero(t, rep.count())
 }
@@ -264,7 +264,7 @@ func TestHandlerRetryAfterFailure(t *testing.T) {
 	require.Len(t, errs, 1)
 	assert.ErrorIs(t, errs[0], boom)
 	require.NotNil(t, evs[0])
-	assert.Equal(t, "gen_1", evs[0].Generation.Id)
+	assert.Equal(t, "gen_1", evs[0].Generation.ID)
 
 	c.next = nil
 	assert.Equal(t, http.StatusOK, serve(h, delivery(body, handlerNow.Add(2*time.Second), handlerSecret)).Code, "the retry is processed")
@@ -318,7 +318,7 @@ func TestHandlerAcknowledgesSlowCallback(t *testing.T) {
 	require.Eventually(t, func() bool { return rep.count() == 1 }, time.Second, time.Millisecond)
 	errs, evs := rep.all()
 	assert.ErrorContains(t, errs[0], "late failure")
-	assert.Equal(t, "gen_slow", evs[0].Generation.Id)
+	assert.Equal(t, "gen_slow", evs[0].Generation.ID)
 
 	c.next = nil
 	assert.Equal(t, http.StatusOK, serve(h, delivery(body, handlerNow, handlerSecret)).Code)
@@ -330,7 +330,7 @@ func TestHandlerAsync(t *testing.T) {
 	c, rep := &counter{}, &reported{}
 	c.next = func(_ context.Context, ev *webhook.Event) error {
 		<-release
-		if ev.Generation.Id == "gen_bad" {
+		if ev.Generation.ID == "gen_bad" {
 			return errors.New("cannot store")
 		}
 		return nil
@@ -360,7 +360,7 @@ func TestHandlerAsync(t *testing.T) {
 	require.Eventually(t, func() bool { return c.calls() == 2 && rep.count() == 2 }, time.Second, time.Millisecond)
 	errs, evs := rep.all()
 	assert.ErrorContains(t, errs[1], "cannot store", "a failure after the acknowledgement goes to the error func")
-	assert.Equal(t, "gen_bad", evs[1].Generation.Id)
+	assert.Equal(t, "gen_bad", evs[1].Generation.ID)
 
 	// The refused delivery was forgotten, so the service's retry is taken.
 	require.Eventually(t, func() bool {

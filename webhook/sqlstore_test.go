@@ -330,7 +330,7 @@ func testTwoReplicas(t *testing.T, e engine) {
 	)
 	failsFirst := func(id string) bool { return id[len(id)-1] == '7' } // one event in ten
 	callback := func(ctx context.Context, ev *webhook.Event) error {
-		id := ev.Generation.Id
+		id := ev.Generation.ID
 		mu.Lock()
 		attempts[id]++
 		first := attempts[id] == 1

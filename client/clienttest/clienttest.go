@@ -1,104 +1,297 @@
 // Package clienttest runs the reference server in-process for tests of code
 // that uses package client: a real, stateful implementation of the whole
 // service (balances, charges and refunds, generation lifecycles, voices,
-// templates, uploads, webhooks) driven by a fake clock.
+// templates, uploads, webhooks) on a fake clock.
 //
 //	func TestRender(t *testing.T) {
 //		srv := clienttest.NewServer(t)
 //		c := srv.Client()
-//		g, err := c.CreateGeneration(ctx, client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "a lighthouse"})
-//		...
-//		srv.Advance(time.Minute) // the render finishes
+//		g, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "a lighthouse"})
+//		require.NoError(t, err)
+//		g, err = poll.Generation(t.Context(), c, g.ID) // returns at once: see below
+//		require.NoError(t, err)
 //	}
 //
+// Programs and Example functions, which have no testing.TB, use [Start].
+//
+// # Time
+//
+// The server's clock is a fake one: it starts at [StartTime] and moves only
+// when something moves it. [Server.Advance] moves it and settles the server,
+// so every render, refund, webhook and expiry due by then has happened. The
+// clients [Server.Client] returns share that clock: when such a client, or
+// package poll or upload acting for it, waits (a poll interval, a retry
+// backoff), the wait advances the server's clock by its length instead of
+// sleeping. So code that submits and then waits with poll's default
+// schedule finishes in milliseconds of wall time, while a render stays
+// observable mid-flight: a GetGeneration right after CreateGeneration sees
+// pending, since only waits move time. Concurrent waits each move the
+// clock, so time may run ahead of any single waiter; tests should not
+// expect exact times after waits, only their order.
+//
 // Webhook events are delivered for real. Receivers may be plain-http servers
-// on loopback (httptest); deliveries are signed with Server.WebhookSecret and
-// stamped by the fake clock, so verify them with webhook.WithNow(srv.Clock.Now).
+// on loopback (httptest); deliveries are signed with the server's webhook
+// secret and stamped by the fake clock, so verify them with
+// webhook.WithNow(srv.Now).
 package clienttest
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/internal/link"
 	"github.com/mediagen/mediagen-go/internal/refserver"
+	"github.com/mediagen/mediagen-go/internal/refserver/fault"
 )
 
-// Defaults of [NewServer].
+// Defaults of [Start] and [NewServer].
 const (
-	// APIKey is the key of the project NewServer creates.
+	// APIKey is the key of the project the server starts with.
 	APIKey = "mg_test_4f9c2a7b1e8d6053"
 	// Balance is that project's starting balance, USD.
 	Balance = 100.0
 )
 
-// Start is the time the fake clock of [NewServer] shows at first. It is
-// fixed, so tests see the same dates on every run.
-var Start = time.Date(2026, time.January, 5, 9, 0, 0, 0, time.UTC)
+// StartTime is the time the fake clock shows at first. It is fixed, so tests
+// see the same dates on every run.
+var StartTime = time.Date(2026, time.January, 5, 9, 0, 0, 0, time.UTC)
 
-// Server is a reference server listening on a local port.
+// Server is a reference server listening on a loopback port, with one
+// project to begin with. It is safe for concurrent use.
 type Server struct {
-	URL           string           // base URL, for client.WithBaseURL
-	APIKey        string           // key of the default project
-	WebhookSecret string           // secret the default project's webhooks are signed with
-	Clock         *FakeClock       // the server's clock; move it with Advance
-	Ref           *ReferenceServer // the server itself, for balances, projects and settling
-	HTTP          *httptest.Server // the listener
-
-	tb testing.TB
+	url           string
+	apiKey        string
+	webhookSecret string
+	clock         *refserver.FakeClock
+	ref           *refserver.Server
+	hs            *httptest.Server
+	tb            testing.TB // nil for a server from Start
 }
 
-// NewServer starts a reference server whose clock is a fake one at [Start],
+// Start starts a reference server whose clock is a fake one at [StartTime],
 // whose renders take 1/100 of their real time, and which holds one project
-// with key [APIKey] and [Balance] USD. opts are applied after those defaults,
-// so they override them. The server is closed when the test ends.
+// with key [APIKey] and [Balance] USD; opts override those defaults. Close
+// it when done.
+func Start(opts ...Option) (*Server, error) {
+	cfg := config{balance: Balance, scale: 0.01, start: StartTime}
+	var errs []error
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(&cfg); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	clock := refserver.NewFakeClock(cfg.start)
+	ropts := []refserver.Option{
+		refserver.WithClock(clock),
+		refserver.WithRenderScale(cfg.scale),
+		refserver.WithProject(APIKey, cfg.balance),
+		refserver.WithAllowHTTPWebhooks(), // receivers in tests are httptest servers on loopback
+		refserver.WithFaults(cfg.faults.config()),
+	}
+	for _, p := range cfg.projects {
+		ropts = append(ropts, refserver.WithProject(p.key, p.balance))
+	}
+	if cfg.outcome != nil {
+		fn := cfg.outcome
+		ropts = append(ropts, refserver.WithOutcome(func(feature string) refserver.Outcome { return refserver.Outcome(fn(feature)) }))
+	}
+	ref, err := newRef(ropts)
+	if err != nil {
+		return nil, err
+	}
+	hs := httptest.NewServer(ref)
+	s := &Server{url: hs.URL, apiKey: APIKey, clock: clock, ref: ref, hs: hs}
+	if p, ok := ref.Project(APIKey); ok {
+		s.webhookSecret = p.WebhookSecret
+	}
+	return s, nil
+}
+
+// newRef builds the reference server, turning its panic on invalid faults
+// into an error.
+func newRef(opts []refserver.Option) (ref *refserver.Server, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("clienttest: %v", r)
+		}
+	}()
+	return refserver.New(opts...), nil
+}
+
+// NewServer is [Start] for a test: it fails the test when the server cannot
+// start and closes the server when the test ends.
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	clock := refserver.NewFakeClock(Start)
-	defaults := []refserver.Option{
-		refserver.WithClock(clock),
-		refserver.WithRenderScale(0.01),
-		refserver.WithProject(APIKey, Balance),
-		refserver.WithAllowHTTPWebhooks(), // receivers in tests are httptest servers on loopback
+	s, err := Start(opts...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	ref := refserver.New(append(defaults, opts...)...)
-	hs := httptest.NewServer(ref)
-	t.Cleanup(func() {
-		hs.Close()
-		ref.Close()
-	})
-	s := &Server{URL: hs.URL, APIKey: APIKey, Clock: clock, Ref: ref, HTTP: hs, tb: t}
-	if p, ok := ref.Project(APIKey); ok {
-		s.WebhookSecret = p.WebhookSecret
-	}
+	s.tb = t
+	t.Cleanup(s.Close)
 	return s
 }
 
-// Client returns a client of the default project with fast retries (waits of
-// 1 to 10 ms). opts are applied after those, so they override them. It
-// fails the test if the client cannot be built.
-func (s *Server) Client(opts ...client.Option) *client.Client {
-	defaults := []client.Option{
-		client.WithBaseURL(s.URL),
-		client.WithHTTPClient(s.HTTP.Client()),
-		client.WithRetryWait(time.Millisecond, 10*time.Millisecond),
+// Close stops the server and its background work.
+func (s *Server) Close() {
+	s.hs.Close()
+	s.ref.Close()
+}
+
+// URL returns the base URL, for client.WithBaseURL.
+func (s *Server) URL() string { return s.url }
+
+// APIKey returns the key of the default project.
+func (s *Server) APIKey() string { return s.apiKey }
+
+// WebhookSecret returns the secret the default project's webhooks are
+// signed with; [Server.RotateWebhookSecret] changes it.
+func (s *Server) WebhookSecret() string {
+	if p, ok := s.ref.Project(s.apiKey); ok {
+		return p.WebhookSecret
 	}
-	c, err := client.New(s.APIKey, append(defaults, opts...)...)
+	return s.webhookSecret
+}
+
+// Client returns a client of the default project with fast retries (waits
+// of 1 to 10 ms) whose waits move the server's clock (see the package
+// documentation); opts are applied after those defaults. Invalid options
+// fail the test of a [NewServer] server, and panic for a [Start] server.
+func (s *Server) Client(opts ...client.Option) *client.Client {
+	c, err := s.ClientFor(s.apiKey, opts...)
 	if err != nil {
-		s.tb.Fatalf("clienttest: %v", err)
+		if s.tb != nil {
+			s.tb.Helper()
+			s.tb.Fatal(err)
+		}
+		panic(err)
 	}
 	return c
 }
 
-// Advance moves the fake clock forward by d and settles the server, so every
-// render, training, refund, webhook and expiry due by then has happened.
-func (s *Server) Advance(d time.Duration) {
-	s.Clock.Advance(d)
-	s.Ref.Settle()
+// ClientFor returns a client of the project of apiKey, configured as
+// [Server.Client] configures its own.
+func (s *Server) ClientFor(apiKey string, opts ...client.Option) (*client.Client, error) {
+	defaults := []client.Option{
+		client.WithBaseURL(s.url),
+		client.WithHTTPClient(s.hs.Client()),
+		client.WithRetryWait(time.Millisecond, 10*time.Millisecond),
+		link.WithClock(serverClock{s}).(client.Option),
+	}
+	c, err := client.New(apiKey, append(defaults, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("clienttest: %w", err)
+	}
+	return c, nil
 }
 
-// Balance returns the default project's balance in USD, refunds due counted.
-func (s *Server) Balance() float64 {
-	return s.Ref.Balance(s.APIKey)
+// serverClock is the clock of the clients a Server hands out: its time is
+// the server's, and a wait advances the server instead of sleeping.
+type serverClock struct{ s *Server }
+
+func (c serverClock) Now() time.Time { return c.s.Now() }
+
+func (c serverClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d > 0 {
+		c.s.Advance(d)
+	}
+	return ctx.Err()
 }
+
+// Now returns the time on the server's clock.
+func (s *Server) Now() time.Time { return s.clock.Now() }
+
+// Advance moves the server's clock forward by d and settles the server, so
+// every render, training, refund, webhook and expiry due by then has
+// happened.
+func (s *Server) Advance(d time.Duration) {
+	s.clock.Advance(d)
+	s.ref.Settle()
+}
+
+// Balance returns the default project's balance in USD, refunds due
+// counted.
+func (s *Server) Balance() float64 { return s.ref.Balance(s.apiKey) }
+
+// BalanceOf returns the balance of the project of apiKey.
+func (s *Server) BalanceOf(apiKey string) float64 { return s.ref.Balance(apiKey) }
+
+// SetBalance sets the default project's balance in USD.
+func (s *Server) SetBalance(usd float64) { s.ref.SetBalance(s.apiKey, usd) }
+
+// AddProject adds a project with its own key and balance, for tests of
+// tenant isolation, and returns its webhook secret.
+func (s *Server) AddProject(apiKey string, balance float64) string {
+	return s.ref.AddProject(apiKey, balance).WebhookSecret
+}
+
+// RotateWebhookSecret gives the default project a new webhook secret and
+// returns it. For 24 hours (of the server's clock) deliveries carry two
+// signature entries, the new secret's and the old one's.
+func (s *Server) RotateWebhookSecret() string {
+	p, _ := s.ref.RotateWebhookSecret(s.apiKey)
+	return p.WebhookSecret
+}
+
+// RetireVoice retires a catalog voice, by id or slug: from then on every
+// route answers 404 for it.
+func (s *Server) RetireVoice(idOrSlug string) error {
+	if !s.ref.RetireVoice(idOrSlug) {
+		return fmt.Errorf("clienttest: no live catalog voice %q", idOrSlug)
+	}
+	return nil
+}
+
+// SetFaults replaces the faults the server injects from now on; the zero
+// Faults injects nothing.
+func (s *Server) SetFaults(f Faults) error {
+	if err := s.ref.Faults().SetConfig(f.config()); err != nil {
+		return fmt.Errorf("clienttest: %w", err)
+	}
+	return nil
+}
+
+// FaultCounts returns how many faults the server has injected so far.
+func (s *Server) FaultCounts() FaultCounts {
+	st := s.ref.Faults().Stats()
+	return FaultCounts{
+		Requests: st.Requests, Replaced: st.Replaced, DroppedBefore: st.DroppedBefore,
+		DroppedAfter: st.DroppedAfter, Delayed: st.Delayed,
+		RenderErrors: st.RenderErrors, RenderTimeouts: st.RenderTimeouts,
+	}
+}
+
+// WaitDeliveries waits until every webhook delivery due so far has been
+// sent, its retry included.
+func (s *Server) WaitDeliveries() { s.ref.WaitDeliveries() }
+
+// config is what the options configure.
+type config struct {
+	balance  float64
+	scale    float64
+	start    time.Time
+	outcome  func(feature string) Outcome
+	faults   Faults
+	projects []extraProject
+}
+
+type extraProject struct {
+	key     string
+	balance float64
+}
+
+// compile-time check that the fault fields still line up.
+var _ = fault.Config(Faults{}.config())

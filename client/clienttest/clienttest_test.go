@@ -12,35 +12,34 @@ import (
 
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
-	"github.com/mediagen/mediagen-go/internal/refserver"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
 func TestNewServerDefaults(t *testing.T) {
 	srv := clienttest.NewServer(t)
-	assert.Equal(t, clienttest.APIKey, srv.APIKey)
-	assert.NotEmpty(t, srv.WebhookSecret)
+	assert.Equal(t, clienttest.APIKey, srv.APIKey())
+	assert.NotEmpty(t, srv.WebhookSecret())
 	assert.Equal(t, clienttest.Balance, srv.Balance())
-	assert.Equal(t, clienttest.Start, srv.Clock.Now())
+	assert.Equal(t, clienttest.StartTime, srv.Now())
 
-	resp, err := srv.HTTP.Client().Get(srv.URL + "/v3/pricing")
+	resp, err := http.Get(srv.URL() + "/v3/pricing")
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	date, err := http.ParseTime(resp.Header.Get("Date"))
 	require.NoError(t, err)
-	assert.Equal(t, clienttest.Start, date.UTC(), "Date comes from the fake clock")
+	assert.Equal(t, clienttest.StartTime, date.UTC(), "Date comes from the fake clock")
 }
 
 func TestAdvanceFinishesRenders(t *testing.T) {
 	srv := clienttest.NewServer(t)
 	c := srv.Client()
-	g, err := c.CreateGeneration(t.Context(), client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "p"})
+	g, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "p"})
 	require.NoError(t, err)
 	assert.Equal(t, client.StatusPending, g.Status)
-	assert.Equal(t, clienttest.Start, g.RequestDate)
+	assert.Equal(t, clienttest.StartTime, g.RequestDate)
 
 	srv.Advance(time.Minute)
-	g, err = c.GetGeneration(t.Context(), g.Id)
+	g, err = c.GetGeneration(t.Context(), g.ID)
 	require.NoError(t, err)
 	assert.Equal(t, client.StatusDone, g.Status)
 	assert.InDelta(t, clienttest.Balance-g.BalanceUsed, srv.Balance(), 1e-9)
@@ -48,15 +47,15 @@ func TestAdvanceFinishesRenders(t *testing.T) {
 
 func TestOptionsOverrideDefaults(t *testing.T) {
 	srv := clienttest.NewServer(t,
-		refserver.WithProject(clienttest.APIKey, 0.5),
-		refserver.WithOutcome(func(string) refserver.Outcome { return refserver.OutcomeError }),
+		clienttest.WithBalance(0.5),
+		clienttest.WithOutcome(func(string) clienttest.Outcome { return clienttest.OutcomeError }),
 	)
 	assert.Equal(t, 0.5, srv.Balance())
 	c := srv.Client(client.WithUserAgent("test/1"))
-	g, err := c.CreateGeneration(t.Context(), client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "p"})
+	g, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "p"})
 	require.NoError(t, err)
 	srv.Advance(time.Minute)
-	g, err = c.GetGeneration(t.Context(), g.Id)
+	g, err = c.GetGeneration(t.Context(), g.ID)
 	require.NoError(t, err)
 	assert.Equal(t, client.StatusError, g.Status)
 	assert.Equal(t, 0.5, srv.Balance(), "refunded")
@@ -67,15 +66,14 @@ func TestOptionsOverrideDefaults(t *testing.T) {
 func TestWebhookReachesAReceiverInTheTest(t *testing.T) {
 	srv := clienttest.NewServer(t)
 	events := make(chan *webhook.Event, 4)
-	receiver := httptest.NewServer(webhook.Handler(srv.WebhookSecret, func(_ context.Context, ev *webhook.Event) error {
+	receiver := httptest.NewServer(webhook.Handler(srv.WebhookSecret(), func(_ context.Context, ev *webhook.Event) error {
 		events <- ev
 		return nil
-	}, webhook.WithNow(srv.Clock.Now)))
+	}, webhook.WithNow(srv.Now)))
 	defer receiver.Close()
 
 	c := srv.Client()
-	g, err := c.CreateGeneration(t.Context(), client.FeatureImageGeneration,
-		client.ImageGenerationArgs{Prompt: "a lighthouse at dusk"}, client.WithWebhookURL(receiver.URL+"/hooks"))
+	g, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "a lighthouse at dusk"}, client.WithWebhookURL(receiver.URL+"/hooks"))
 	require.NoError(t, err)
 	srv.Advance(time.Minute)
 
@@ -83,14 +81,14 @@ func TestWebhookReachesAReceiverInTheTest(t *testing.T) {
 	case ev := <-events:
 		assert.Equal(t, webhook.EventGenerationDone, ev.Name)
 		require.NotNil(t, ev.Generation)
-		assert.Equal(t, g.Id, ev.Generation.Id)
+		assert.Equal(t, g.ID, ev.Generation.ID)
 		assert.Equal(t, client.StatusDone, ev.Generation.Status)
 		require.NotNil(t, ev.Generation.Output)
 		assert.Equal(t, "image/png", ev.Generation.Output.Mime)
 	case <-time.After(10 * time.Second):
 		t.Fatal("no webhook event arrived")
 	}
-	srv.Ref.WaitDeliveries()
+	srv.WaitDeliveries()
 	assert.Empty(t, events, "one event per generation")
 }
 
@@ -106,29 +104,27 @@ func TestOptionsWithoutTheInternalPackage(t *testing.T) {
 			}
 			return clienttest.OutcomeDone
 		}),
-		clienttest.WithFaults(clienttest.FaultConfig{Seed: 1}),
+		clienttest.WithFaults(clienttest.Faults{Seed: 1}),
 	)
 	assert.Equal(t, 1.0, srv.Balance())
-	var ref *clienttest.ReferenceServer = srv.Ref
-	assert.Equal(t, 5.0, ref.Balance("other-key"))
+	assert.Equal(t, 5.0, srv.BalanceOf("other-key"))
 
 	c := srv.Client()
-	g, err := c.CreateGeneration(t.Context(), client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "p"})
+	g, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "p"})
 	require.NoError(t, err)
 	srv.Advance(time.Minute)
-	g, err = c.GetGeneration(t.Context(), g.Id)
+	g, err = c.GetGeneration(t.Context(), g.ID)
 	require.NoError(t, err)
 	assert.Equal(t, client.StatusTimeout, g.Status)
 	assert.Equal(t, 1.0, srv.Balance(), "a timed-out render is refunded")
 
-	var faults *clienttest.FaultInjector = ref.Faults()
-	require.NotNil(t, faults)
-	require.NoError(t, faults.SetConfig(clienttest.FaultConfig{Seed: 1, HTTPStatus: 1, Statuses: []int{503}}))
-	_, err = c.GetGeneration(t.Context(), g.Id)
+	require.NoError(t, srv.SetFaults(clienttest.Faults{Seed: 1, HTTPStatus: 1, Statuses: []int{503}}))
+	_, err = c.GetGeneration(t.Context(), g.ID)
 	var apiErr *client.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, 503, apiErr.StatusCode, "every answer replaced, after the client's retries")
-	require.NoError(t, faults.SetConfig(clienttest.FaultConfig{}))
-	_, err = c.GetGeneration(t.Context(), g.Id)
+	assert.Positive(t, srv.FaultCounts().Replaced)
+	require.NoError(t, srv.SetFaults(clienttest.Faults{}))
+	_, err = c.GetGeneration(t.Context(), g.ID)
 	require.NoError(t, err)
 }

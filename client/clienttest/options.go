@@ -1,60 +1,136 @@
 package clienttest
 
 import (
-	"github.com/mediagen/mediagen-go/internal/refserver"
+	"errors"
+	"fmt"
+	"time"
+
 	"github.com/mediagen/mediagen-go/internal/refserver/fault"
 )
 
-// The reference server lives in an internal package; these aliases and
-// constructors give tests in other modules everything NewServer accepts.
-
-// Option configures the reference server [NewServer] starts.
-type Option = refserver.Option
+// Option configures the server [Start] and [NewServer] start.
+type Option func(*config) error
 
 // Outcome is how a render or a clone's training ends.
-type Outcome = refserver.Outcome
+type Outcome string
 
 // The outcomes [WithOutcome] can choose.
 const (
-	OutcomeDone    = refserver.OutcomeDone
-	OutcomeError   = refserver.OutcomeError
-	OutcomeTimeout = refserver.OutcomeTimeout
+	OutcomeDone    Outcome = "done"
+	OutcomeError   Outcome = "error"   // refunded
+	OutcomeTimeout Outcome = "timeout" // refunded
 )
 
-// FakeClock is the server's clock; [Server.Advance] moves it.
-type FakeClock = refserver.FakeClock
-
-// ReferenceServer is the in-process reference server: balances
-// ([ReferenceServer.SetBalance]), webhook secret rotation
-// ([ReferenceServer.RotateWebhookSecret]) and fault switches
-// ([ReferenceServer.Faults]).
-type ReferenceServer = refserver.Server
-
-// FaultConfig says which faults the server injects: failed or timed-out
-// renders, 5xx or 429 answers, connections dropped before or after a request
-// is processed, added latency. The zero value injects nothing.
-type FaultConfig = fault.Config
-
-// FaultInjector switches faults at run time ([FaultInjector.SetConfig]) and
-// counts them ([FaultInjector.Stats]).
-type FaultInjector = fault.Injector
-
 // WithBalance sets the starting balance, in USD, of the default project.
-func WithBalance(usd float64) Option { return refserver.WithProject(APIKey, usd) }
+func WithBalance(usd float64) Option {
+	return func(c *config) error {
+		if usd < 0 {
+			return fmt.Errorf("clienttest: WithBalance(%g): negative", usd)
+		}
+		c.balance = usd
+		return nil
+	}
+}
 
 // WithProject adds another project, for tests of tenant isolation.
 func WithProject(apiKey string, balance float64) Option {
-	return refserver.WithProject(apiKey, balance)
+	return func(c *config) error {
+		if apiKey == "" || apiKey == APIKey {
+			return fmt.Errorf("clienttest: WithProject(%q): want a key other than the default project's", apiKey)
+		}
+		c.projects = append(c.projects, extraProject{apiKey, balance})
+		return nil
+	}
 }
 
 // WithOutcome decides how each render or clone training ends; fn receives
 // the canonical feature ("audio/voice-clone" for clones). By default every
-// render succeeds.
-func WithOutcome(fn func(feature string) Outcome) Option { return refserver.WithOutcome(fn) }
+// render succeeds, unless [Faults] make some fail.
+func WithOutcome(fn func(feature string) Outcome) Option {
+	return func(c *config) error {
+		if fn == nil {
+			return errors.New("clienttest: WithOutcome: nil function")
+		}
+		c.outcome = fn
+		return nil
+	}
+}
 
 // WithRenderScale multiplies render and training durations (default 0.01).
-func WithRenderScale(f float64) Option { return refserver.WithRenderScale(f) }
+// Waits move the clock, so the scale matters only to tests that watch
+// renders mid-flight with Advance.
+func WithRenderScale(f float64) Option {
+	return func(c *config) error {
+		if f <= 0 {
+			return fmt.Errorf("clienttest: WithRenderScale(%g): want a positive factor", f)
+		}
+		c.scale = f
+		return nil
+	}
+}
 
-// WithFaults makes the server inject the faults of cfg, deterministically for
-// its seed. NewServer panics on an invalid cfg.
-func WithFaults(cfg FaultConfig) Option { return refserver.WithFaults(cfg) }
+// WithStartTime sets the time the fake clock starts at (default
+// [StartTime]).
+func WithStartTime(t time.Time) Option {
+	return func(c *config) error {
+		c.start = t
+		return nil
+	}
+}
+
+// WithFaults makes the server inject f from the start, deterministically for
+// its Seed; [Server.SetFaults] changes them later.
+func WithFaults(f Faults) Option {
+	return func(c *config) error {
+		if err := f.config().Validate(); err != nil {
+			return fmt.Errorf("clienttest: WithFaults: %w", err)
+		}
+		c.faults = f
+		return nil
+	}
+}
+
+// Faults says which faults the server injects; the zero value injects none.
+// Rates are probabilities from 0 to 1, drawn per request (or per render)
+// from a generator seeded with Seed.
+type Faults struct {
+	Seed int64
+	// RenderError and RenderTimeout end renders and trainings in error or
+	// timeout (both refunded); RenderFeatures limits them to some
+	// canonical features.
+	RenderError, RenderTimeout float64
+	RenderFeatures             []string
+	// HTTPStatus replaces answers with one of Statuses (default 503),
+	// carrying a Retry-After of RetryAfter when it is set.
+	HTTPStatus float64
+	Statuses   []int
+	RetryAfter time.Duration
+	// DropBefore drops the connection before the server acts on the
+	// request; DropAfter after it has acted (the client cannot tell what
+	// happened: the case billing-safe retries exist for).
+	DropBefore, DropAfter float64
+	// Latency delays every faulted request by this much of wall time.
+	Latency time.Duration
+	// Paths and Methods limit HTTP faults to these path prefixes and
+	// methods; empty means all.
+	Paths, Methods []string
+}
+
+func (f Faults) config() fault.Config {
+	return fault.Config{
+		Seed: f.Seed, RenderError: f.RenderError, RenderTimeout: f.RenderTimeout, RenderFeatures: f.RenderFeatures,
+		HTTPStatus: f.HTTPStatus, Statuses: f.Statuses, RetryAfter: f.RetryAfter,
+		DropBefore: f.DropBefore, DropAfter: f.DropAfter, Latency: f.Latency, Paths: f.Paths, Methods: f.Methods,
+	}
+}
+
+// FaultCounts counts what the server injected.
+type FaultCounts struct {
+	Requests       int64 // every request seen, faulted or not
+	Replaced       int64 // answers replaced by an injected status
+	DroppedBefore  int64 // connections dropped before the server acted
+	DroppedAfter   int64 // connections dropped after the server acted
+	Delayed        int64 // requests held back by Latency
+	RenderErrors   int64 // renders ended in error
+	RenderTimeouts int64 // renders ended in timeout
+}

@@ -39,7 +39,6 @@ func main() {
 }
 
 // request is the typed arguments of one generation, which name their feature.
-type request interface{ Feature() string }
 
 func run(ctx context.Context, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
@@ -87,15 +86,15 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	for _, f := range files {
-		fmt.Fprintf(out, "uploaded %s: %s, %d bytes\n", deref(f.OriginalName), f.Id, deref(f.Size))
+		fmt.Fprintf(out, "uploaded %s: %s, %d bytes\n", f.OriginalName, f.ID, f.Size)
 	}
 
-	batch := []request{
-		client.ProductShotArgs{Image: files[0].Id, Prompt: "on a marble counter in soft morning light"},
-		client.ProductShotArgs{Image: files[1].Id, Prompt: "on a walnut desk beside an open notebook"},
-		client.ProductShotArgs{Image: files[2].Id, Prompt: "on a sunlit windowsill with dried flowers"},
-		client.YoutubeThumbnailArgs{Image: files[0].Id, Prompt: "Five ways to style a kitchen shelf"},
-		client.YoutubeThumbnailArgs{Image: files[1].Id, Prompt: "A desk setup tour", FineDetails: true},
+	batch := []client.Args{
+		client.ProductShotArgs{Image: files[0].ID, Prompt: "on a marble counter in soft morning light"},
+		client.ProductShotArgs{Image: files[1].ID, Prompt: "on a walnut desk beside an open notebook"},
+		client.ProductShotArgs{Image: files[2].ID, Prompt: "on a sunlit windowsill with dried flowers"},
+		client.YoutubeThumbnailArgs{Image: files[0].ID, Prompt: "Five ways to style a kitchen shelf"},
+		client.YoutubeThumbnailArgs{Image: files[1].ID, Prompt: "A desk setup tour", FineDetails: true},
 	}
 
 	// Price the whole batch before sending any of it.
@@ -105,7 +104,7 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	var total float64
 	for _, r := range batch {
-		e, err := prices.Estimate(r.Feature(), r)
+		e, err := prices.Estimate(r)
 		if err != nil {
 			return err
 		}
@@ -121,7 +120,7 @@ func run(ctx context.Context, out io.Writer) error {
 
 	var ids []string
 	for _, r := range batch {
-		g, err := c.CreateGeneration(ctx, r.Feature(), r)
+		g, err := c.CreateGeneration(ctx, r)
 		var short *client.InsufficientBalanceError
 		if errors.As(err, &short) {
 			// Nothing was charged; the rest waits for a top-up.
@@ -131,23 +130,24 @@ func run(ctx context.Context, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		ids = append(ids, g.Id)
-		fmt.Fprintf(out, "submitted %s %s\n", g.Id, g.Feature)
+		ids = append(ids, g.ID)
+		fmt.Fprintf(out, "submitted %s %s\n", g.ID, g.Feature)
 	}
 
 	// One list request per round for the whole batch, not one GET per id.
 	results, err := poll.Generations(ctx, c, ids, waitOpts...)
 	var paid float64
-	for _, g := range results {
-		if g == nil || !client.IsTerminal(g.Status) {
-			return err // the wait gave up, or a generation vanished
+	for _, r := range results {
+		g := r.Generation
+		if g == nil || !g.Terminal() {
+			return r.Err // the wait gave up, or the generation vanished
 		}
 		if g.Status == client.StatusDone {
 			paid += g.BalanceUsed
-			fmt.Fprintf(out, "  %s %s done: %s\n", g.Id, g.Feature, g.Output.Mime)
+			fmt.Fprintf(out, "  %s %s done: %s\n", g.ID, g.Feature, g.Output.Mime)
 		} else {
 			// Failed renders are refunded, so they can simply be sent again.
-			fmt.Fprintf(out, "  %s %s %s: %s (refunded $%.4f)\n", g.Id, g.Feature, g.Status, deref(g.Error), g.BalanceUsed)
+			fmt.Fprintf(out, "  %s %s %s: %s (refunded $%.4f)\n", g.ID, g.Feature, g.Status, g.Error, g.BalanceUsed)
 		}
 	}
 	fmt.Fprintf(out, "paid $%.4f for what was done\n", paid)
@@ -165,12 +165,4 @@ func productPNG(col color.NRGBA) []byte {
 	var buf bytes.Buffer
 	_ = png.Encode(&buf, img)
 	return buf.Bytes()
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
 }

@@ -10,6 +10,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"image"
 	"image/color"
@@ -26,7 +27,12 @@ import (
 	"github.com/mediagen/mediagen-go/upload"
 )
 
+// outputDir is where the video and its poster are saved.
+var outputDir = "quickstart-output"
+
 func main() {
+	flag.StringVar(&outputDir, "out", outputDir, "folder to save the video and its poster in")
+	flag.Parse()
 	if err := run(context.Background(), os.Stdout); err != nil {
 		log.Fatal(err)
 	}
@@ -69,7 +75,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	estimate, err := prices.Estimate(client.FeatureLogoReveal, args)
+	estimate, err := prices.Estimate(args)
 	if err != nil {
 		return err
 	}
@@ -80,36 +86,30 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	args.Image = logo.Id
-	fmt.Fprintf(out, "uploaded logo: %s\n", logo.Id)
+	args.Image = logo.ID
+	fmt.Fprintf(out, "uploaded logo: %s\n", logo.ID)
 
-	g, err := c.CreateGeneration(ctx, client.FeatureLogoReveal, args)
+	g, err := c.CreateGeneration(ctx, args)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "submitted %s (%s), charged $%.4f\n", g.Id, g.Status, g.BalanceUsed)
+	fmt.Fprintf(out, "submitted %s (%s), charged $%.4f\n", g.ID, g.Status, g.BalanceUsed)
 
 	pollOpts = append(pollOpts, poll.OnUpdate(func(g *client.Generation) {
 		fmt.Fprintf(out, "  status: %s\n", g.Status)
 	}))
-	g, err = poll.Generation(ctx, c, g.Id, pollOpts...)
+	g, err = poll.Generation(ctx, c, g.ID, pollOpts...)
 	if err != nil {
 		return err
 	}
-	video := *g.Output.Video
-	fmt.Fprintf(out, "done: %s, %dx%d, %d ms\n", g.Output.Mime, deref(g.Output.Width), deref(g.Output.Height), deref(g.Output.DurationMs))
+	fmt.Fprintf(out, "done: %s, %dx%d, %d ms\n", g.Output.Mime, g.Output.Width, g.Output.Height, g.Output.DurationMs)
 
-	// Assets expire with the generation (24 h): download now.
-	resp, err := c.StorageClient().Get(video)
+	// Assets expire with the generation (24 h): save them now.
+	saved, err := c.SaveOutput(ctx, g, outputDir)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	n, err := io.Copy(io.Discard, resp.Body)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "downloaded %d bytes of %s\n", n, resp.Header.Get("Content-Type"))
+	fmt.Fprintf(out, "saved %s\nsaved %s\n", saved.Path, saved.PosterPath)
 	return nil
 }
 
@@ -127,12 +127,4 @@ func logoPNG() []byte {
 	var buf bytes.Buffer
 	_ = png.Encode(&buf, img)
 	return buf.Bytes()
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
 }

@@ -9,13 +9,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"slices"
@@ -74,18 +74,18 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	for _, v := range voices {
-		fmt.Fprintf(out, "voice: %s (%s) %v\n", deref(v.Slug), v.Name, deref(v.Tags))
+		fmt.Fprintf(out, "voice: %s (%s) %v\n", v.Slug, v.Name, v.Tags)
 	}
-	i := slices.IndexFunc(voices, func(v client.Voice) bool { return deref(v.Slug) == voiceSlug })
+	i := slices.IndexFunc(voices, func(v *client.Voice) bool { return v.Slug == voiceSlug })
 	if i < 0 {
 		return fmt.Errorf("voice %q is not among the en-US narration voices", voiceSlug)
 	}
 	// Starring is idempotent, so running the example twice is harmless.
-	if _, err := c.FavoriteVoice(ctx, voices[i].Id, true); err != nil {
+	if err := c.FavoriteVoice(ctx, voices[i].ID); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "starred %s\n", voiceSlug)
-	args := client.VoiceoverArgs{VoiceID: voices[i].Id, Script: script}
+	args := client.VoiceoverArgs{VoiceID: voices[i].ID, Script: script}
 
 	// A template's prompt directs the delivery; the voiceover works without one.
 	templates, err := c.Templates(ctx, client.TemplateFilter{Feature: client.FeatureVoiceover, Category: "narration", Limit: 1})
@@ -93,7 +93,7 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	if len(templates) > 0 && len(templates[0].Previews) > 0 {
-		preview, err := c.TemplatePrompt(ctx, templates[0].Previews[0].Id)
+		preview, err := c.TemplatePrompt(ctx, templates[0].Previews[0].ID)
 		if err != nil {
 			return err
 		}
@@ -106,37 +106,31 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	estimate, err := prices.Estimate(client.FeatureVoiceover, args)
+	estimate, err := prices.Estimate(args)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "script: %d characters\nestimate: %s\n", utf8.RuneCountInString(script), estimate)
 
-	g, err := c.CreateGeneration(ctx, client.FeatureVoiceover, args)
+	g, err := c.CreateGeneration(ctx, args)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "submitted %s, charged $%.4f\n", g.Id, g.BalanceUsed)
+	fmt.Fprintf(out, "submitted %s, charged $%.4f\n", g.ID, g.BalanceUsed)
 
-	g, err = poll.Generation(ctx, c, g.Id, waitOpts...)
+	g, err = poll.Generation(ctx, c, g.ID, waitOpts...)
 	if err != nil {
 		return err
 	}
 
-	// The signed URL is its own credential: StorageClient never sends the
-	// API key. It expires with the generation (24 h), so download now.
-	resp, err := c.StorageClient().Get(deref(g.Output.Audio))
-	if err != nil {
+	// The signed URL is its own credential: Download never sends the API
+	// key. It expires with the generation (24 h), so download now; an
+	// expired URL answers an error matching client.ErrExpired.
+	var buf bytes.Buffer
+	if err := c.Download(ctx, g.Output.URL(), &buf); err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("download: %s", resp.Status) // 403 once the URL has expired
-	}
-	wav, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
+	wav := buf.Bytes()
 	length, err := wavDuration(wav)
 	if err != nil {
 		return err
@@ -164,12 +158,4 @@ func wavDuration(b []byte) (time.Duration, error) {
 		off += 8 + int(size) + int(size%2) // chunks are padded to an even size
 	}
 	return 0, errors.New("WAV file without fmt and data chunks")
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
 }

@@ -36,7 +36,7 @@ import (
 	_ "modernc.org/sqlite"             // database/sql driver "sqlite", pure Go
 
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/refserver"
+	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
@@ -59,25 +59,42 @@ func run(ctx context.Context, out io.Writer) error {
 	key := os.Getenv("MEDIAGEN_API_KEY")
 	secret := os.Getenv("MEDIAGEN_WEBHOOK_SECRET")
 	hookURL := os.Getenv("MEDIAGEN_WEBHOOK_URL")
-	var opts []client.Option
+	var c *client.Client
+	now := time.Now // the clock deliveries are signed and verified by
 	if key == "" {
-		ref := refserver.New(refserver.WithProject("webhooks-key", 5), refserver.WithRenderScale(0.01),
-			// The receiver below is plain http on loopback, which the service refuses.
-			refserver.WithAllowHTTPWebhooks())
-		srv := httptest.NewServer(ref)
+		// No key: serve the whole interface in-process. Its receiver below is
+		// plain http on loopback, which the test server allows.
+		srv, err := clienttest.Start(clienttest.WithBalance(5))
+		if err != nil {
+			return err
+		}
 		defer srv.Close()
-		defer ref.Close()
-		opts = append(opts, client.WithBaseURL(srv.URL))
-		key = "webhooks-key"
-		project, _ := ref.Project(key)
-		secret, hookURL = project.WebhookSecret, "" // the receiver starts below
+		c = srv.Client()
+		secret, hookURL = srv.WebhookSecret(), "" // the receiver starts below
+		// The test server's clock moves only when told: let it run, 10x
+		// faster than the wall clock, and verify deliveries against it.
+		go func() {
+			tick := time.NewTicker(5 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+					srv.Advance(50 * time.Millisecond)
+				}
+			}
+		}()
+		now = srv.Now
 		fmt.Fprintln(out, "no MEDIAGEN_API_KEY: using an in-process reference server")
-	} else if secret == "" || hookURL == "" {
-		return errors.New("with MEDIAGEN_API_KEY set, set MEDIAGEN_WEBHOOK_SECRET and MEDIAGEN_WEBHOOK_URL too")
-	}
-	c, err := client.New(key, opts...)
-	if err != nil {
-		return err
+	} else {
+		if secret == "" || hookURL == "" {
+			return errors.New("with MEDIAGEN_API_KEY set, set MEDIAGEN_WEBHOOK_SECRET and MEDIAGEN_WEBHOOK_URL too")
+		}
+		var err error
+		if c, err = client.New(key); err != nil {
+			return err
+		}
 	}
 
 	store, closeStore, err := openStore(ctx, out)
@@ -97,12 +114,12 @@ func run(ctx context.Context, out io.Writer) error {
 			return nil // a voice event: not ours to handle here
 		}
 		mu.Lock()
-		calls[ev.Generation.Id]++
+		calls[ev.Generation.ID]++
 		mu.Unlock()
 		// ev.Raw shares the request's buffer; keep a copy.
 		events <- received{ev, bytes.Clone(ev.Raw)}
 		return nil
-	}, webhook.WithStore(store))
+	}, webhook.WithStore(store), webhook.WithNow(now))
 	mux := http.NewServeMux()
 	mux.Handle("/webhooks", handler)
 	if hookURL == "" {
@@ -121,13 +138,12 @@ func run(ctx context.Context, out io.Writer) error {
 
 	waiting := map[string]bool{}
 	for _, prompt := range []string{"a paper boat on a rain puddle", "a red fox in fresh snow", "a lighthouse at dusk"} {
-		g, err := c.CreateGeneration(ctx, client.FeatureImageGeneration,
-			client.ImageGenerationArgs{Prompt: prompt}, client.WithWebhookURL(hookURL))
+		g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: prompt}, client.WithWebhookURL(hookURL))
 		if err != nil {
 			return err
 		}
-		waiting[g.Id] = true
-		fmt.Fprintf(out, "submitted %s\n", g.Id)
+		waiting[g.ID] = true
+		fmt.Fprintf(out, "submitted %s\n", g.ID)
 	}
 
 	// Webhooks are best effort: a real program would fall back to
@@ -137,15 +153,15 @@ func run(ctx context.Context, out io.Writer) error {
 		select {
 		case r := <-events:
 			g := r.event.Generation
-			if !waiting[g.Id] {
+			if !waiting[g.ID] {
 				continue // another generation of the project
 			}
-			delete(waiting, g.Id)
-			mime := "-"
-			if g.Output != nil {
-				mime = g.Output.Mime
+			delete(waiting, g.ID)
+			mime := g.Output.Mime
+			if mime == "" {
+				mime = "-" // failed renders have no output
 			}
-			fmt.Fprintf(out, "event %s %s %s\n", r.event.Name, g.Id, mime)
+			fmt.Fprintf(out, "event %s %s %s\n", r.event.Name, g.ID, mime)
 			if first.event == nil {
 				first = r
 			}
@@ -157,10 +173,10 @@ func run(ctx context.Context, out io.Writer) error {
 	// The service retries a delivery it did not see acknowledged, so the
 	// same event can come twice. Replay the first one, freshly signed.
 	req := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(first.body))
-	webhook.SetHeaders(req.Header, []string{secret}, time.Now(), first.body)
+	webhook.SetHeaders(req.Header, []string{secret}, now(), first.body)
 	rec := httptest.NewRecorder()
 	handler.ServeHTTP(rec, req)
-	id := first.event.Generation.Id
+	id := first.event.Generation.ID
 	mu.Lock()
 	n := calls[id]
 	mu.Unlock()

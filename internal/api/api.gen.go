@@ -219,7 +219,7 @@ type ClientInterface interface {
 	// The preview's prompt is the exact string to send as `args.prompt`.
 	//
 	// Corresponds with GET /v3/templates/{previewId} (the `GetTemplatePreview` operationId).
-	GetTemplatePreview(ctx context.Context, previewId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetTemplatePreview(ctx context.Context, previewID string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListVoices List voices
 	//
@@ -549,8 +549,8 @@ func (c *Client) ListTemplates(ctx context.Context, params *ListTemplatesParams,
 // The preview's prompt is the exact string to send as `args.prompt`.
 //
 // Corresponds with GET /v3/templates/{previewId} (the `GetTemplatePreview` operationId).
-func (c *Client) GetTemplatePreview(ctx context.Context, previewId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetTemplatePreviewRequest(c.Server, previewId)
+func (c *Client) GetTemplatePreview(ctx context.Context, previewID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTemplatePreviewRequest(c.Server, previewID)
 	if err != nil {
 		return nil, err
 	}
@@ -781,40 +781,28 @@ func NewListGenerationsRequest(server string, params *ListGenerationsParams) (*h
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
-		if params.Feature != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "feature", *params.Feature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "feature", params.Feature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
-		if params.Limit != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
-		if params.Cursor != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
 		if encoded := queryValues.Encode(); encoded != "" {
@@ -1115,33 +1103,25 @@ func NewListTemplatesRequest(server string, params *ListTemplatesParams) (*http.
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
-		if params.Feature != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "feature", *params.Feature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "feature", params.Feature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
-		if params.Category != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "category", *params.Category, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "category", params.Category, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
 		if params.Title != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "title", *params.Title, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "title", params.Title, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -1190,12 +1170,12 @@ func NewListTemplatesRequest(server string, params *ListTemplatesParams) (*http.
 }
 
 // NewGetTemplatePreviewRequest constructs an http.Request for the GetTemplatePreview method
-func NewGetTemplatePreviewRequest(server string, previewId string) (*http.Request, error) {
+func NewGetTemplatePreviewRequest(server string, previewID string) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
 
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "previewId", previewId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "previewId", previewID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -1265,7 +1245,7 @@ func NewListVoicesRequest(server string, params *ListVoicesParams) (*http.Reques
 
 		if params.Tag != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tag", *params.Tag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tag", params.Tag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -1287,16 +1267,12 @@ func NewListVoicesRequest(server string, params *ListVoicesParams) (*http.Reques
 
 		}
 
-		if params.Favorites != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "favorites", *params.Favorites, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "favorites", params.Favorites, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
 		if encoded := queryValues.Encode(); encoded != "" {
@@ -1675,7 +1651,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v3/templates/{previewId} (the `GetTemplatePreview` operationId).
-	GetTemplatePreviewWithResponse(ctx context.Context, previewId string, reqEditors ...RequestEditorFn) (*GetTemplatePreviewResponse, error)
+	GetTemplatePreviewWithResponse(ctx context.Context, previewID string, reqEditors ...RequestEditorFn) (*GetTemplatePreviewResponse, error)
 
 	// ListVoicesWithResponse List voices
 	//
@@ -3032,8 +3008,8 @@ func (c *ClientWithResponses) ListTemplatesWithResponse(ctx context.Context, par
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v3/templates/{previewId} (the `GetTemplatePreview` operationId).
-func (c *ClientWithResponses) GetTemplatePreviewWithResponse(ctx context.Context, previewId string, reqEditors ...RequestEditorFn) (*GetTemplatePreviewResponse, error) {
-	rsp, err := c.GetTemplatePreview(ctx, previewId, reqEditors...)
+func (c *ClientWithResponses) GetTemplatePreviewWithResponse(ctx context.Context, previewID string, reqEditors ...RequestEditorFn) (*GetTemplatePreviewResponse, error) {
+	rsp, err := c.GetTemplatePreview(ctx, previewID, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -4198,7 +4174,7 @@ type ServerInterface interface {
 	ListTemplates(w http.ResponseWriter, r *http.Request, params ListTemplatesParams)
 	// GetTemplatePreview Resolve a template preview to its prompt
 	// (GET /v3/templates/{previewId})
-	GetTemplatePreview(w http.ResponseWriter, r *http.Request, previewId string)
+	GetTemplatePreview(w http.ResponseWriter, r *http.Request, previewID string)
 	// ListVoices List voices
 	// (GET /v3/voices)
 	ListVoices(w http.ResponseWriter, r *http.Request, params ListVoicesParams)
@@ -4543,16 +4519,16 @@ func (siw *ServerInterfaceWrapper) GetTemplatePreview(w http.ResponseWriter, r *
 	_ = err
 
 	// ------------- Path parameter "previewId" -------------
-	var previewId string
+	var previewID string
 
-	err = runtime.BindStyledParameterWithOptions("simple", "previewId", r.PathValue("previewId"), &previewId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	err = runtime.BindStyledParameterWithOptions("simple", "previewId", r.PathValue("previewId"), &previewID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
 	if err != nil {
 		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "previewId", Err: err})
 		return
 	}
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.GetTemplatePreview(w, r, previewId)
+		siw.Handler.GetTemplatePreview(w, r, previewID)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5333,7 +5309,7 @@ func (response CreateGeneration403JSONResponse) VisitCreateGenerationResponse(w 
 }
 
 type DeleteGenerationRequestObject struct {
-	Id GenerationID `json:"id"`
+	ID GenerationID `json:"id"`
 }
 
 type DeleteGenerationResponseObject interface {
@@ -5383,7 +5359,7 @@ func (response DeleteGeneration404JSONResponse) VisitDeleteGenerationResponse(w 
 }
 
 type GetGenerationRequestObject struct {
-	Id GenerationID `json:"id"`
+	ID GenerationID `json:"id"`
 }
 
 type GetGenerationResponseObject interface {
@@ -5510,12 +5486,12 @@ type CallAgentResponseObject interface {
 	VisitCallAgentResponse(w http.ResponseWriter) error
 }
 
-type CallAgent200TexteventStreamResponse struct {
+type CallAgent200TextEventStreamResponse struct {
 	Body          io.Reader
 	ContentLength int64
 }
 
-func (response CallAgent200TexteventStreamResponse) VisitCallAgentResponse(w http.ResponseWriter) error {
+func (response CallAgent200TextEventStreamResponse) VisitCallAgentResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/event-stream")
 	if response.ContentLength != 0 {
@@ -5710,7 +5686,7 @@ func (response ListTemplates401JSONResponse) VisitListTemplatesResponse(w http.R
 }
 
 type GetTemplatePreviewRequestObject struct {
-	PreviewId string `json:"previewId"`
+	PreviewID string `json:"previewId"`
 }
 
 type GetTemplatePreviewResponseObject interface {
@@ -5893,7 +5869,7 @@ func (response CreateVoice429JSONResponse) VisitCreateVoiceResponse(w http.Respo
 }
 
 type DeleteVoiceRequestObject struct {
-	Id VoiceID `json:"id"`
+	ID VoiceID `json:"id"`
 }
 
 type DeleteVoiceResponseObject interface {
@@ -5943,7 +5919,7 @@ func (response DeleteVoice404JSONResponse) VisitDeleteVoiceResponse(w http.Respo
 }
 
 type GetVoiceRequestObject struct {
-	Id VoiceID `json:"id"`
+	ID VoiceID `json:"id"`
 }
 
 type GetVoiceResponseObject interface {
@@ -5993,7 +5969,7 @@ func (response GetVoice404JSONResponse) VisitGetVoiceResponse(w http.ResponseWri
 }
 
 type UnfavoriteVoiceRequestObject struct {
-	Id VoiceID `json:"id"`
+	ID VoiceID `json:"id"`
 }
 
 type UnfavoriteVoiceResponseObject interface {
@@ -6043,7 +6019,7 @@ func (response UnfavoriteVoice404JSONResponse) VisitUnfavoriteVoiceResponse(w ht
 }
 
 type FavoriteVoiceRequestObject struct {
-	Id VoiceID `json:"id"`
+	ID VoiceID `json:"id"`
 }
 
 type FavoriteVoiceResponseObject interface {
@@ -6315,7 +6291,7 @@ func (sh *strictHandler) CreateGeneration(w http.ResponseWriter, r *http.Request
 func (sh *strictHandler) DeleteGeneration(w http.ResponseWriter, r *http.Request, id GenerationID) {
 	var request DeleteGenerationRequestObject
 
-	request.Id = id
+	request.ID = id
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.DeleteGeneration(ctx, request.(DeleteGenerationRequestObject))
@@ -6341,7 +6317,7 @@ func (sh *strictHandler) DeleteGeneration(w http.ResponseWriter, r *http.Request
 func (sh *strictHandler) GetGeneration(w http.ResponseWriter, r *http.Request, id GenerationID) {
 	var request GetGenerationRequestObject
 
-	request.Id = id
+	request.ID = id
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.GetGeneration(ctx, request.(GetGenerationRequestObject))
@@ -6517,10 +6493,10 @@ func (sh *strictHandler) ListTemplates(w http.ResponseWriter, r *http.Request, p
 }
 
 // GetTemplatePreview operation middleware
-func (sh *strictHandler) GetTemplatePreview(w http.ResponseWriter, r *http.Request, previewId string) {
+func (sh *strictHandler) GetTemplatePreview(w http.ResponseWriter, r *http.Request, previewID string) {
 	var request GetTemplatePreviewRequestObject
 
-	request.PreviewId = previewId
+	request.PreviewID = previewID
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.GetTemplatePreview(ctx, request.(GetTemplatePreviewRequestObject))
@@ -6603,7 +6579,7 @@ func (sh *strictHandler) CreateVoice(w http.ResponseWriter, r *http.Request) {
 func (sh *strictHandler) DeleteVoice(w http.ResponseWriter, r *http.Request, id VoiceID) {
 	var request DeleteVoiceRequestObject
 
-	request.Id = id
+	request.ID = id
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.DeleteVoice(ctx, request.(DeleteVoiceRequestObject))
@@ -6629,7 +6605,7 @@ func (sh *strictHandler) DeleteVoice(w http.ResponseWriter, r *http.Request, id 
 func (sh *strictHandler) GetVoice(w http.ResponseWriter, r *http.Request, id VoiceID) {
 	var request GetVoiceRequestObject
 
-	request.Id = id
+	request.ID = id
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.GetVoice(ctx, request.(GetVoiceRequestObject))
@@ -6655,7 +6631,7 @@ func (sh *strictHandler) GetVoice(w http.ResponseWriter, r *http.Request, id Voi
 func (sh *strictHandler) UnfavoriteVoice(w http.ResponseWriter, r *http.Request, id VoiceID) {
 	var request UnfavoriteVoiceRequestObject
 
-	request.Id = id
+	request.ID = id
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.UnfavoriteVoice(ctx, request.(UnfavoriteVoiceRequestObject))
@@ -6681,7 +6657,7 @@ func (sh *strictHandler) UnfavoriteVoice(w http.ResponseWriter, r *http.Request,
 func (sh *strictHandler) FavoriteVoice(w http.ResponseWriter, r *http.Request, id VoiceID) {
 	var request FavoriteVoiceRequestObject
 
-	request.Id = id
+	request.ID = id
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.FavoriteVoice(ctx, request.(FavoriteVoiceRequestObject))

@@ -35,7 +35,7 @@ func (s *tinyServer) CreateGeneration(ctx context.Context, req api.CreateGenerat
 		}}, nil
 	}
 	g := model.Generation{
-		Id: "gen_" + string(rune('a'+len(s.generations))), ProjectId: "prj_1", Feature: req.Body.Feature,
+		ID: "gen_" + string(rune('a'+len(s.generations))), ProjectID: "prj_1", Feature: req.Body.Feature,
 		Kind: model.KindVideo, Status: model.GenerationStatusPending, Params: req.Body.Args,
 		BalanceUsed: 0.5, RequestDate: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC),
 	}
@@ -49,12 +49,12 @@ func (s *tinyServer) ListGenerations(ctx context.Context, req api.ListGeneration
 	s.gotParams = req.Params
 	out := []model.Generation{}
 	for _, g := range s.generations {
-		if req.Params.Feature == nil || string(g.Feature) == *req.Params.Feature {
+		if req.Params.Feature == "" || string(g.Feature) == req.Params.Feature {
 			out = append(out, g)
 		}
 	}
-	if req.Params.Limit != nil && *req.Params.Limit < len(out) {
-		out = out[:*req.Params.Limit]
+	if req.Params.Limit != 0 && req.Params.Limit < len(out) {
+		out = out[:req.Params.Limit]
 	}
 	return api.ListGenerations200JSONResponse{Generations: out, NextCursor: nil}, nil
 }
@@ -63,7 +63,7 @@ func (s *tinyServer) GetGeneration(ctx context.Context, req api.GetGenerationReq
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, g := range s.generations {
-		if g.Id == req.Id {
+		if g.ID == req.ID {
 			return api.GetGeneration200JSONResponse{Generation: g}, nil
 		}
 	}
@@ -120,15 +120,15 @@ func TestRoundTripQueryParameters(t *testing.T) {
 		require.NoError(t, err)
 	}
 	feature, limit, cursor := "image/generation", 1, "opaque/cursor=+"
-	resp, err := c.ListGenerationsWithResponse(ctx, &model.ListGenerationsParams{Feature: &feature, Limit: &limit, Cursor: &cursor})
+	resp, err := c.ListGenerationsWithResponse(ctx, &model.ListGenerationsParams{Feature: feature, Limit: limit, Cursor: cursor})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode())
 	require.Len(t, resp.JSON200.Generations, 1)
-	assert.Equal(t, "gen_c", resp.JSON200.Generations[0].Id, "newest first")
+	assert.Equal(t, "gen_c", resp.JSON200.Generations[0].ID, "newest first")
 	assert.Nil(t, resp.JSON200.NextCursor)
 	assert.Contains(t, string(resp.Body), `"nextCursor":null`, "nextCursor is sent as null, not omitted")
-	assert.Equal(t, cursor, *impl.gotParams.Cursor, "the cursor survives query escaping")
-	assert.Equal(t, 1, *impl.gotParams.Limit)
+	assert.Equal(t, cursor, impl.gotParams.Cursor, "the cursor survives query escaping")
+	assert.Equal(t, 1, impl.gotParams.Limit)
 }
 
 func TestRoundTripErrorStatus(t *testing.T) {

@@ -63,7 +63,7 @@ func (s *Server) CallAgent(ctx context.Context, req api.CallAgentRequestObject) 
 	s.agent.ServeHTTP(rec, r)
 	switch rec.Code {
 	case http.StatusOK:
-		return api.CallAgent200TexteventStreamResponse{Body: bytes.NewReader(rec.Body.Bytes()), ContentLength: int64(rec.Body.Len())}, nil
+		return api.CallAgent200TextEventStreamResponse{Body: bytes.NewReader(rec.Body.Bytes()), ContentLength: int64(rec.Body.Len())}, nil
 	case http.StatusAccepted:
 		return api.CallAgent202Response{}, nil
 	case http.StatusBadRequest:

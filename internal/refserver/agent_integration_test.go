@@ -82,7 +82,7 @@ func uploadPNG(t *testing.T, baseURL string) string {
 	var files model.FileList
 	require.NoError(t, json.Unmarshal(resp.body, &files))
 	require.Len(t, files.Files, 1)
-	return files.Files[0].Id
+	return files.Files[0].ID
 }
 
 type httpAnswer struct {
@@ -134,7 +134,7 @@ func toolGeneration(t *testing.T, res *mcp.CallToolResult) model.Generation {
 	require.NoError(t, err)
 	var env model.GenerationEnvelope
 	require.NoError(t, json.Unmarshal(b, &env))
-	require.NotEmpty(t, env.Generation.Id)
+	require.NotEmpty(t, env.Generation.ID)
 	return env.Generation
 }
 
@@ -178,7 +178,7 @@ func TestAgentEndpointThroughSDKClient(t *testing.T) {
 	assert.InDelta(t, charge, named.BalanceUsed, 1e-9)
 	assert.Equal(t, model.FeatureVideoLogoReveal, named.Feature)
 	assert.Equal(t, model.GenerationStatusPending, named.Status)
-	assert.Equal(t, httpEnv.Generation.ProjectId, named.ProjectId, "the tool runs as the key's project")
+	assert.Equal(t, httpEnv.Generation.ProjectID, named.ProjectID, "the tool runs as the key's project")
 
 	before = srv.Balance(agentKey)
 	packed := toolGeneration(t, callTool(t, session, "create_generation", map[string]any{"feature": "video/logo-reveal", "args": args}))
@@ -188,18 +188,18 @@ func TestAgentEndpointThroughSDKClient(t *testing.T) {
 	// Poll like an agent would until the render finishes.
 	var got model.Generation
 	require.Eventually(t, func() bool {
-		got = toolGeneration(t, callTool(t, session, "get_generation", map[string]any{"id": packed.Id}))
+		got = toolGeneration(t, callTool(t, session, "get_generation", map[string]any{"id": packed.ID}))
 		return got.Status == model.GenerationStatusDone
 	}, 10*time.Second, 50*time.Millisecond)
-	assert.Equal(t, packed.Id, got.Id)
+	assert.Equal(t, packed.ID, got.ID)
 	require.NotNil(t, got.Output)
 	require.NotNil(t, got.Output.Video)
 
-	viaGET := do(t, http.MethodGet, baseURL+"/v3/generations/"+packed.Id, agentKey, "", nil)
+	viaGET := do(t, http.MethodGet, baseURL+"/v3/generations/"+packed.ID, agentKey, "", nil)
 	require.Equal(t, http.StatusOK, viaGET.status, string(viaGET.body))
 	var getEnv model.GenerationEnvelope
 	require.NoError(t, json.Unmarshal(viaGET.body, &getEnv))
-	assert.Equal(t, getEnv.Generation.Id, got.Id)
+	assert.Equal(t, getEnv.Generation.ID, got.ID)
 	assert.Equal(t, getEnv.Generation.Status, got.Status)
 	assert.Equal(t, getEnv.Generation.Params, got.Params)
 

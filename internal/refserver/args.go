@@ -247,11 +247,11 @@ func checkPermission(canonical string, args map[string]any) *apiError {
 // Hosts that can never be reached from the service (loopback, private,
 // link-local, unspecified or multicast addresses, localhost) are refused,
 // as the interface document asks for a publicly reachable URL.
-func (s *Server) checkWebhookURL(raw *string) *apiError {
-	if raw == nil {
-		return nil
+func (s *Server) checkWebhookURL(raw string) *apiError {
+	if raw == "" {
+		return nil // absent: an empty string asks for no webhook
 	}
-	u, err := url.Parse(*raw)
+	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || u.Hostname() == "" {
 		return invalidf("webhookUrl must be an absolute https URL")
 	}

@@ -160,7 +160,7 @@ func TestFileValidation(t *testing.T) {
 	resp, err := h.client(keyA).UploadFilesWithBodyWithResponse(t.Context(), ct, body)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode(), "storage keeps what it was given")
-	r := h.create(keyA, "image/ad", map[string]any{"image": resp.JSON200.Files[0].Id, "prompt": "p"})
+	r := h.create(keyA, "image/ad", map[string]any{"image": resp.JSON200.Files[0].ID, "prompt": "p"})
 	require.Equal(t, http.StatusBadRequest, r.StatusCode())
 	assert.Contains(t, r.JSON400.Error.Message, "not an image")
 

@@ -50,7 +50,7 @@ func (h *harness) try(method, path, key, body string) (*http.Response, []byte, e
 func (h *harness) listAll(key string) []model.Generation {
 	h.t.Helper()
 	var out []model.Generation
-	params := &model.ListGenerationsParams{Limit: ptr(100)}
+	params := &model.ListGenerationsParams{Limit: 100}
 	for {
 		resp, err := h.client(key).ListGenerationsWithResponse(context.Background(), params)
 		require.NoError(h.t, err)
@@ -59,7 +59,7 @@ func (h *harness) listAll(key string) []model.Generation {
 		if resp.JSON200.NextCursor == nil {
 			return out
 		}
-		params.Cursor = resp.JSON200.NextCursor
+		params.Cursor = *resp.JSON200.NextCursor
 	}
 }
 
@@ -76,9 +76,9 @@ func (h *harness) assertBooks(key string, initial float64) []model.Generation {
 	for _, g := range list {
 		switch g.Status {
 		case model.GenerationStatusError, model.GenerationStatusTimeout:
-			ended[g.Id] = true
+			ended[g.ID] = true
 		case model.GenerationStatusDone:
-			ended[g.Id] = true
+			ended[g.ID] = true
 			charged += g.BalanceUsed
 		default:
 			charged += g.BalanceUsed
@@ -88,7 +88,7 @@ func (h *harness) assertBooks(key string, initial float64) []model.Generation {
 	events := map[string]int{}
 	for _, ev := range h.recorded() {
 		if ev.Generation != nil && ev.ProjectAPIKey == key {
-			events[ev.Generation.Id]++
+			events[ev.Generation.ID]++
 		}
 	}
 	for id := range ended {
@@ -214,8 +214,8 @@ func renderOutcomes(t *testing.T, h *harness, n int) []model.GenerationStatus {
 	t.Helper()
 	var images, others []string
 	for range n {
-		images = append(images, h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "p"}).Id)
-		others = append(others, h.mustCreate(keyA, "image/youtube-thumbnail", map[string]any{"prompt": "p"}).Id)
+		images = append(images, h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "p"}).ID)
+		others = append(others, h.mustCreate(keyA, "image/youtube-thumbnail", map[string]any{"prompt": "p"}).ID)
 	}
 	h.advance(time.Minute)
 	for _, id := range others {
@@ -261,11 +261,11 @@ func TestFaultRenderErrorOnVoiceClones(t *testing.T) {
 	require.Equal(t, http.StatusOK, c.status, c.body)
 	h.advance(time.Hour)
 
-	assert.Equal(t, model.GenerationStatusDone, h.get(keyA, g.Id).JSON200.Generation.Status)
-	v, err := h.client(keyA).GetVoiceWithResponse(context.Background(), c.voice.Id)
+	assert.Equal(t, model.GenerationStatusDone, h.get(keyA, g.ID).JSON200.Generation.Status)
+	v, err := h.client(keyA).GetVoiceWithResponse(context.Background(), c.voice.ID)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, v.StatusCode())
-	assert.Equal(t, model.VoiceStatusError, *v.JSON200.Voice.Status)
+	assert.Equal(t, model.VoiceStatusError, v.JSON200.Voice.Status)
 	assert.InDelta(t, 100-g.BalanceUsed, h.srv.Balance(keyA), 1e-9, "the clone was refunded")
 }
 
@@ -273,7 +273,7 @@ func TestWithOutcomeWinsOverRenderFaults(t *testing.T) {
 	h := newHarness(t, WithFaults(fault.Config{RenderError: 1}), WithOutcome(func(string) Outcome { return OutcomeDone }))
 	g := h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "p"})
 	h.advance(time.Minute)
-	assert.Equal(t, model.GenerationStatusDone, h.get(keyA, g.Id).JSON200.Generation.Status)
+	assert.Equal(t, model.GenerationStatusDone, h.get(keyA, g.ID).JSON200.Generation.Status)
 	assert.Zero(t, h.srv.Faults().Stats().RenderErrors)
 }
 
@@ -291,7 +291,7 @@ func TestFaultsSwitchedOffLeaveAHealthyServer(t *testing.T) {
 	h.advance(time.Minute)
 	list := h.assertBooks(keyA, 100)
 	require.Len(t, list, 1)
-	assert.Equal(t, g.Id, list[0].Id)
+	assert.Equal(t, g.ID, list[0].ID)
 	assert.Equal(t, model.GenerationStatusDone, list[0].Status)
 }
 
@@ -312,7 +312,7 @@ func TestFaultMixKeepsTheBooks(t *testing.T) {
 		if resp.StatusCode == http.StatusOK {
 			var env model.GenerationEnvelope
 			require.NoError(t, json.Unmarshal(body, &env))
-			accepted[env.Generation.Id] = true
+			accepted[env.Generation.ID] = true
 		}
 	}
 	st := h.srv.Faults().Stats()
@@ -334,7 +334,7 @@ func TestFaultMixKeepsTheBooks(t *testing.T) {
 func ids(gens []model.Generation) []string {
 	out := make([]string, len(gens))
 	for i, g := range gens {
-		out[i] = g.Id
+		out[i] = g.ID
 	}
 	return out
 }

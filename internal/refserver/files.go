@@ -129,8 +129,7 @@ func (s *Server) UploadFiles(ctx context.Context, req api.UploadFilesRequestObje
 		f.id = "file_" + randomHex(12)
 		f.landed = now
 		s.files[f.id] = f
-		name, size := f.name, f.size
-		out.Files[i] = model.File{Id: f.id, OriginalName: &name, Size: &size}
+		out.Files[i] = model.File{ID: f.id, OriginalName: f.name, Size: f.size}
 	}
 	return api.UploadFiles200JSONResponse(out), nil
 }
@@ -229,8 +228,8 @@ func (s *Server) CreateUploadURL(ctx context.Context, req api.CreateUploadURLReq
 	s.files[f.id] = f
 	length := strconv.FormatInt(b, 10)
 	return api.CreateUploadURL200JSONResponse{
-		File:      model.FileRef{Id: f.id},
-		UploadUrl: s.signedURL(baseFrom(ctx), http.MethodPut, "/storage/uploads/"+f.id, f.reservedUntil, ct, length),
+		File:      model.FileRef{ID: f.id},
+		UploadURL: s.signedURL(baseFrom(ctx), http.MethodPut, "/storage/uploads/"+f.id, f.reservedUntil, ct, length),
 		Method:    model.UploadURLMethodPUT,
 		Headers:   model.UploadHeaders{ContentType: ct, ContentLength: length},
 		ExpiresIn: int(uploadURLValidity / time.Second),

@@ -35,12 +35,12 @@ func TestMultipartUpload(t *testing.T) {
 	require.Len(t, resp.JSON200.Files, len(order))
 	seen := map[string]bool{}
 	for i, f := range resp.JSON200.Files {
-		require.NotNil(t, f.OriginalName)
-		assert.Equal(t, order[i], *f.OriginalName, "submission order")
-		require.NotNil(t, f.Size)
-		assert.Equal(t, int64(len(files[order[i]])), *f.Size)
-		assert.False(t, seen[f.Id])
-		seen[f.Id] = true
+		require.NotZero(t, f.OriginalName)
+		assert.Equal(t, order[i], f.OriginalName, "submission order")
+		require.NotZero(t, f.Size)
+		assert.Equal(t, int64(len(files[order[i]])), f.Size)
+		assert.False(t, seen[f.ID])
+		seen[f.ID] = true
 	}
 }
 
@@ -115,12 +115,12 @@ func TestUploadURLRequest(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode(), string(resp.Body))
 	u := resp.JSON200
-	assert.NotEmpty(t, u.File.Id)
+	assert.NotEmpty(t, u.File.ID)
 	assert.Equal(t, model.UploadURLMethodPUT, u.Method)
 	assert.Equal(t, 900, u.ExpiresIn)
 	assert.Equal(t, model.UploadHeaders{ContentType: "image/png", ContentLength: "1234"}, u.Headers)
-	assert.True(t, strings.HasPrefix(u.UploadUrl, h.ts.URL+"/storage/"), u.UploadUrl)
-	assert.NotContains(t, u.UploadUrl, keyA)
+	assert.True(t, strings.HasPrefix(u.UploadURL, h.ts.URL+"/storage/"), u.UploadURL)
+	assert.NotContains(t, u.UploadURL, keyA)
 
 	for name, tc := range map[string]struct {
 		body string

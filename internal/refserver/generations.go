@@ -113,7 +113,7 @@ func (s *Server) CreateGeneration(ctx context.Context, req api.CreateGenerationR
 	if req.Body.Args == nil {
 		return invalidf("args is required: a JSON object of the feature's arguments"), nil
 	}
-	if err := s.checkWebhookURL(req.Body.WebhookUrl); err != nil {
+	if err := s.checkWebhookURL(req.Body.WebhookURL); err != nil {
 		return err, nil
 	}
 	// Drawn before taking s.mu: the outcome function is the caller's code and
@@ -156,7 +156,7 @@ func (s *Server) CreateGeneration(ctx context.Context, req api.CreateGenerationR
 		expiresAt:   now.Add(retention),
 		outcome:     outcome,
 		status:      model.GenerationStatusPending,
-		webhookURL:  deref(req.Body.WebhookUrl),
+		webhookURL:  req.Body.WebhookURL,
 	}
 	s.gens[g.id] = g
 	return api.CreateGeneration200JSONResponse{Generation: s.generationView(g, g.base)}, nil
@@ -180,9 +180,9 @@ func (s *Server) GetGeneration(ctx context.Context, req api.GetGenerationRequest
 	s.settle()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	g := s.gens[req.Id]
+	g := s.gens[req.ID]
 	if !g.visible(p.id, s.clock.Now()) {
-		return notFoundf("generation %q not found (generations are removed 24 hours after the request)", req.Id), nil
+		return notFoundf("generation %q not found (generations are removed 24 hours after the request)", req.ID), nil
 	}
 	return api.GetGeneration200JSONResponse{Generation: s.generationView(g, baseFrom(ctx))}, nil
 }
@@ -198,9 +198,9 @@ func (s *Server) DeleteGeneration(ctx context.Context, req api.DeleteGenerationR
 	s.settle()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	g := s.gens[req.Id]
+	g := s.gens[req.ID]
 	if !g.visible(p.id, s.clock.Now()) {
-		return notFoundf("generation %q not found", req.Id), nil
+		return notFoundf("generation %q not found", req.ID), nil
 	}
 	g.deleted = true
 	s.cancelEvent(g.id)
@@ -219,20 +219,20 @@ func (s *Server) ListGenerations(ctx context.Context, req api.ListGenerationsReq
 		return aerr, nil
 	}
 	limit := defaultPageSize
-	if req.Params.Limit != nil && *req.Params.Limit >= 1 {
-		limit = min(*req.Params.Limit, maxPageSize)
+	if req.Params.Limit >= 1 {
+		limit = min(req.Params.Limit, maxPageSize)
 	}
 	var after *cursor
-	if req.Params.Cursor != nil && *req.Params.Cursor != "" {
-		c, err := decodeCursor(*req.Params.Cursor)
+	if req.Params.Cursor != "" {
+		c, err := decodeCursor(req.Params.Cursor)
 		if err != nil {
 			return invalidf("cursor is not a nextCursor this server issued"), nil
 		}
 		after = &c
 	}
 	filter := ""
-	if req.Params.Feature != nil && *req.Params.Feature != "" {
-		filter = feature.Canonical(*req.Params.Feature)
+	if req.Params.Feature != "" {
+		filter = feature.Canonical(req.Params.Feature)
 		if filter == "" {
 			// An unknown feature matches no row.
 			return api.ListGenerations200JSONResponse{Generations: []model.Generation{}}, nil
@@ -280,15 +280,6 @@ func newestFirst(aTime time.Time, aID string, bTime time.Time, bID string) bool 
 	return aID > bID
 }
 
-// deref returns *p, or the zero value when an optional field is absent.
-func deref[T any](p *T) T {
-	if p == nil {
-		var zero T
-		return zero
-	}
-	return *p
-}
-
 // cursor is the last row of a page.
 type cursor struct {
 	t  time.Time
@@ -325,8 +316,8 @@ func decodeCursor(s string) (cursor, error) {
 // base. The caller holds s.mu.
 func (s *Server) generationView(g *generation, base string) model.Generation {
 	out := model.Generation{
-		Id:          g.id,
-		ProjectId:   g.projectID,
+		ID:          g.id,
+		ProjectID:   g.projectID,
 		Feature:     model.Feature(g.feature),
 		Kind:        model.Kind(g.kind),
 		Status:      g.status,
@@ -334,19 +325,13 @@ func (s *Server) generationView(g *generation, base string) model.Generation {
 		BalanceUsed: fromUnits(g.charge),
 		RequestDate: g.requestDate.UTC(),
 	}
-	expires := g.expiresAt.UTC()
-	out.ExpiresAt = &expires
+	out.ExpiresAt = g.expiresAt.UTC()
 	if g.terminal() {
-		rd := g.endAt.UTC()
-		out.ResponseDate = &rd
+		out.ResponseDate = g.endAt.UTC()
 	}
-	if g.errMsg != "" {
-		msg := g.errMsg
-		out.Error = &msg
-	}
+	out.Error = g.errMsg
 	if g.status == model.GenerationStatusDone {
-		o := s.outputView(g, base)
-		out.Output = &o
+		out.Output = s.outputView(g, base)
 	}
 	return out
 }

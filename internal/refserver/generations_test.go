@@ -18,30 +18,30 @@ func TestGenerationLifecycleDone(t *testing.T) {
 	assert.Equal(t, model.GenerationStatusPending, g.Status)
 	assert.Equal(t, model.KindImage, g.Kind)
 	assert.Equal(t, testStart, g.RequestDate)
-	require.NotNil(t, g.ExpiresAt)
-	assert.Equal(t, testStart.Add(24*time.Hour), *g.ExpiresAt)
-	assert.Nil(t, g.ResponseDate)
-	assert.Nil(t, g.Output)
+	require.NotZero(t, g.ExpiresAt)
+	assert.Equal(t, testStart.Add(24*time.Hour), g.ExpiresAt)
+	assert.Zero(t, g.ResponseDate)
+	assert.Zero(t, g.Output)
 	assert.Equal(t, 0.04, g.BalanceUsed)
 	assert.Equal(t, map[string]any{"prompt": "a red fox"}, g.Params)
-	assert.NotEmpty(t, g.ProjectId)
+	assert.NotEmpty(t, g.ProjectID)
 	assert.Equal(t, 99.96, h.srv.Balance(keyA))
 
 	// 8 s render: pending for the first 10%, then running, then done.
 	h.advance(500 * time.Millisecond)
-	assert.Equal(t, model.GenerationStatusPending, h.get(keyA, g.Id).JSON200.Generation.Status)
+	assert.Equal(t, model.GenerationStatusPending, h.get(keyA, g.ID).JSON200.Generation.Status)
 	h.advance(time.Second)
-	assert.Equal(t, model.GenerationStatusRunning, h.get(keyA, g.Id).JSON200.Generation.Status)
+	assert.Equal(t, model.GenerationStatusRunning, h.get(keyA, g.ID).JSON200.Generation.Status)
 	assert.Empty(t, h.recorded())
 	h.advance(7 * time.Second)
-	done := h.get(keyA, g.Id).JSON200.Generation
+	done := h.get(keyA, g.ID).JSON200.Generation
 	assert.Equal(t, model.GenerationStatusDone, done.Status)
-	require.NotNil(t, done.ResponseDate)
-	assert.Equal(t, testStart.Add(8*time.Second), *done.ResponseDate)
-	require.NotNil(t, done.Output)
+	require.NotZero(t, done.ResponseDate)
+	assert.Equal(t, testStart.Add(8*time.Second), done.ResponseDate)
+	require.NotZero(t, done.Output)
 	assert.NotNil(t, done.Output.Image)
 	assert.Equal(t, "image/png", done.Output.Mime)
-	assert.Nil(t, done.Error)
+	assert.Zero(t, done.Error)
 	assert.Equal(t, 99.96, h.srv.Balance(keyA), "done keeps the charge")
 
 	evs := h.recorded()
@@ -60,12 +60,12 @@ func TestGenerationFailuresRefundExactlyOnce(t *testing.T) {
 			assert.Equal(t, 99.0, h.srv.Balance(keyA))
 			h.advance(10 * time.Minute)
 			h.advance(10 * time.Minute)
-			got := h.get(keyA, g.Id).JSON200.Generation
+			got := h.get(keyA, g.ID).JSON200.Generation
 			assert.Equal(t, model.GenerationStatus(outcome), got.Status)
 			require.NotNil(t, got.Error)
-			assert.Contains(t, *got.Error, "refunded")
-			assert.Nil(t, got.Output)
-			require.NotNil(t, got.ResponseDate)
+			assert.Contains(t, got.Error, "refunded")
+			assert.Zero(t, got.Output)
+			require.NotZero(t, got.ResponseDate)
 			assert.Equal(t, 100.0, h.srv.Balance(keyA))
 			evs := h.recorded()
 			require.Len(t, evs, 1)
@@ -79,14 +79,14 @@ func TestWebhookURLRules(t *testing.T) {
 	ctx := context.Background()
 	for _, u := range []string{"http://example.com/hook", "ftp://example.com", "not a url", "http://127.0.0.1:9/hook", "https://"} {
 		resp, err := h.client(keyA).CreateGenerationWithResponse(ctx, model.CreateGenerationRequest{
-			Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookUrl: &u,
+			Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookURL: u,
 		})
 		require.NoError(t, err)
 		assert.Equal(t, http.StatusBadRequest, resp.StatusCode(), u)
 	}
 	u := "https://hooks.example.com/in"
 	resp, err := h.client(keyA).CreateGenerationWithResponse(ctx, model.CreateGenerationRequest{
-		Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookUrl: &u,
+		Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookURL: u,
 	})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode())
@@ -98,7 +98,7 @@ func TestWebhookURLRules(t *testing.T) {
 	local := newHarness(t, WithAllowHTTPWebhooks())
 	for u, want := range map[string]int{"http://127.0.0.1:9/hook": 200, "http://localhost/hook": 200, "http://[::1]:8/x": 200, "http://example.com/hook": 400} {
 		resp, err := local.client(keyA).CreateGenerationWithResponse(ctx, model.CreateGenerationRequest{
-			Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookUrl: &u,
+			Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookURL: u,
 		})
 		require.NoError(t, err)
 		assert.Equal(t, want, resp.StatusCode(), u)
@@ -132,17 +132,17 @@ func TestLegacySpellingsAreEchoedAndFiltered(t *testing.T) {
 	h.mustCreate(keyA, "logo-reveal", map[string]any{"image": h.uploadImage(keyA), "prompt": "p"})
 
 	for _, f := range []string{"image-generation", "image/generation"} {
-		resp, err := h.client(keyA).ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Feature: &f})
+		resp, err := h.client(keyA).ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Feature: f})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, resp.StatusCode())
 		ids := []string{}
 		for _, g := range resp.JSON200.Generations {
-			ids = append(ids, g.Id)
+			ids = append(ids, g.ID)
 		}
-		assert.Equal(t, []string{canonical.Id, legacy.Id}, ids, f)
+		assert.Equal(t, []string{canonical.ID, legacy.ID}, ids, f)
 	}
 	unknown := "nope"
-	resp, err := h.client(keyA).ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Feature: &unknown})
+	resp, err := h.client(keyA).ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Feature: unknown})
 	require.NoError(t, err)
 	assert.Empty(t, resp.JSON200.Generations)
 	assert.Nil(t, resp.JSON200.NextCursor)
@@ -188,25 +188,25 @@ func TestDeleteGeneration(t *testing.T) {
 	h := newHarness(t)
 	g := h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "p"})
 	h.advance(time.Minute)
-	done := h.get(keyA, g.Id).JSON200.Generation
-	status, _, _ := h.raw(http.MethodGet, *done.Output.Image, "", "", nil)
+	done := h.get(keyA, g.ID).JSON200.Generation
+	status, _, _ := h.raw(http.MethodGet, done.Output.Image, "", "", nil)
 	require.Equal(t, http.StatusOK, status)
 
 	// Another project cannot delete it.
-	resp, err := h.client(keyB).DeleteGenerationWithResponse(context.Background(), g.Id)
+	resp, err := h.client(keyB).DeleteGenerationWithResponse(context.Background(), g.ID)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode())
 
-	resp, err = h.client(keyA).DeleteGenerationWithResponse(context.Background(), g.Id)
+	resp, err = h.client(keyA).DeleteGenerationWithResponse(context.Background(), g.ID)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode())
 	assert.True(t, resp.JSON200.Success)
-	assert.Equal(t, http.StatusNotFound, h.get(keyA, g.Id).StatusCode())
-	status, _, _ = h.raw(http.MethodGet, *done.Output.Image, "", "", nil)
+	assert.Equal(t, http.StatusNotFound, h.get(keyA, g.ID).StatusCode())
+	status, _, _ = h.raw(http.MethodGet, done.Output.Image, "", "", nil)
 	assert.Equal(t, http.StatusNotFound, status, "assets are removed")
 	assert.Equal(t, 99.96, h.srv.Balance(keyA), "no refund")
 
-	resp, err = h.client(keyA).DeleteGenerationWithResponse(context.Background(), g.Id)
+	resp, err = h.client(keyA).DeleteGenerationWithResponse(context.Background(), g.ID)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusNotFound, resp.StatusCode())
 	require.NotNil(t, resp.JSON404)
@@ -221,10 +221,10 @@ func TestDeleteInFlightFinishesUnseen(t *testing.T) {
 		return OutcomeDone
 	}))
 	g := h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "p"})
-	resp, err := h.client(keyA).DeleteGenerationWithResponse(context.Background(), g.Id)
+	resp, err := h.client(keyA).DeleteGenerationWithResponse(context.Background(), g.ID)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode())
-	assert.Equal(t, http.StatusNotFound, h.get(keyA, g.Id).StatusCode())
+	assert.Equal(t, http.StatusNotFound, h.get(keyA, g.ID).StatusCode())
 	list, err := h.client(keyA).ListGenerationsWithResponse(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, list.JSON200.Generations)
@@ -242,20 +242,20 @@ func TestGenerationsExpireAfter24Hours(t *testing.T) {
 	h := newHarness(t)
 	g := h.mustCreate(keyA, "audio/voiceover", map[string]any{"voiceId": "ava-warm-narrator", "script": "Hello there"})
 	h.advance(time.Minute)
-	done := h.get(keyA, g.Id).JSON200.Generation
+	done := h.get(keyA, g.ID).JSON200.Generation
 	require.Equal(t, model.GenerationStatusDone, done.Status)
 
 	h.advance(24*time.Hour - time.Minute - time.Second)
-	assert.Equal(t, http.StatusOK, h.get(keyA, g.Id).StatusCode())
-	status, _, _ := h.raw(http.MethodGet, *done.Output.Audio, "", "", nil)
+	assert.Equal(t, http.StatusOK, h.get(keyA, g.ID).StatusCode())
+	status, _, _ := h.raw(http.MethodGet, done.Output.Audio, "", "", nil)
 	assert.Equal(t, http.StatusOK, status)
 
 	h.advance(time.Second)
-	assert.Equal(t, http.StatusNotFound, h.get(keyA, g.Id).StatusCode())
+	assert.Equal(t, http.StatusNotFound, h.get(keyA, g.ID).StatusCode())
 	list, err := h.client(keyA).ListGenerationsWithResponse(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, list.JSON200.Generations)
-	status, _, _ = h.raw(http.MethodGet, *done.Output.Audio, "", "", nil)
+	status, _, _ = h.raw(http.MethodGet, done.Output.Audio, "", "", nil)
 	assert.Equal(t, http.StatusForbidden, status, "the output URL expired with the generation")
 	h.srv.mu.Lock()
 	assert.Empty(t, h.srv.gens)
@@ -265,7 +265,7 @@ func TestGenerationsExpireAfter24Hours(t *testing.T) {
 func TestTenantIsolationOfGenerations(t *testing.T) {
 	h := newHarness(t)
 	g := h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "mine"})
-	assert.Equal(t, http.StatusNotFound, h.get(keyB, g.Id).StatusCode())
+	assert.Equal(t, http.StatusNotFound, h.get(keyB, g.ID).StatusCode())
 	list, err := h.client(keyB).ListGenerationsWithResponse(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, list.JSON200.Generations)
@@ -282,32 +282,32 @@ func TestListingPagesNewestFirst(t *testing.T) {
 	h := newHarness(t)
 	var ids []string
 	for range 30 {
-		ids = append(ids, h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "p"}).Id)
+		ids = append(ids, h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "p"}).ID)
 		h.clock.Advance(time.Second)
 	}
 	c := h.client(keyA)
 	first, err := c.ListGenerationsWithResponse(context.Background(), nil)
 	require.NoError(t, err)
 	require.Len(t, first.JSON200.Generations, 24, "default page size")
-	assert.Equal(t, ids[29], first.JSON200.Generations[0].Id)
+	assert.Equal(t, ids[29], first.JSON200.Generations[0].ID)
 	require.NotNil(t, first.JSON200.NextCursor)
 
-	second, err := c.ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Cursor: first.JSON200.NextCursor})
+	second, err := c.ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Cursor: *first.JSON200.NextCursor})
 	require.NoError(t, err)
 	require.Len(t, second.JSON200.Generations, 6)
-	assert.Equal(t, ids[5], second.JSON200.Generations[0].Id)
-	assert.Equal(t, ids[0], second.JSON200.Generations[5].Id)
+	assert.Equal(t, ids[5], second.JSON200.Generations[0].ID)
+	assert.Equal(t, ids[0], second.JSON200.Generations[5].ID)
 	assert.Nil(t, second.JSON200.NextCursor)
 
 	for limit, want := range map[int]int{0: 24, -3: 24, 1: 1, 100: 30, 1000: 30} {
 		l := limit
-		resp, err := c.ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Limit: &l})
+		resp, err := c.ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Limit: l})
 		require.NoError(t, err)
 		assert.Len(t, resp.JSON200.Generations, want, limit)
 	}
 
 	bad := "not-a-cursor"
-	resp, err := c.ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Cursor: &bad})
+	resp, err := c.ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Cursor: bad})
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode())
 }
@@ -319,7 +319,7 @@ func TestListingClampsAt100(t *testing.T) {
 		h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "p"})
 	}
 	l := 500
-	resp, err := h.client(keyA).ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Limit: &l})
+	resp, err := h.client(keyA).ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Limit: l})
 	require.NoError(t, err)
 	assert.Len(t, resp.JSON200.Generations, 100)
 	assert.NotNil(t, resp.JSON200.NextCursor)
@@ -330,14 +330,14 @@ func TestCursorStableUnderInsertsAndDeletes(t *testing.T) {
 	c := h.client(keyA)
 	var ids []string
 	for range 10 {
-		ids = append(ids, h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "p"}).Id)
+		ids = append(ids, h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "p"}).ID)
 	}
 	l := 4
-	page, err := c.ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Limit: &l})
+	page, err := c.ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Limit: l})
 	require.NoError(t, err)
 	seen := []string{}
 	for _, g := range page.JSON200.Generations {
-		seen = append(seen, g.Id)
+		seen = append(seen, g.ID)
 	}
 	// New rows arrive and a row of the next page and the cursor row itself go away.
 	for range 3 {
@@ -349,10 +349,10 @@ func TestCursorStableUnderInsertsAndDeletes(t *testing.T) {
 	}
 	cur := page.JSON200.NextCursor
 	for cur != nil {
-		page, err = c.ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Limit: &l, Cursor: cur})
+		page, err = c.ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Limit: l, Cursor: *cur})
 		require.NoError(t, err)
 		for _, g := range page.JSON200.Generations {
-			seen = append(seen, g.Id)
+			seen = append(seen, g.ID)
 		}
 		cur = page.JSON200.NextCursor
 	}
@@ -364,7 +364,7 @@ func TestPagingWhileOthersInsertAndDelete(t *testing.T) {
 	h.srv.SetBalance(keyA, 1000)
 	var ids []string
 	for range 40 {
-		ids = append(ids, h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "p"}).Id)
+		ids = append(ids, h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "p"}).ID)
 	}
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -381,25 +381,26 @@ func TestPagingWhileOthersInsertAndDelete(t *testing.T) {
 			if !assert.NoError(t, err) || !assert.Equal(t, http.StatusOK, resp.StatusCode()) {
 				return
 			}
-			_, err = c.DeleteGenerationWithResponse(context.Background(), resp.JSON200.Generation.Id)
+			_, err = c.DeleteGenerationWithResponse(context.Background(), resp.JSON200.Generation.ID)
 			assert.NoError(t, err)
 		}
 	}()
 	c := h.client(keyA)
 	l := 7
 	var seen []string
-	var cur *string
+	var cur string
 	for {
-		page, err := c.ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Limit: &l, Cursor: cur})
+		page, err := c.ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Limit: l, Cursor: cur})
 		require.NoError(t, err)
 		for _, g := range page.JSON200.Generations {
 			if g.Params["prompt"] == "p" {
-				seen = append(seen, g.Id)
+				seen = append(seen, g.ID)
 			}
 		}
-		if cur = page.JSON200.NextCursor; cur == nil {
+		if page.JSON200.NextCursor == nil {
 			break
 		}
+		cur = *page.JSON200.NextCursor
 	}
 	close(stop)
 	<-done

@@ -17,7 +17,7 @@ func TestOpenAPIServedVerbatim(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode())
 	assert.Equal(t, "application/json", resp.HTTPResponse.Header.Get("Content-Type"))
-	assert.Equal(t, openapi.Spec, resp.Body)
+	assert.Equal(t, openapi.Spec(), resp.Body)
 	require.NotNil(t, resp.JSON200)
 	assert.Equal(t, "1.0.0", (*resp.JSON200)["info"].(map[string]any)["version"])
 

@@ -105,21 +105,18 @@ const (
 // the storage host also checks expiresAt itself). The caller holds s.mu.
 func (s *Server) outputView(g *generation, base string) model.Output {
 	o := model.Output{Mime: g.out.mime}
-	asset := func(name string) *string {
-		u := s.assetURL(base, "generations", g.id, name, ceilSecond(g.expiresAt))
-		return &u
+	asset := func(name string) string {
+		return s.assetURL(base, "generations", g.id, name, ceilSecond(g.expiresAt))
 	}
 	switch g.kind {
 	case "video":
 		o.Video = asset(assetVideo)
 		o.Poster = asset(assetPoster)
-		ms, w, h := int(g.out.duration/time.Millisecond), g.out.width, g.out.height
-		o.DurationMs, o.Width, o.Height = &ms, &w, &h
+		o.DurationMs, o.Width, o.Height = int(g.out.duration/time.Millisecond), g.out.width, g.out.height
 	case "audio":
 		o.Audio = asset(assetAudio)
 	case "text":
-		t := g.out.text
-		o.Text = &t
+		o.Text = g.out.text
 	default:
 		o.Image = asset(assetImage)
 	}

@@ -19,7 +19,7 @@ func (h *harness) finish(feat string, args map[string]any) model.Generation {
 	h.t.Helper()
 	g := h.mustCreate(keyA, feat, args)
 	h.advance(5 * time.Minute)
-	done := h.get(keyA, g.Id).JSON200.Generation
+	done := h.get(keyA, g.ID).JSON200.Generation
 	require.Equal(h.t, model.GenerationStatusDone, done.Status)
 	require.NotNil(h.t, done.Output)
 	return done
@@ -41,15 +41,15 @@ func TestImageOutputs(t *testing.T) {
 	for aspect, size := range map[string][2]int{"1:1": {256, 256}, "16:9": {256, 144}, "9:16": {144, 256}, "4:3": {256, 192}, "3:4": {192, 256}} {
 		done := h.finish("image/generation", map[string]any{"prompt": "p", "aspectRatio": aspect})
 		assert.Equal(t, "image/png", done.Output.Mime)
-		assert.Nil(t, done.Output.Video)
-		assert.Nil(t, done.Output.Audio)
-		img, err := png.Decode(bytes.NewReader(h.fetch(*done.Output.Image, "image/png")))
+		assert.Zero(t, done.Output.Video)
+		assert.Zero(t, done.Output.Audio)
+		img, err := png.Decode(bytes.NewReader(h.fetch(done.Output.Image, "image/png")))
 		require.NoError(t, err)
 		assert.Equal(t, size[0], img.Bounds().Dx(), aspect)
 		assert.Equal(t, size[1], img.Bounds().Dy(), aspect)
 	}
 	done := h.finish("image/youtube-thumbnail", map[string]any{"prompt": "p"})
-	w, hgt, err := media.ImageConfig(h.fetch(*done.Output.Image, "image/png"))
+	w, hgt, err := media.ImageConfig(h.fetch(done.Output.Image, "image/png"))
 	require.NoError(t, err)
 	assert.Equal(t, [2]int{256, 144}, [2]int{w, hgt}, "thumbnails default to 16:9")
 }
@@ -72,17 +72,17 @@ func TestVideoOutputs(t *testing.T) {
 		done := h.finish(tc.feature, tc.args)
 		o := done.Output
 		assert.Equal(t, "video/mp4", o.Mime)
-		require.NotNil(t, o.Video)
-		require.NotNil(t, o.Poster)
-		require.NotNil(t, o.DurationMs)
-		require.NotNil(t, o.Width)
-		require.NotNil(t, o.Height)
-		assert.Equal(t, [3]int{tc.w, tc.h, int(tc.d / time.Millisecond)}, [3]int{*o.Width, *o.Height, *o.DurationMs})
-		d, w, hgt, err := media.ProbeMP4(h.fetch(*o.Video, "video/mp4"))
+		require.NotZero(t, o.Video)
+		require.NotZero(t, o.Poster)
+		require.NotZero(t, o.DurationMs)
+		require.NotZero(t, o.Width)
+		require.NotZero(t, o.Height)
+		assert.Equal(t, [3]int{tc.w, tc.h, int(tc.d / time.Millisecond)}, [3]int{o.Width, o.Height, o.DurationMs})
+		d, w, hgt, err := media.ProbeMP4(h.fetch(o.Video, "video/mp4"))
 		require.NoError(t, err)
 		assert.Equal(t, tc.d, d)
 		assert.Equal(t, [2]int{tc.w, tc.h}, [2]int{w, hgt})
-		pw, ph, err := media.ImageConfig(h.fetch(*o.Poster, "image/png"))
+		pw, ph, err := media.ImageConfig(h.fetch(o.Poster, "image/png"))
 		require.NoError(t, err)
 		assert.Equal(t, [2]int{tc.w, tc.h}, [2]int{pw, ph})
 	}
@@ -93,8 +93,8 @@ func TestAudioOutputs(t *testing.T) {
 	done := h.finish("audio/voiceover", map[string]any{"voiceId": "ava-warm-narrator", "script": "This script has exactly forty-five characters."[:45]})
 	assert.Equal(t, "audio/wav", done.Output.Mime)
 	require.NotNil(t, done.Output.Audio)
-	assert.Nil(t, done.Output.Image)
-	d, err := media.AudioDuration(h.fetch(*done.Output.Audio, "audio/wav"))
+	assert.Zero(t, done.Output.Image)
+	d, err := media.AudioDuration(h.fetch(done.Output.Audio, "audio/wav"))
 	require.NoError(t, err)
 	assert.Equal(t, 3*time.Second, d)
 }
@@ -109,17 +109,17 @@ func TestRenderDurations(t *testing.T) {
 	h := newHarness(t, WithRenderScale(0.01))
 	g := h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "p"})
 	h.advance(79 * time.Millisecond)
-	assert.Equal(t, model.GenerationStatusRunning, h.get(keyA, g.Id).JSON200.Generation.Status)
+	assert.Equal(t, model.GenerationStatusRunning, h.get(keyA, g.ID).JSON200.Generation.Status)
 	h.advance(time.Millisecond)
-	assert.Equal(t, model.GenerationStatusDone, h.get(keyA, g.Id).JSON200.Generation.Status, "8 s at scale 0.01")
+	assert.Equal(t, model.GenerationStatusDone, h.get(keyA, g.ID).JSON200.Generation.Status, "8 s at scale 0.01")
 }
 
 func TestTextOutputView(t *testing.T) {
 	h := newHarness(t)
 	g := &generation{id: "gen_text", kind: "text", out: outputSpec{mime: mimeText, text: "Draft"}, status: model.GenerationStatusDone, expiresAt: testStart.Add(retention)}
 	o := h.srv.outputView(g, "http://x")
-	require.NotNil(t, o.Text)
-	assert.Equal(t, "Draft", *o.Text)
+	require.NotZero(t, o.Text)
+	assert.Equal(t, "Draft", o.Text)
 	assert.Equal(t, "text/plain", o.Mime)
-	assert.Nil(t, o.Image)
+	assert.Zero(t, o.Image)
 }

@@ -109,15 +109,14 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 func pricingTable() model.PricingTable {
 	t := model.PricingTable{Prices: make(map[string]model.PricingEntry, len(prices))}
 	for name, e := range prices {
-		unit := model.PricingEntryUnit(e.unit)
-		entry := model.PricingEntry{Price: e.price, Unit: &unit}
+		entry := model.PricingEntry{Price: e.price, Unit: model.PricingEntryUnit(e.unit)}
 		if e.variants != nil {
 			// A deep copy: the shared table must not be reachable from an answer.
 			v := make(map[string]map[string]float64, len(e.variants))
 			for arg, m := range e.variants {
 				v[arg] = maps.Clone(m)
 			}
-			entry.Variants = &v
+			entry.Variants = v
 		}
 		t.Prices[name] = entry
 	}

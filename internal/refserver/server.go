@@ -144,6 +144,7 @@ type Server struct {
 	allowHTTPWebhooks bool
 	outcome           func(string) Outcome
 	sink              func(Event)
+	retired           retiredVoices
 	initial           []initialProject
 	signKey           []byte
 	faults            *fault.Injector

@@ -155,7 +155,7 @@ func (h *harness) upload(key string, files map[string][]byte, order ...string) [
 	require.Equal(h.t, http.StatusOK, resp.StatusCode(), string(resp.Body))
 	ids := make([]string, len(resp.JSON200.Files))
 	for i, f := range resp.JSON200.Files {
-		ids[i] = f.Id
+		ids[i] = f.ID
 	}
 	return ids
 }
@@ -258,7 +258,7 @@ func TestCloseIsIdempotentAndServingGoesOn(t *testing.T) {
 	h.srv.Close()
 	g := h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "after close"})
 	h.clock.Advance(time.Minute)
-	assert.Equal(t, model.GenerationStatusDone, h.get(keyA, g.Id).JSON200.Generation.Status, "requests settle lazily")
+	assert.Equal(t, model.GenerationStatusDone, h.get(keyA, g.ID).JSON200.Generation.Status, "requests settle lazily")
 }
 
 func TestConcurrentClientsAreSafe(t *testing.T) {
@@ -278,7 +278,7 @@ func TestConcurrentClientsAreSafe(t *testing.T) {
 					return
 				}
 				if (i+j)%3 == 0 {
-					_, err = c.DeleteGenerationWithResponse(context.Background(), resp.JSON200.Generation.Id)
+					_, err = c.DeleteGenerationWithResponse(context.Background(), resp.JSON200.Generation.ID)
 					assert.NoError(t, err)
 				}
 				_, err = c.ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{})

@@ -101,7 +101,7 @@ func (s *Server) serveStorage(w http.ResponseWriter, r *http.Request) {
 	case len(parts) == 3 && parts[0] == "generations":
 		body, mime, aerr = s.generationAsset(parts[1], parts[2])
 	case len(parts) == 3 && parts[0] == "voices" && parts[2] == voicePreviewName:
-		body, mime, aerr = voicePreview(parts[1])
+		body, mime, aerr = s.voicePreview(parts[1])
 	case len(parts) == 3 && parts[0] == "templates":
 		body, mime, aerr = templateAsset(parts[1], parts[2])
 	default:

@@ -51,16 +51,16 @@ func TestSignedUploadLandsAndIsUsable(t *testing.T) {
 	u := h.reserve(keyA, data, "image/png")
 
 	// Not live before the PUT.
-	resp := h.create(keyA, "image/ad", map[string]any{"image": u.File.Id, "prompt": "p"})
+	resp := h.create(keyA, "image/ad", map[string]any{"image": u.File.ID, "prompt": "p"})
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode())
 
-	status, body := put(t, u.UploadUrl, data, u.Headers.ContentType, int64(len(data)), "")
+	status, body := put(t, u.UploadURL, data, u.Headers.ContentType, int64(len(data)), "")
 	require.Equal(t, http.StatusOK, status, string(body))
 	assert.Empty(t, body)
-	h.mustCreate(keyA, "image/ad", map[string]any{"image": u.File.Id, "prompt": "p"})
+	h.mustCreate(keyA, "image/ad", map[string]any{"image": u.File.ID, "prompt": "p"})
 
 	// Project B cannot use it.
-	resp = h.create(keyB, "image/ad", map[string]any{"image": u.File.Id, "prompt": "p"})
+	resp = h.create(keyB, "image/ad", map[string]any{"image": u.File.ID, "prompt": "p"})
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode())
 }
 
@@ -94,33 +94,33 @@ func TestSignedUploadRefusals(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			u := h.reserve(keyA, data, "audio/wav")
-			target := u.UploadUrl
+			target := u.UploadURL
 			if tc.urlFn != nil {
 				target = tc.urlFn(target)
 			}
 			status, body := put(t, target, tc.body, tc.contentType, tc.length, tc.auth)
 			require.Equal(t, http.StatusForbidden, status, string(body))
 			h.srv.mu.Lock()
-			assert.True(t, h.srv.files[u.File.Id].landed.IsZero(), "nothing landed")
+			assert.True(t, h.srv.files[u.File.ID].landed.IsZero(), "nothing landed")
 			h.srv.mu.Unlock()
 		})
 	}
 
 	u := h.reserve(keyA, data, "audio/wav")
 	h.advance(uploadURLValidity)
-	status, _ := put(t, u.UploadUrl, data, "audio/wav", int64(len(data)), "")
+	status, _ := put(t, u.UploadURL, data, "audio/wav", int64(len(data)), "")
 	assert.Equal(t, http.StatusForbidden, status, "expired")
 	h.srv.mu.Lock()
-	_, kept := h.srv.files[u.File.Id]
+	_, kept := h.srv.files[u.File.ID]
 	h.srv.mu.Unlock()
 	assert.False(t, kept, "expired reservations are dropped")
 
 	u = h.reserve(keyA, data, "audio/wav")
-	status, _ = put(t, u.UploadUrl, data, "audio/wav", int64(len(data)), "")
+	status, _ = put(t, u.UploadURL, data, "audio/wav", int64(len(data)), "")
 	require.Equal(t, http.StatusOK, status)
-	status, _ = put(t, u.UploadUrl, data, "audio/wav", int64(len(data)), "")
+	status, _ = put(t, u.UploadURL, data, "audio/wav", int64(len(data)), "")
 	assert.Equal(t, http.StatusOK, status, "a retried PUT within validity is idempotent")
-	req, err := http.NewRequest(http.MethodPost, u.UploadUrl, bytes.NewReader(data))
+	req, err := http.NewRequest(http.MethodPost, u.UploadURL, bytes.NewReader(data))
 	require.NoError(t, err)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -134,7 +134,7 @@ func TestSignedUploadLengthIsExact(t *testing.T) {
 	u := h.reserve(keyA, data, "image/png")
 	assert.Equal(t, strconv.Itoa(len(data)), u.Headers.ContentLength)
 	longer := append(append([]byte{}, data...), 0)
-	status, _ := put(t, u.UploadUrl, longer, "image/png", int64(len(longer)), "")
+	status, _ := put(t, u.UploadURL, longer, "image/png", int64(len(longer)), "")
 	assert.Equal(t, http.StatusForbidden, status)
 }
 
@@ -142,16 +142,16 @@ func TestAssetURLsAreSignedAndRefuseAuthorization(t *testing.T) {
 	h := newHarness(t)
 	g := h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "p"})
 	h.advance(time.Minute)
-	out := h.get(keyA, g.Id).JSON200.Generation.Output
+	out := h.get(keyA, g.ID).JSON200.Generation.Output
 	require.NotNil(t, out)
-	status, _, _ := h.raw(http.MethodGet, *out.Image, "", "", nil)
+	status, _, _ := h.raw(http.MethodGet, out.Image, "", "", nil)
 	assert.Equal(t, http.StatusOK, status)
 
-	status, hdr, body := h.raw(http.MethodGet, *out.Image, keyA, "", nil)
+	status, hdr, body := h.raw(http.MethodGet, out.Image, keyA, "", nil)
 	assert.Equal(t, http.StatusForbidden, status)
 	assert.Equal(t, "forbidden", errorCode(t, hdr, body))
 
-	p, err := url.Parse(*out.Image)
+	p, err := url.Parse(out.Image)
 	require.NoError(t, err)
 	q := p.Query()
 	q.Set("expires", strconv.FormatInt(time.Now().Add(100*24*time.Hour).Unix(), 10))
@@ -159,8 +159,8 @@ func TestAssetURLsAreSignedAndRefuseAuthorization(t *testing.T) {
 	status, _, _ = h.raw(http.MethodGet, p.String(), "", "", nil)
 	assert.Equal(t, http.StatusForbidden, status, "a changed expiry breaks the signature")
 
-	status, _, _ = h.raw(http.MethodHead, *out.Image, "", "", nil)
+	status, _, _ = h.raw(http.MethodHead, out.Image, "", "", nil)
 	assert.Equal(t, http.StatusOK, status)
-	status, _, _ = h.raw(http.MethodDelete, *out.Image, "", "", nil)
+	status, _, _ = h.raw(http.MethodDelete, out.Image, "", "", nil)
 	assert.Equal(t, http.StatusMethodNotAllowed, status)
 }

@@ -27,9 +27,9 @@ func (s *Server) ListTemplates(ctx context.Context, req api.ListTemplatesRequest
 	}
 	prm := req.Params
 	q := catalog.TemplateQuery{
-		Feature:  deref(prm.Feature), // "" lists the default feature
-		Category: deref(prm.Category),
-		Titles:   deref(prm.Title),
+		Feature:  prm.Feature, // "" lists the default feature
+		Category: prm.Category,
+		Titles:   prm.Title,
 	}
 	var aerr *apiError
 	if q.PerCategory, aerr = boundedParam("perCategory", prm.PerCategory, catalog.MaxPerCategory); aerr != nil {
@@ -69,17 +69,16 @@ func boundedParam(name string, v *int, hi int) (int, *apiError) {
 // templateView renders a template with its preview URLs signed for base
 // until expires.
 func (s *Server) templateView(t catalog.Template, base string, expires time.Time) model.Template {
-	mt := model.Template{Id: t.ID, Title: t.Title, Category: t.Category, Feature: model.Feature(t.Feature),
+	mt := model.Template{ID: t.ID, Title: t.Title, Category: t.Category, Feature: model.Feature(t.Feature),
 		Previews: make([]model.TemplatePreviewRef, len(t.Previews))}
 	for j, pv := range t.Previews {
 		ref := model.TemplatePreviewRef{
-			Id:     pv.ID,
+			ID:     pv.ID,
 			Gender: pv.Gender,
 			Image:  s.assetURL(base, "templates", pv.ID, templateImageName, expires),
 		}
 		if pv.HasVideo {
-			v := s.assetURL(base, "templates", pv.ID, templateVideoName, expires)
-			ref.Video = &v
+			ref.Video = s.assetURL(base, "templates", pv.ID, templateVideoName, expires)
 		}
 		mt.Previews[j] = ref
 	}
@@ -92,12 +91,12 @@ func (s *Server) GetTemplatePreview(ctx context.Context, req api.GetTemplatePrev
 	if _, err := caller(ctx); err != nil {
 		return err, nil
 	}
-	t, pv, ok := catalog.LookupPreview(req.PreviewId)
+	t, pv, ok := catalog.LookupPreview(req.PreviewID)
 	if !ok {
-		return notFoundf("template preview %q not found", req.PreviewId), nil
+		return notFoundf("template preview %q not found", req.PreviewID), nil
 	}
 	return api.GetTemplatePreview200JSONResponse{Preview: model.TemplatePreview{
-		Id: pv.ID, TemplateId: t.ID, Title: t.Title, Feature: model.Feature(t.Feature), Gender: pv.Gender, Prompt: pv.Prompt,
+		ID: pv.ID, TemplateID: t.ID, Title: t.Title, Feature: model.Feature(t.Feature), Gender: pv.Gender, Prompt: pv.Prompt,
 	}}, nil
 }
 

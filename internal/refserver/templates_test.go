@@ -32,7 +32,7 @@ func TestTemplatesPerFeature(t *testing.T) {
 		assert.Equal(t, model.Feature("image/self-portrait"), tpl.Feature, "default feature")
 	}
 	for _, f := range feature.All {
-		status, list := h.templates(&model.ListTemplatesParams{Feature: ptr(f.Legacy)})
+		status, list := h.templates(&model.ListTemplatesParams{Feature: f.Legacy})
 		require.Equal(t, http.StatusOK, status)
 		require.NotEmpty(t, list, f.Name)
 		for i, tpl := range list {
@@ -41,18 +41,18 @@ func TestTemplatesPerFeature(t *testing.T) {
 			for _, pv := range tpl.Previews {
 				assert.NotEmpty(t, pv.Gender)
 				assert.NotEmpty(t, pv.Image)
-				assert.Equal(t, f.Kind == "video", pv.Video != nil, f.Name)
+				assert.Equal(t, f.Kind == "video", pv.Video != "", f.Name)
 				if i > 0 {
 					continue // fetching the first template's previews is enough
 				}
 				h.fetch(pv.Image, "image/png")
-				if pv.Video != nil {
-					h.fetch(*pv.Video, "video/mp4")
+				if pv.Video != "" {
+					h.fetch(pv.Video, "video/mp4")
 				}
 			}
 		}
 	}
-	_, logos := h.templates(&model.ListTemplatesParams{Feature: ptr("video/logo-reveal")})
+	_, logos := h.templates(&model.ListTemplatesParams{Feature: "video/logo-reveal"})
 	cats := map[string]bool{}
 	for _, tpl := range logos {
 		cats[tpl.Category] = true
@@ -65,8 +65,8 @@ func TestTemplatesPerFeature(t *testing.T) {
 
 func TestTemplateFiltersAndBounds(t *testing.T) {
 	h := newHarness(t)
-	feat := ptr("logo-reveal")
-	_, outro := h.templates(&model.ListTemplatesParams{Feature: feat, Category: ptr("outro")})
+	feat := "logo-reveal"
+	_, outro := h.templates(&model.ListTemplatesParams{Feature: feat, Category: "outro"})
 	require.NotEmpty(t, outro)
 	for _, tpl := range outro {
 		assert.Equal(t, "outro", tpl.Category)
@@ -76,23 +76,23 @@ func TestTemplateFiltersAndBounds(t *testing.T) {
 	_, capped := h.templates(&model.ListTemplatesParams{Feature: feat, Limit: ptr(3)})
 	assert.Len(t, capped, 3)
 	titles := []string{outro[0].Title, "No Such Title"}
-	_, byTitle := h.templates(&model.ListTemplatesParams{Feature: feat, Title: &titles})
+	_, byTitle := h.templates(&model.ListTemplatesParams{Feature: feat, Title: titles})
 	require.Len(t, byTitle, 1)
-	assert.Equal(t, outro[0].Id, byTitle[0].Id)
+	assert.Equal(t, outro[0].ID, byTitle[0].ID)
 
 	for name, p := range map[string]*model.ListTemplatesParams{
 		"perCategory 0":   {PerCategory: ptr(0)},
 		"perCategory 51":  {PerCategory: ptr(51)},
 		"limit 0":         {Limit: ptr(0)},
 		"limit 501":       {Limit: ptr(501)},
-		"unknown feature": {Feature: ptr("video/nope")},
+		"unknown feature": {Feature: "video/nope"},
 	} {
 		status, _ := h.templates(p)
 		assert.Equal(t, http.StatusBadRequest, status, name)
 	}
 	status, _ := h.templates(&model.ListTemplatesParams{PerCategory: ptr(50), Limit: ptr(500)})
 	assert.Equal(t, http.StatusOK, status)
-	status, list := h.templates(&model.ListTemplatesParams{Feature: ptr("")})
+	status, list := h.templates(&model.ListTemplatesParams{Feature: ""})
 	assert.Equal(t, http.StatusOK, status)
 	require.NotEmpty(t, list)
 	assert.Equal(t, model.Feature("image/self-portrait"), list[0].Feature, "an empty feature lists the default")
@@ -100,15 +100,15 @@ func TestTemplateFiltersAndBounds(t *testing.T) {
 
 func TestTemplatePreviewPrompt(t *testing.T) {
 	h := newHarness(t)
-	_, list := h.templates(&model.ListTemplatesParams{Feature: ptr("video/logo-reveal")})
+	_, list := h.templates(&model.ListTemplatesParams{Feature: "video/logo-reveal"})
 	require.NotEmpty(t, list)
 	tpl := list[0]
-	resp, err := h.client(keyA).GetTemplatePreviewWithResponse(context.Background(), tpl.Previews[0].Id)
+	resp, err := h.client(keyA).GetTemplatePreviewWithResponse(context.Background(), tpl.Previews[0].ID)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode())
 	p := resp.JSON200.Preview
-	assert.Equal(t, tpl.Previews[0].Id, p.Id)
-	assert.Equal(t, tpl.Id, p.TemplateId)
+	assert.Equal(t, tpl.Previews[0].ID, p.ID)
+	assert.Equal(t, tpl.ID, p.TemplateID)
 	assert.Equal(t, tpl.Title, p.Title)
 	assert.Equal(t, model.Feature("video/logo-reveal"), p.Feature)
 	assert.Equal(t, "any", p.Gender)

@@ -71,7 +71,7 @@ func (s *Server) CreateVoice(ctx context.Context, req api.CreateVoiceRequestObje
 	if req.Body.Audio == "" {
 		return invalidf("audio is required: the file id of a voice sample of at least 10 seconds"), nil
 	}
-	if err := s.checkWebhookURL(req.Body.WebhookUrl); err != nil {
+	if err := s.checkWebhookURL(req.Body.WebhookURL); err != nil {
 		return err, nil
 	}
 	outcome := s.outcome(feature.VoiceClone) // before s.mu, as in CreateGeneration
@@ -96,7 +96,7 @@ func (s *Server) CreateVoice(ctx context.Context, req api.CreateVoiceRequestObje
 		id: newUUID(), projectID: p.id, projectKey: p.key, name: name,
 		base: baseFrom(ctx), charge: charge, outcome: outcome,
 		requestDate: now, endAt: now.Add(s.scaled(cloneTraining)), status: model.VoiceStatusRunning,
-		description: deref(req.Body.Description), webhookURL: deref(req.Body.WebhookUrl),
+		description: req.Body.Description, webhookURL: req.Body.WebhookURL,
 	}
 	s.clones[c.id] = c
 	return api.CreateVoice200JSONResponse{Voice: cloneView(c)}, nil
@@ -171,20 +171,10 @@ func (s *Server) advanceClone(c *clone, now time.Time) (Event, bool) {
 
 // cloneView renders a clone as GET answers it.
 func cloneView(c *clone) model.Voice {
-	status := c.status
-	rd := c.requestDate.UTC()
-	v := model.Voice{Id: c.id, Owner: model.VoiceOwnerProject, Name: c.name, Status: &status, RequestDate: &rd}
-	if c.description != "" {
-		d := c.description
-		v.Description = &d
-	}
+	v := model.Voice{ID: c.id, Owner: model.VoiceOwnerProject, Name: c.name, Status: c.status,
+		RequestDate: c.requestDate.UTC(), Description: c.description, Error: c.errMsg}
 	if c.status != model.VoiceStatusRunning {
-		t := c.endAt.UTC()
-		v.ResponseDate = &t
-	}
-	if c.errMsg != "" {
-		e := c.errMsg
-		v.Error = &e
+		v.ResponseDate = c.endAt.UTC()
 	}
 	return v
 }
@@ -192,13 +182,12 @@ func cloneView(c *clone) model.Voice {
 // catalogView renders a catalog voice for one project: its favourite flag
 // and a preview URL signed for about 6 hours. The caller holds s.mu.
 func (s *Server) catalogView(v catalog.Voice, projectID, base string, now time.Time) model.Voice {
-	slug, locale, desc := v.Slug, v.Locale, v.Description
 	tags := append([]string{}, v.Tags...)
 	fav := s.favorites[projectID][v.ID]
 	preview := s.assetURL(base, "voices", v.ID, voicePreviewName, now.Add(previewURLValidity))
 	return model.Voice{
-		Id: v.ID, Owner: model.VoiceOwnerService, Name: v.Name, Description: &desc,
-		Slug: &slug, Tags: &tags, Locale: &locale, Favorite: &fav, Preview: &preview,
+		ID: v.ID, Owner: model.VoiceOwnerService, Name: v.Name, Description: v.Description,
+		Slug: v.Slug, Tags: tags, Locale: v.Locale, Favorite: &fav, Preview: preview,
 	}
 }
 
@@ -215,7 +204,7 @@ func (s *Server) ownClone(p *project, id string) (*clone, bool) {
 // usableVoice explains why id cannot voice a generation of p, or returns
 // nil. The caller holds s.mu.
 func (s *Server) usableVoice(p *project, id string) error {
-	if _, ok := catalog.LookupVoice(id); ok {
+	if _, ok := s.lookupVoice(id); ok {
 		return nil
 	}
 	c, ok := s.ownClone(p, id)
@@ -260,8 +249,8 @@ func (s *Server) ListVoices(ctx context.Context, req api.ListVoicesRequestObject
 			return invalidf("owner must be service or project, or omitted for both"), nil
 		}
 	}
-	favOnly := truthy(deref(req.Params.Favorites))
-	tags := deref(req.Params.Tag)
+	favOnly := truthy(req.Params.Favorites)
+	tags := req.Params.Tag
 
 	s.settle()
 	s.mu.Lock()
@@ -274,7 +263,7 @@ func (s *Server) ListVoices(ctx context.Context, req api.ListVoicesRequestObject
 		}
 	}
 	if wantService {
-		for _, v := range catalog.Voices() {
+		for _, v := range s.catalogVoices() {
 			if !v.HasTags(tags) ||
 				(req.Params.Locale != nil && v.Locale != *req.Params.Locale) ||
 				(favOnly && !s.favorites[p.id][v.ID]) {
@@ -310,13 +299,13 @@ func (s *Server) GetVoice(ctx context.Context, req api.GetVoiceRequestObject) (a
 	s.settle()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c, ok := s.ownClone(p, req.Id); ok {
+	if c, ok := s.ownClone(p, req.ID); ok {
 		return api.GetVoice200JSONResponse{Voice: cloneView(c)}, nil
 	}
-	if v, ok := catalog.LookupVoice(req.Id); ok {
+	if v, ok := s.lookupVoice(req.ID); ok {
 		return api.GetVoice200JSONResponse{Voice: s.catalogView(v, p.id, baseFrom(ctx), s.clock.Now())}, nil
 	}
-	return notFoundf("voice %q not found", req.Id), nil
+	return notFoundf("voice %q not found", req.ID), nil
 }
 
 // DeleteVoice answers DELETE /v3/voices/{id}: only the project's own clones
@@ -328,9 +317,9 @@ func (s *Server) DeleteVoice(ctx context.Context, req api.DeleteVoiceRequestObje
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.ownClone(p, req.Id)
+	c, ok := s.ownClone(p, req.ID)
 	if !ok {
-		return notFoundf("voice %q is not one of this project's clones", req.Id), nil
+		return notFoundf("voice %q is not one of this project's clones", req.ID), nil
 	}
 	delete(s.clones, c.id)
 	return api.DeleteVoice200JSONResponse{Success: true}, nil
@@ -343,7 +332,7 @@ func (s *Server) setFavorite(ctx context.Context, id string, on bool) (model.Fav
 	if aerr != nil {
 		return model.FavoriteState{}, aerr
 	}
-	v, ok := catalog.LookupVoice(id)
+	v, ok := s.lookupVoice(id)
 	if !ok {
 		return model.FavoriteState{}, notFoundf("voice %q is not a catalog voice", id)
 	}
@@ -357,12 +346,12 @@ func (s *Server) setFavorite(ctx context.Context, id string, on bool) (model.Fav
 	} else {
 		delete(s.favorites[p.id], v.ID)
 	}
-	return model.FavoriteState{Id: v.ID, Favorite: on}, nil
+	return model.FavoriteState{ID: v.ID, Favorite: on}, nil
 }
 
 // FavoriteVoice answers PUT /v3/voices/{id}/favorite.
 func (s *Server) FavoriteVoice(ctx context.Context, req api.FavoriteVoiceRequestObject) (api.FavoriteVoiceResponseObject, error) {
-	st, err := s.setFavorite(ctx, req.Id, true)
+	st, err := s.setFavorite(ctx, req.ID, true)
 	if err != nil {
 		return err, nil
 	}
@@ -371,7 +360,7 @@ func (s *Server) FavoriteVoice(ctx context.Context, req api.FavoriteVoiceRequest
 
 // UnfavoriteVoice answers DELETE /v3/voices/{id}/favorite.
 func (s *Server) UnfavoriteVoice(ctx context.Context, req api.UnfavoriteVoiceRequestObject) (api.UnfavoriteVoiceResponseObject, error) {
-	st, err := s.setFavorite(ctx, req.Id, false)
+	st, err := s.setFavorite(ctx, req.ID, false)
 	if err != nil {
 		return err, nil
 	}
@@ -379,8 +368,8 @@ func (s *Server) UnfavoriteVoice(ctx context.Context, req api.UnfavoriteVoiceReq
 }
 
 // voicePreview makes the audition clip of a live catalog voice.
-func voicePreview(id string) ([]byte, string, *apiError) {
-	if _, ok := catalog.LookupVoice(id); !ok {
+func (s *Server) voicePreview(id string) ([]byte, string, *apiError) {
+	if _, ok := s.lookupVoice(id); !ok {
 		return nil, "", notFoundf("no such object")
 	}
 	return media.WAV(voicePreviewLen, id), mimeWAV, nil

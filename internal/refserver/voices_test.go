@@ -58,14 +58,13 @@ func TestVoiceCatalog(t *testing.T) {
 	locales, genders, categories := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, v := range all {
 		assert.Equal(t, model.VoiceOwnerService, v.Owner)
-		require.NotNil(t, v.Slug)
-		require.NotNil(t, v.Locale)
-		require.NotNil(t, v.Tags)
-		require.NotNil(t, v.Favorite)
-		require.NotNil(t, v.Preview)
-		assert.Nil(t, v.Status)
-		locales[*v.Locale] = true
-		for _, tag := range *v.Tags {
+		require.NotZero(t, v.Slug)
+		require.NotZero(t, v.Locale)
+		require.NotZero(t, v.Tags)
+		require.NotZero(t, v.Preview)
+		assert.Zero(t, v.Status)
+		locales[v.Locale] = true
+		for _, tag := range v.Tags {
 			switch tag {
 			case "male", "female", "neutral":
 				genders[tag] = true
@@ -78,7 +77,7 @@ func TestVoiceCatalog(t *testing.T) {
 	assert.GreaterOrEqual(t, len(genders), 2)
 	assert.Len(t, categories, 4)
 
-	body := h.fetch(*all[0].Preview, "audio/wav")
+	body := h.fetch(all[0].Preview, "audio/wav")
 	d, err := media.AudioDuration(body)
 	require.NoError(t, err)
 	assert.Positive(t, d)
@@ -86,10 +85,10 @@ func TestVoiceCatalog(t *testing.T) {
 	bySlug, err := h.client(keyA).GetVoiceWithResponse(context.Background(), "ava-warm-narrator")
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, bySlug.StatusCode())
-	assert.Equal(t, avaID, bySlug.JSON200.Voice.Id)
+	assert.Equal(t, avaID, bySlug.JSON200.Voice.ID)
 	byID, err := h.client(keyA).GetVoiceWithResponse(context.Background(), avaID)
 	require.NoError(t, err)
-	assert.Equal(t, "ava-warm-narrator", *byID.JSON200.Voice.Slug)
+	assert.Equal(t, "ava-warm-narrator", byID.JSON200.Voice.Slug)
 
 	missing, err := h.client(keyA).GetVoiceWithResponse(context.Background(), "no-such-voice")
 	require.NoError(t, err)
@@ -110,7 +109,7 @@ func TestRetiredVoiceAnswers404Everywhere(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, gen.StatusCode(), id)
 	}
 	for _, v := range h.listVoices(keyA, nil) {
-		assert.NotEqual(t, "noah-classic-narrator", *v.Slug, "not listed")
+		assert.NotEqual(t, "noah-classic-narrator", v.Slug, "not listed")
 	}
 }
 
@@ -126,16 +125,16 @@ func TestVoiceFilters(t *testing.T) {
 	assert.NotEmpty(t, h.listVoices(keyA, owner("service")))
 
 	tags := []string{"female", "narration"}
-	for _, v := range h.listVoices(keyA, &model.ListVoicesParams{Tag: &tags}) {
-		assert.Subset(t, *v.Tags, tags)
+	for _, v := range h.listVoices(keyA, &model.ListVoicesParams{Tag: tags}) {
+		assert.Subset(t, v.Tags, tags)
 	}
-	assert.NotEmpty(t, h.listVoices(keyA, &model.ListVoicesParams{Tag: &tags}))
+	assert.NotEmpty(t, h.listVoices(keyA, &model.ListVoicesParams{Tag: tags}))
 
 	loc := "en-US"
 	us := h.listVoices(keyA, &model.ListVoicesParams{Locale: &loc})
 	require.NotEmpty(t, us)
 	for _, v := range us {
-		assert.Equal(t, "en-US", *v.Locale)
+		assert.Equal(t, "en-US", v.Locale)
 	}
 	prefix := "en"
 	assert.Empty(t, h.listVoices(keyA, &model.ListVoicesParams{Locale: &prefix}), "exact match, not a prefix")
@@ -148,29 +147,29 @@ func TestVoiceFavorites(t *testing.T) {
 		resp, err := c.FavoriteVoiceWithResponse(context.Background(), "ava-warm-narrator")
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, resp.StatusCode())
-		assert.Equal(t, model.FavoriteState{Id: avaID, Favorite: true}, *resp.JSON200)
+		assert.Equal(t, model.FavoriteState{ID: avaID, Favorite: true}, *resp.JSON200)
 	}
 	for _, v := range []string{"1", "true", "yes", "YES"} {
-		favs := h.listVoices(keyA, &model.ListVoicesParams{Favorites: &v})
+		favs := h.listVoices(keyA, &model.ListVoicesParams{Favorites: v})
 		require.Len(t, favs, 1, v)
-		assert.True(t, *favs[0].Favorite)
+		assert.True(t, favs[0].IsFavorite())
 	}
 	no := "no"
-	assert.Greater(t, len(h.listVoices(keyA, &model.ListVoicesParams{Favorites: &no})), 1)
+	assert.Greater(t, len(h.listVoices(keyA, &model.ListVoicesParams{Favorites: no})), 1)
 	v, err := c.GetVoiceWithResponse(context.Background(), avaID)
 	require.NoError(t, err)
-	assert.True(t, *v.JSON200.Voice.Favorite)
+	assert.True(t, v.JSON200.Voice.IsFavorite())
 
 	yes := "1"
-	assert.Empty(t, h.listVoices(keyB, &model.ListVoicesParams{Favorites: &yes}), "starring is per project")
+	assert.Empty(t, h.listVoices(keyB, &model.ListVoicesParams{Favorites: yes}), "starring is per project")
 
 	for range 2 {
 		resp, err := c.UnfavoriteVoiceWithResponse(context.Background(), avaID)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, resp.StatusCode())
-		assert.Equal(t, model.FavoriteState{Id: avaID, Favorite: false}, *resp.JSON200)
+		assert.Equal(t, model.FavoriteState{ID: avaID, Favorite: false}, *resp.JSON200)
 	}
-	assert.Empty(t, h.listVoices(keyA, &model.ListVoicesParams{Favorites: &yes}))
+	assert.Empty(t, h.listVoices(keyA, &model.ListVoicesParams{Favorites: yes}))
 
 	resp, err := c.FavoriteVoiceWithResponse(context.Background(), "no-such-voice")
 	require.NoError(t, err)
@@ -187,51 +186,51 @@ func TestVoiceCloneLifecycle(t *testing.T) {
 	require.Equal(t, http.StatusOK, got.status, got.body)
 	v := got.voice
 	assert.Equal(t, model.VoiceOwnerProject, v.Owner)
-	require.NotNil(t, v.Status)
-	assert.Equal(t, model.VoiceStatusRunning, *v.Status)
+	require.NotZero(t, v.Status)
+	assert.Equal(t, model.VoiceStatusRunning, v.Status)
 	assert.Equal(t, "My voice", v.Name)
-	assert.Nil(t, v.Slug)
-	assert.Nil(t, v.Preview)
+	assert.Zero(t, v.Slug)
+	assert.Zero(t, v.Preview)
 	assert.Equal(t, 99.0, h.srv.Balance(keyA))
 
 	// A training clone cannot voice a generation yet.
-	resp := h.create(keyA, "audio/voiceover", map[string]any{"voiceId": v.Id, "script": "hi"})
+	resp := h.create(keyA, "audio/voiceover", map[string]any{"voiceId": v.ID, "script": "hi"})
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode())
 	assert.Contains(t, resp.JSON400.Error.Message, "training")
 
 	list := h.listVoices(keyA, nil)
-	assert.Equal(t, v.Id, list[0].Id, "clones first")
+	assert.Equal(t, v.ID, list[0].ID, "clones first")
 	loc := "xx-XX"
-	assert.Equal(t, v.Id, h.listVoices(keyA, &model.ListVoicesParams{Locale: &loc})[0].Id, "locale ignores clones")
+	assert.Equal(t, v.ID, h.listVoices(keyA, &model.ListVoicesParams{Locale: &loc})[0].ID, "locale ignores clones")
 	assert.Empty(t, h.listVoices(keyB, &model.ListVoicesParams{Owner: ptr("project")}), "tenant isolation")
-	other, err := h.client(keyB).GetVoiceWithResponse(context.Background(), v.Id)
+	other, err := h.client(keyB).GetVoiceWithResponse(context.Background(), v.ID)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusNotFound, other.StatusCode())
 
 	h.advance(31 * time.Second)
-	done, err := h.client(keyA).GetVoiceWithResponse(context.Background(), v.Id)
+	done, err := h.client(keyA).GetVoiceWithResponse(context.Background(), v.ID)
 	require.NoError(t, err)
-	assert.Equal(t, model.VoiceStatusDone, *done.JSON200.Voice.Status)
-	require.NotNil(t, done.JSON200.Voice.ResponseDate)
+	assert.Equal(t, model.VoiceStatusDone, done.JSON200.Voice.Status)
+	require.NotZero(t, done.JSON200.Voice.ResponseDate)
 	evs := h.recorded()
 	require.Len(t, evs, 1)
 	assert.Equal(t, "voice.done", evs[0].Name)
 	assert.Equal(t, done.JSON200.Voice, *evs[0].Voice)
-	h.mustCreate(keyA, "audio/voiceover", map[string]any{"voiceId": v.Id, "script": "hi"})
-	resp = h.create(keyB, "audio/voiceover", map[string]any{"voiceId": v.Id, "script": "hi"})
+	h.mustCreate(keyA, "audio/voiceover", map[string]any{"voiceId": v.ID, "script": "hi"})
+	resp = h.create(keyB, "audio/voiceover", map[string]any{"voiceId": v.ID, "script": "hi"})
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode(), "another project's clone")
 
-	del, err := h.client(keyB).DeleteVoiceWithResponse(context.Background(), v.Id)
+	del, err := h.client(keyB).DeleteVoiceWithResponse(context.Background(), v.ID)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusNotFound, del.StatusCode())
-	del, err = h.client(keyA).DeleteVoiceWithResponse(context.Background(), v.Id)
+	del, err = h.client(keyA).DeleteVoiceWithResponse(context.Background(), v.ID)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, del.StatusCode())
 	assert.True(t, del.JSON200.Success)
-	gone, err := h.client(keyA).GetVoiceWithResponse(context.Background(), v.Id)
+	gone, err := h.client(keyA).GetVoiceWithResponse(context.Background(), v.ID)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusNotFound, gone.StatusCode())
-	resp = h.create(keyA, "audio/voiceover", map[string]any{"voiceId": v.Id, "script": "hi"})
+	resp = h.create(keyA, "audio/voiceover", map[string]any{"voiceId": v.ID, "script": "hi"})
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode(), "the id stops resolving everywhere")
 
 	del, err = h.client(keyA).DeleteVoiceWithResponse(context.Background(), avaID)
@@ -254,9 +253,9 @@ func TestVoiceCloneFailureRefunds(t *testing.T) {
 			require.Equal(t, http.StatusOK, got.status)
 			h.advance(time.Minute)
 			h.advance(time.Minute)
-			v, err := h.client(keyA).GetVoiceWithResponse(context.Background(), got.voice.Id)
+			v, err := h.client(keyA).GetVoiceWithResponse(context.Background(), got.voice.ID)
 			require.NoError(t, err)
-			assert.Equal(t, model.VoiceStatusError, *v.JSON200.Voice.Status)
+			assert.Equal(t, model.VoiceStatusError, v.JSON200.Voice.Status)
 			require.NotNil(t, v.JSON200.Voice.Error)
 			assert.Equal(t, 100.0, h.srv.Balance(keyA))
 			evs := h.recorded()

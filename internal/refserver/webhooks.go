@@ -80,7 +80,7 @@ func (s *Server) queueEvents(events []Event) {
 	}
 	for _, ev := range events {
 		if ev.Generation != nil {
-			s.pending[ev.Generation.Id] = true
+			s.pending[ev.Generation.ID] = true
 		}
 	}
 }
@@ -101,8 +101,8 @@ func (s *Server) stillWanted(ev Event) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	wanted, ok := s.pending[ev.Generation.Id]
-	delete(s.pending, ev.Generation.Id)
+	wanted, ok := s.pending[ev.Generation.ID]
+	delete(s.pending, ev.Generation.ID)
 	return !ok || wanted
 }
 

@@ -130,7 +130,7 @@ func newWebhookHarness(t *testing.T, res *results, opts ...Option) *harness {
 func (h *harness) createWithHook(key, u string) model.Generation {
 	h.t.Helper()
 	resp, err := h.client(key).CreateGenerationWithResponse(context.Background(), model.CreateGenerationRequest{
-		Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookUrl: &u,
+		Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookURL: u,
 	})
 	require.NoError(h.t, err)
 	require.Equal(h.t, http.StatusOK, resp.StatusCode(), string(resp.Body))
@@ -179,10 +179,10 @@ func TestWebhookGenerationDoneIsDeliveredOnceAndSigned(t *testing.T) {
 	ev := h.parse(d, h.secret(keyA))
 	assert.Equal(t, webhook.EventGenerationDone, ev.Name)
 	require.NotNil(t, ev.Generation)
-	assert.Equal(t, g.Id, ev.Generation.Id)
+	assert.Equal(t, g.ID, ev.Generation.ID)
 	require.NotNil(t, ev.Generation.Output)
 
-	get := h.get(keyA, g.Id)
+	get := h.get(keyA, g.ID)
 	require.Equal(t, http.StatusOK, get.StatusCode())
 	assert.JSONEq(t, rawField(t, get.Body, "generation"), rawField(t, d.body, "generation"), "the body is what GET answers")
 	assert.JSONEq(t, `"generation.done"`, rawField(t, d.body, "event"))
@@ -204,11 +204,11 @@ func TestWebhookFailedRendersAreDeliveredAndRefunded(t *testing.T) {
 			ev := h.parse(rv.waitFor(1)[0], h.secret(keyA))
 			assert.Equal(t, webhook.EventName("generation."+string(outcome)), ev.Name)
 			require.NotNil(t, ev.Generation)
-			assert.Equal(t, g.Id, ev.Generation.Id)
+			assert.Equal(t, g.ID, ev.Generation.ID)
 			assert.Equal(t, model.GenerationStatus(outcome), ev.Generation.Status)
 			require.NotNil(t, ev.Generation.Error)
-			assert.Contains(t, *ev.Generation.Error, "refunded")
-			assert.Nil(t, ev.Generation.Output)
+			assert.Contains(t, ev.Generation.Error, "refunded")
+			assert.Zero(t, ev.Generation.Output)
 			assert.Equal(t, 100.0, h.srv.Balance(keyA), "refunded")
 			h.srv.WaitDeliveries()
 			assert.Len(t, rv.all(), 1)
@@ -228,17 +228,17 @@ func TestWebhookVoiceEvents(t *testing.T) {
 			rv := newReceiver(t, nil)
 			audio := h.sample(keyA, 12*time.Second)
 			u := rv.url()
-			resp, err := h.client(keyA).CreateVoiceWithResponse(context.Background(), model.CreateVoiceRequest{Name: "Narrator", Audio: audio, WebhookUrl: &u})
+			resp, err := h.client(keyA).CreateVoiceWithResponse(context.Background(), model.CreateVoiceRequest{Name: "Narrator", Audio: audio, WebhookURL: u})
 			require.NoError(t, err)
 			require.Equal(t, http.StatusOK, resp.StatusCode(), string(resp.Body))
-			id := resp.JSON200.Voice.Id
+			id := resp.JSON200.Voice.ID
 			h.advance(time.Hour)
 
 			d := rv.waitFor(1)[0]
 			ev := h.parse(d, h.secret(keyA))
 			assert.Equal(t, webhook.EventName("voice."+string(outcome)), ev.Name)
 			require.NotNil(t, ev.Voice)
-			assert.Equal(t, id, ev.Voice.Id)
+			assert.Equal(t, id, ev.Voice.ID)
 			assert.Nil(t, ev.Generation)
 
 			get, err := h.client(keyA).GetVoiceWithResponse(context.Background(), id)
@@ -297,7 +297,7 @@ func TestWebhookRetriesOnceAfterA500(t *testing.T) {
 	assert.GreaterOrEqual(t, got[1].at.Sub(got[0].at), testRetryDelay, "the retry waits")
 	for _, d := range got {
 		ev := h.parse(d, h.secret(keyA))
-		assert.Equal(t, g.Id, ev.Generation.Id)
+		assert.Equal(t, g.ID, ev.Generation.ID)
 	}
 	h.srv.WaitDeliveries()
 	assert.Len(t, rv.all(), 2, "acknowledged: nothing more")
@@ -361,16 +361,16 @@ func TestWebhookConcurrentGenerationsAreEachDeliveredOnce(t *testing.T) {
 	for range n {
 		wg.Go(func() {
 			resp, err := h.client(keyA).CreateGenerationWithResponse(context.Background(), model.CreateGenerationRequest{
-				Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookUrl: ptr(rv.url()),
+				Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookURL: rv.url(),
 			})
 			if !assert.NoError(t, err) || !assert.Equal(t, http.StatusOK, resp.StatusCode()) {
 				return
 			}
-			ids <- resp.JSON200.Generation.Id
+			ids <- resp.JSON200.Generation.ID
 			// Settle from many goroutines at once while renders end.
 			h.clock.Advance(time.Second)
 			h.srv.Settle()
-			_, err = h.client(keyA).GetGenerationWithResponse(context.Background(), resp.JSON200.Generation.Id)
+			_, err = h.client(keyA).GetGenerationWithResponse(context.Background(), resp.JSON200.Generation.ID)
 			assert.NoError(t, err)
 		})
 	}
@@ -386,7 +386,7 @@ func TestWebhookConcurrentGenerationsAreEachDeliveredOnce(t *testing.T) {
 	require.Len(t, want, n)
 	got := map[string]int{}
 	for _, d := range rv.all() {
-		got[h.parse(d, h.secret(keyA)).Generation.Id]++
+		got[h.parse(d, h.secret(keyA)).Generation.ID]++
 	}
 	assert.Equal(t, want, got, "each generation delivered exactly once")
 	assert.InDelta(t, 100-n*0.04, h.srv.Balance(keyA), 1e-9)
@@ -397,7 +397,7 @@ func TestWebhookHTTPURLIsRefusedAndChargesNothing(t *testing.T) {
 	strict := newHarness(t)
 	for _, u := range []string{rv.url(), "http://localhost/hook"} {
 		resp, err := strict.client(keyA).CreateGenerationWithResponse(context.Background(), model.CreateGenerationRequest{
-			Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookUrl: &u,
+			Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookURL: u,
 		})
 		require.NoError(t, err)
 		assert.Equal(t, http.StatusBadRequest, resp.StatusCode(), u)
@@ -405,7 +405,7 @@ func TestWebhookHTTPURLIsRefusedAndChargesNothing(t *testing.T) {
 	}
 	audio := strict.sample(keyA, 12*time.Second)
 	u := rv.url()
-	voice, err := strict.client(keyA).CreateVoiceWithResponse(context.Background(), model.CreateVoiceRequest{Name: "N", Audio: audio, WebhookUrl: &u})
+	voice, err := strict.client(keyA).CreateVoiceWithResponse(context.Background(), model.CreateVoiceRequest{Name: "N", Audio: audio, WebhookURL: u})
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusBadRequest, voice.StatusCode())
 	assert.Equal(t, 100.0, strict.srv.Balance(keyA), "nothing charged")
@@ -416,7 +416,7 @@ func TestWebhookHTTPURLIsRefusedAndChargesNothing(t *testing.T) {
 	local := newWebhookHarness(t, nil)
 	for _, u := range []string{"http://example.com/hook", "http://10.0.0.1/hook", "http://192.168.1.1:8080/hook"} {
 		resp, err := local.client(keyA).CreateGenerationWithResponse(context.Background(), model.CreateGenerationRequest{
-			Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookUrl: &u,
+			Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookURL: u,
 		})
 		require.NoError(t, err)
 		assert.Equal(t, http.StatusBadRequest, resp.StatusCode(), "http is for loopback only: %s", u)
@@ -435,15 +435,15 @@ func TestWebhookDeletedGenerationsNeverDeliver(t *testing.T) {
 	var mu sync.Mutex
 	h := newWebhookHarness(t, nil, WithEventSink(func(ev Event) {
 		mu.Lock()
-		seen = append(seen, ev.Generation.Id)
+		seen = append(seen, ev.Generation.ID)
 		mu.Unlock()
-		entered <- ev.Generation.Id
+		entered <- ev.Generation.ID
 		<-release
 	}))
 
 	// Deleted while rendering: its end produces no event.
 	early := h.createWithHook(keyA, rv.url())
-	_, err := h.client(keyA).DeleteGenerationWithResponse(context.Background(), early.Id)
+	_, err := h.client(keyA).DeleteGenerationWithResponse(context.Background(), early.ID)
 	require.NoError(t, err)
 
 	// Finished and queued, then deleted before its event was dispatched:
@@ -451,11 +451,11 @@ func TestWebhookDeletedGenerationsNeverDeliver(t *testing.T) {
 	first := h.createWithHook(keyA, rv.url())
 	h.clock.Advance(time.Minute)
 	h.srv.Balance(keyA) // settles without waiting for the sink
-	assert.Equal(t, first.Id, <-entered)
+	assert.Equal(t, first.ID, <-entered)
 	late := h.createWithHook(keyA, rv.url())
 	h.clock.Advance(time.Minute)
 	h.srv.Balance(keyA)
-	_, err = h.client(keyA).DeleteGenerationWithResponse(context.Background(), late.Id)
+	_, err = h.client(keyA).DeleteGenerationWithResponse(context.Background(), late.ID)
 	require.NoError(t, err)
 	close(release)
 
@@ -463,9 +463,9 @@ func TestWebhookDeletedGenerationsNeverDeliver(t *testing.T) {
 	h.srv.WaitDeliveries()
 	got := rv.all()
 	require.Len(t, got, 1)
-	assert.Equal(t, first.Id, h.parse(got[0], h.secret(keyA)).Generation.Id)
+	assert.Equal(t, first.ID, h.parse(got[0], h.secret(keyA)).Generation.ID)
 	mu.Lock()
-	assert.Equal(t, []string{first.Id}, seen)
+	assert.Equal(t, []string{first.ID}, seen)
 	mu.Unlock()
 }
 

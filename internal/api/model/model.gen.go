@@ -63,16 +63,16 @@ func (e AvatarArgsAspectRatio) Valid() bool {
 
 // Defines values for AvatarArgsResolution.
 const (
-	AvatarArgsResolutionN1080p AvatarArgsResolution = "1080p"
-	AvatarArgsResolutionN720p  AvatarArgsResolution = "720p"
+	AvatarArgsResolutionN1080P AvatarArgsResolution = "1080p"
+	AvatarArgsResolutionN720P  AvatarArgsResolution = "720p"
 )
 
 // Valid indicates whether the value is a known member of the AvatarArgsResolution enum.
 func (e AvatarArgsResolution) Valid() bool {
 	switch e {
-	case AvatarArgsResolutionN1080p:
+	case AvatarArgsResolutionN1080P:
 		return true
-	case AvatarArgsResolutionN720p:
+	case AvatarArgsResolutionN720P:
 		return true
 	default:
 		return false
@@ -360,16 +360,16 @@ func (e LogoRevealArgsMode) Valid() bool {
 
 // Defines values for LogoRevealArgsResolution.
 const (
-	LogoRevealArgsResolutionN1080p LogoRevealArgsResolution = "1080p"
-	LogoRevealArgsResolutionN720p  LogoRevealArgsResolution = "720p"
+	LogoRevealArgsResolutionN1080P LogoRevealArgsResolution = "1080p"
+	LogoRevealArgsResolutionN720P  LogoRevealArgsResolution = "720p"
 )
 
 // Valid indicates whether the value is a known member of the LogoRevealArgsResolution enum.
 func (e LogoRevealArgsResolution) Valid() bool {
 	switch e {
-	case LogoRevealArgsResolutionN1080p:
+	case LogoRevealArgsResolutionN1080P:
 		return true
-	case LogoRevealArgsResolutionN720p:
+	case LogoRevealArgsResolutionN720P:
 		return true
 	default:
 		return false
@@ -405,16 +405,16 @@ func (e ObjectRevealArgsAspectRatio) Valid() bool {
 
 // Defines values for ObjectRevealArgsResolution.
 const (
-	ObjectRevealArgsResolutionN1080p ObjectRevealArgsResolution = "1080p"
-	ObjectRevealArgsResolutionN720p  ObjectRevealArgsResolution = "720p"
+	ObjectRevealArgsResolutionN1080P ObjectRevealArgsResolution = "1080p"
+	ObjectRevealArgsResolutionN720P  ObjectRevealArgsResolution = "720p"
 )
 
 // Valid indicates whether the value is a known member of the ObjectRevealArgsResolution enum.
 func (e ObjectRevealArgsResolution) Valid() bool {
 	switch e {
-	case ObjectRevealArgsResolutionN1080p:
+	case ObjectRevealArgsResolutionN1080P:
 		return true
-	case ObjectRevealArgsResolutionN720p:
+	case ObjectRevealArgsResolutionN720P:
 		return true
 	default:
 		return false
@@ -424,8 +424,8 @@ func (e ObjectRevealArgsResolution) Valid() bool {
 // Defines values for PricingEntryUnit.
 const (
 	PricingEntryUnitCall       PricingEntryUnit = "call"
-	PricingEntryUnitN1000chars PricingEntryUnit = "1000chars"
-	PricingEntryUnitN15s       PricingEntryUnit = "15s"
+	PricingEntryUnitN1000Chars PricingEntryUnit = "1000chars"
+	PricingEntryUnitN15S       PricingEntryUnit = "15s"
 	PricingEntryUnitSecond     PricingEntryUnit = "second"
 )
 
@@ -434,9 +434,9 @@ func (e PricingEntryUnit) Valid() bool {
 	switch e {
 	case PricingEntryUnitCall:
 		return true
-	case PricingEntryUnitN1000chars:
+	case PricingEntryUnitN1000Chars:
 		return true
-	case PricingEntryUnitN15s:
+	case PricingEntryUnitN15S:
 		return true
 	case PricingEntryUnitSecond:
 		return true
@@ -601,10 +601,10 @@ func (e YoutubeThumbnailArgsAspectRatio) Valid() bool {
 // AdArgs Arguments of `image/ad`. Every input is validated before the generation is accepted or billed (400, nothing charged).
 type AdArgs struct {
 	// AspectRatio Aspect ratio of the result.
-	AspectRatio *AdArgsAspectRatio `json:"aspectRatio,omitempty"`
+	AspectRatio AdArgsAspectRatio `json:"aspectRatio,omitempty,omitzero"`
 
 	// FineDetails Render finer details; priced as the `fineDetails` variant (`off`/`on`).
-	FineDetails *bool `json:"fineDetails,omitempty"`
+	FineDetails bool `json:"fineDetails,omitempty,omitzero"`
 
 	// Image Photo of the product advertised. A file id from the upload endpoints, never a URL or base64.
 	Image string `json:"image"`
@@ -619,25 +619,25 @@ type AdArgsAspectRatio string
 // AvatarArgs Arguments of `video/avatar`. Every input is validated before the generation is accepted or billed (400, nothing charged). `voiceId` is documented; the rest is this contract's choice.
 type AvatarArgs struct {
 	// AspectRatio Aspect ratio of the result.
-	AspectRatio *AvatarArgsAspectRatio `json:"aspectRatio,omitempty"`
+	AspectRatio AvatarArgsAspectRatio `json:"aspectRatio,omitempty,omitzero"`
 
 	// Image Optional portrait to animate. A file id from the upload endpoints, never a URL or base64.
-	Image *string `json:"image,omitempty"`
+	Image string `json:"image,omitempty,omitzero"`
 
 	// PermissionConfirmed Confirms the caller has permission to produce this likeness. Missing or false answers 403 `permission_required`.
-	PermissionConfirmed *bool `json:"permissionConfirmed,omitempty"`
+	PermissionConfirmed bool `json:"permissionConfirmed,omitempty,omitzero"`
 
 	// Prompt Optional delivery direction, such as a template's prompt (any feature accepts one).
-	Prompt *string `json:"prompt,omitempty"`
+	Prompt string `json:"prompt,omitempty,omitzero"`
 
 	// Resolution Output resolution; priced as the `resolution` variant.
-	Resolution *AvatarArgsResolution `json:"resolution,omitempty"`
+	Resolution AvatarArgsResolution `json:"resolution,omitempty,omitzero"`
 
 	// Script What the avatar says. The clip lasts about one second per 15 characters; billed per started 15 seconds.
 	Script string `json:"script"`
 
-	// VoiceId A voice id, or for catalog voices a slug.
-	VoiceId string `json:"voiceId"`
+	// VoiceID A voice id, or for catalog voices a slug.
+	VoiceID string `json:"voiceId"`
 }
 
 // AvatarArgsAspectRatio Aspect ratio of the result.
@@ -654,8 +654,8 @@ type CreateGenerationRequest struct {
 	// Feature Feature key, namespaced `<kind>/<name>`. The older flat spellings are still accepted everywhere a feature is read (create, and the `feature` filters of the list endpoints) and are echoed back as submitted. The documented legacy spellings are `image-generation` and `logo-reveal`; the other flat spellings listed here are this contract's choice (`x-unconfirmed`), named after the agent tools.
 	Feature Feature `json:"feature"`
 
-	// WebhookUrl Where to POST the signed event on the first terminal state. Must be https and publicly reachable; a URL that is not https, or that names localhost or a loopback, private or link-local address, answers 400 `invalid_argument` (this contract's choice).
-	WebhookUrl *string `json:"webhookUrl,omitempty"`
+	// WebhookURL Where to POST the signed event on the first terminal state. Must be https and publicly reachable; a URL that is not https, or that names localhost or a loopback, private or link-local address, answers 400 `invalid_argument` (this contract's choice).
+	WebhookURL string `json:"webhookUrl,omitempty,omitzero"`
 }
 
 // CreateUploadURLRequest Reserve a signed upload.
@@ -663,7 +663,7 @@ type CreateUploadURLRequest struct {
 	// Bytes Exact size of the file; signed into the URL. At most 31,457,280 (30 MB); more answers 413.
 	Bytes int64 `json:"bytes"`
 
-	// ContentType Media type of the file; signed and stored. Must be an accepted type (images, audio, video, PDF, ZIP, text, JSON); others answer 415.
+	// ContentType Media type of the file; signed and stored. Must be an accepted type (images, audio, video, PDF, ZIP, text, JSON; the exact list, this contract's choice, is x-accepted-media-types); others answer 415. Parameters such as `; charset=utf-8` are ignored.
 	ContentType string `json:"contentType"`
 }
 
@@ -673,13 +673,13 @@ type CreateVoiceRequest struct {
 	Audio string `json:"audio"`
 
 	// Description Free description.
-	Description *string `json:"description,omitempty"`
+	Description string `json:"description,omitempty,omitzero"`
 
 	// Name Name of the clone.
 	Name string `json:"name"`
 
-	// WebhookUrl Where to POST the signed `voice.done` or `voice.error` event. Must be https and publicly reachable; anything else answers 400 `invalid_argument` (this contract's choice).
-	WebhookUrl *string `json:"webhookUrl,omitempty"`
+	// WebhookURL Where to POST the signed `voice.done` or `voice.error` event. Must be https and publicly reachable; anything else answers 400 `invalid_argument` (this contract's choice).
+	WebhookURL string `json:"webhookUrl,omitempty,omitzero"`
 }
 
 // Error Body of every error response other than 402. The interface document does not show it; this shape is this contract's choice.
@@ -705,8 +705,8 @@ type FavoriteState struct {
 	// Favorite State after the call.
 	Favorite bool `json:"favorite"`
 
-	// Id Voice id.
-	Id string `json:"id"`
+	// ID Voice id.
+	ID string `json:"id"`
 }
 
 // Feature Feature key, namespaced `<kind>/<name>`. The older flat spellings are still accepted everywhere a feature is read (create, and the `feature` filters of the list endpoints) and are echoed back as submitted. The documented legacy spellings are `image-generation` and `logo-reveal`; the other flat spellings listed here are this contract's choice (`x-unconfirmed`), named after the agent tools.
@@ -714,14 +714,14 @@ type Feature string
 
 // File An uploaded reference file. Files are deleted 24 hours after they land.
 type File struct {
-	// Id File id to pass in `args`.
-	Id string `json:"id"`
+	// ID File id to pass in `args`.
+	ID string `json:"id"`
 
 	// OriginalName Name as uploaded (multipart route only).
-	OriginalName *string `json:"originalName,omitempty"`
+	OriginalName string `json:"originalName,omitempty,omitzero"`
 
 	// Size Bytes received (multipart route only).
-	Size *int64 `json:"size,omitempty"`
+	Size int64 `json:"size,omitempty,omitzero"`
 }
 
 // FileList Uploaded files.
@@ -732,8 +732,8 @@ type FileList struct {
 
 // FileRef The reserved file.
 type FileRef struct {
-	// Id File id; live once the storage PUT answered 200.
-	Id string `json:"id"`
+	// ID File id; live once the storage PUT answered 200.
+	ID string `json:"id"`
 }
 
 // Generation An asynchronous job that produces one asset. `feature` is echoed as submitted, canonical or legacy spelling. `output` is present once status is `done`.
@@ -742,40 +742,40 @@ type Generation struct {
 	BalanceUsed float64 `json:"balanceUsed"`
 
 	// Error Failure description, set when status is `error` or `timeout`.
-	Error *string `json:"error,omitempty"`
+	Error string `json:"error,omitempty,omitzero"`
 
 	// ExpiresAt Request time plus 24 hours, on API-created generations only. After it the generation and its assets are removed: GET answers 404 and the list drops it. Absent on generations made in the web app.
-	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	ExpiresAt time.Time `json:"expiresAt,omitempty,omitzero"`
 
 	// Feature Feature key, namespaced `<kind>/<name>`. The older flat spellings are still accepted everywhere a feature is read (create, and the `feature` filters of the list endpoints) and are echoed back as submitted. The documented legacy spellings are `image-generation` and `logo-reveal`; the other flat spellings listed here are this contract's choice (`x-unconfirmed`), named after the agent tools.
 	Feature Feature `json:"feature"`
 
-	// Id Generation id.
-	Id string `json:"id"`
+	// ID Generation id.
+	ID string `json:"id"`
 
 	// Kind Kind of asset a generation produces.
 	Kind Kind `json:"kind"`
 
 	// Output The finished asset. Exactly one of `image`, `video`, `audio` (or `text`) is present, named by the generation's kind. URLs are signed and expire with the generation.
-	Output *Output `json:"output,omitempty"`
+	Output Output `json:"output,omitempty,omitzero"`
 
 	// Params The submitted `args`, echoed back.
 	Params map[string]interface{} `json:"params"`
 
-	// ProjectId Owning project.
-	ProjectId string `json:"projectId"`
+	// ProjectID Owning project.
+	ProjectID string `json:"projectId"`
 
 	// RequestDate Time of the request.
 	RequestDate time.Time `json:"requestDate"`
 
 	// ResponseDate Time the generation finished. Present once finished.
-	ResponseDate *time.Time `json:"responseDate,omitempty"`
+	ResponseDate time.Time `json:"responseDate,omitempty,omitzero"`
 
 	// Status Lifecycle state of a generation. `done`, `error` and `timeout` are terminal; `error` and `timeout` are refunded.
 	Status GenerationStatus `json:"status"`
 
 	// Title Optional title.
-	Title *string `json:"title,omitempty"`
+	Title string `json:"title,omitempty,omitzero"`
 }
 
 // GenerationEnvelope One generation.
@@ -811,13 +811,13 @@ type GenerationStatus string
 // ImageGenerationArgs Arguments of `image/generation`. Every input is validated before the generation is accepted or billed (400, nothing charged). Arguments other than `prompt` are this contract's choice.
 type ImageGenerationArgs struct {
 	// AspectRatio Aspect ratio of the result.
-	AspectRatio *ImageGenerationArgsAspectRatio `json:"aspectRatio,omitempty"`
+	AspectRatio ImageGenerationArgsAspectRatio `json:"aspectRatio,omitempty,omitzero"`
 
 	// FineDetails Render finer details; priced as the `fineDetails` variant (`off`/`on`).
-	FineDetails *bool `json:"fineDetails,omitempty"`
+	FineDetails bool `json:"fineDetails,omitempty,omitzero"`
 
 	// Image Optional reference image. A file id from the upload endpoints, never a URL or base64.
-	Image *string `json:"image,omitempty"`
+	Image string `json:"image,omitempty,omitzero"`
 
 	// Prompt What to make. Any feature accepts a prompt taken from a template.
 	Prompt string `json:"prompt"`
@@ -852,8 +852,8 @@ type InsufficientBalanceError struct {
 
 // JSONRPCMessage A JSON-RPC 2.0 request or notification.
 type JSONRPCMessage struct {
-	// Id Request id (string or number); absent on notifications.
-	Id interface{} `json:"id,omitempty"`
+	// ID Request id (string or number); absent on notifications.
+	ID interface{} `json:"id,omitempty,omitzero"`
 
 	// Jsonrpc Protocol version.
 	Jsonrpc JSONRPCMessageJsonrpc `json:"jsonrpc"`
@@ -862,7 +862,7 @@ type JSONRPCMessage struct {
 	Method string `json:"method"`
 
 	// Params Method parameters.
-	Params *map[string]interface{} `json:"params,omitempty"`
+	Params map[string]interface{} `json:"params,omitempty,omitzero"`
 }
 
 // JSONRPCMessageJsonrpc Protocol version.
@@ -874,28 +874,28 @@ type Kind string
 // LogoRevealArgs Arguments of `video/logo-reveal`. Every input is validated before the generation is accepted or billed (400, nothing charged). The seven arguments are documented; bounds, defaults and `resolution` are this contract's choice.
 type LogoRevealArgs struct {
 	// AspectRatio Aspect ratio of the video. The default is this contract's choice.
-	AspectRatio *LogoRevealArgsAspectRatio `json:"aspectRatio,omitempty"`
+	AspectRatio LogoRevealArgsAspectRatio `json:"aspectRatio,omitempty,omitzero"`
 
 	// Background Background colour, a CSS hex colour such as `#101820`.
-	Background *string `json:"background,omitempty"`
+	Background string `json:"background,omitempty,omitzero"`
 
 	// Duration Seconds of video; billed per second.
-	Duration *int `json:"duration,omitempty"`
+	Duration int `json:"duration,omitempty,omitzero"`
 
 	// GenerateAudio Sound on or off.
-	GenerateAudio *bool `json:"generateAudio,omitempty"`
+	GenerateAudio bool `json:"generateAudio,omitempty,omitzero"`
 
 	// Image The logo image. Backdrop baked into the file is absorbed before rendering. A file id from the upload endpoints, never a URL or base64.
 	Image string `json:"image"`
 
 	// Mode `intro` builds the logo in; `outro` starts on the logo and takes it apart. The default is this contract's choice.
-	Mode *LogoRevealArgsMode `json:"mode,omitempty"`
+	Mode LogoRevealArgsMode `json:"mode,omitempty,omitzero"`
 
 	// Prompt Motion direction: effect, scene, mood. Describes what happens around the logo, not the logo, and not beat durations.
 	Prompt string `json:"prompt"`
 
 	// Resolution Output resolution; priced as the `resolution` variant.
-	Resolution *LogoRevealArgsResolution `json:"resolution,omitempty"`
+	Resolution LogoRevealArgsResolution `json:"resolution,omitempty,omitzero"`
 }
 
 // LogoRevealArgsAspectRatio Aspect ratio of the video. The default is this contract's choice.
@@ -910,10 +910,10 @@ type LogoRevealArgsResolution string
 // ObjectRevealArgs Arguments of `video/object-reveal`. Every input is validated before the generation is accepted or billed (400, nothing charged).
 type ObjectRevealArgs struct {
 	// AspectRatio Aspect ratio of the result.
-	AspectRatio *ObjectRevealArgsAspectRatio `json:"aspectRatio,omitempty"`
+	AspectRatio ObjectRevealArgsAspectRatio `json:"aspectRatio,omitempty,omitzero"`
 
 	// Duration Seconds of video; billed per second.
-	Duration *int `json:"duration,omitempty"`
+	Duration int `json:"duration,omitempty,omitzero"`
 
 	// Image Photo of the object revealed. A file id from the upload endpoints, never a URL or base64.
 	Image string `json:"image"`
@@ -922,7 +922,7 @@ type ObjectRevealArgs struct {
 	Prompt string `json:"prompt"`
 
 	// Resolution Output resolution; priced as the `resolution` variant.
-	Resolution *ObjectRevealArgsResolution `json:"resolution,omitempty"`
+	Resolution ObjectRevealArgsResolution `json:"resolution,omitempty,omitzero"`
 }
 
 // ObjectRevealArgsAspectRatio Aspect ratio of the result.
@@ -934,46 +934,46 @@ type ObjectRevealArgsResolution string
 // Output The finished asset. Exactly one of `image`, `video`, `audio` (or `text`) is present, named by the generation's kind. URLs are signed and expire with the generation.
 type Output struct {
 	// Audio Signed URL of the audio. Present when the generation's kind is `audio`.
-	Audio *string `json:"audio,omitempty"`
+	Audio string `json:"audio,omitempty,omitzero"`
 
 	// DurationMs Length of the video in milliseconds. Video only; always present on video outputs by this contract's choice.
-	DurationMs *int `json:"durationMs,omitempty"`
+	DurationMs int `json:"durationMs,omitempty,omitzero"`
 
 	// Height Height of the video in pixels. Video only; always present on video outputs by this contract's choice.
-	Height *int `json:"height,omitempty"`
+	Height int `json:"height,omitempty,omitzero"`
 
 	// Image Signed URL of the image. Present when the generation's kind is `image`.
-	Image *string `json:"image,omitempty"`
+	Image string `json:"image,omitempty,omitzero"`
 
 	// Mime Media type of the result.
 	Mime string `json:"mime"`
 
 	// Poster Signed URL of a still image of the video. Video only; always present on video outputs by this contract's choice.
-	Poster *string `json:"poster,omitempty"`
+	Poster string `json:"poster,omitempty,omitzero"`
 
 	// Text The text itself. Present when the generation's kind is `text`; the interface document does not show this shape.
-	Text *string `json:"text,omitempty"`
+	Text string `json:"text,omitempty,omitzero"`
 
 	// Video Signed URL of the video. Present when the generation's kind is `video`.
-	Video *string `json:"video,omitempty"`
+	Video string `json:"video,omitempty,omitzero"`
 
 	// Width Width of the video in pixels. Video only; always present on video outputs by this contract's choice.
-	Width *int `json:"width,omitempty"`
+	Width int `json:"width,omitempty,omitzero"`
 }
 
 // PricingEntry Price of one feature on the caller's plan. Cost of a call = `price` x the multiplier of each variant option the call uses x units where billed per unit.
 type PricingEntry struct {
 	// Amount Synonym of `price` seen in an overview sample; read it when `price` is absent.
-	Amount *float64 `json:"amount,omitempty"`
+	Amount float64 `json:"amount,omitempty,omitzero"`
 
 	// Price Base price in USD per `unit`.
 	Price float64 `json:"price"`
 
 	// Unit What `price` is charged per: `call` for flat features; `second` of finished clip for reveals; `15s`, each started 15 seconds of avatar video; `1000chars`, each started 1,000 characters of voiceover script. The interface document states these units in prose; the field is this contract's choice.
-	Unit *PricingEntryUnit `json:"unit,omitempty"`
+	Unit PricingEntryUnit `json:"unit,omitempty,omitzero"`
 
 	// Variants Present only when an argument changes the price. Keyed by argument name; each value maps an allowed argument value to a multiplier on `price`. A boolean argument maps as `off` / `on`. The caller never sends a variant key: the service reads the argument from the call.
-	Variants *map[string]map[string]float64 `json:"variants,omitempty"`
+	Variants map[string]map[string]float64 `json:"variants,omitempty,omitzero"`
 }
 
 // PricingEntryUnit What `price` is charged per: `call` for flat features; `second` of finished clip for reveals; `15s`, each started 15 seconds of avatar video; `1000chars`, each started 1,000 characters of voiceover script. The interface document states these units in prose; the field is this contract's choice.
@@ -988,10 +988,10 @@ type PricingTable struct {
 // ProductShotArgs Arguments of `image/product-shot`. Every input is validated before the generation is accepted or billed (400, nothing charged).
 type ProductShotArgs struct {
 	// AspectRatio Aspect ratio of the result.
-	AspectRatio *ProductShotArgsAspectRatio `json:"aspectRatio,omitempty"`
+	AspectRatio ProductShotArgsAspectRatio `json:"aspectRatio,omitempty,omitzero"`
 
 	// FineDetails Render finer details; priced as the `fineDetails` variant (`off`/`on`).
-	FineDetails *bool `json:"fineDetails,omitempty"`
+	FineDetails bool `json:"fineDetails,omitempty,omitzero"`
 
 	// Image Photo of the product. A file id from the upload endpoints, never a URL or base64.
 	Image string `json:"image"`
@@ -1006,13 +1006,13 @@ type ProductShotArgsAspectRatio string
 // SelfPortraitArgs Arguments of `image/self-portrait`. Every input is validated before the generation is accepted or billed (400, nothing charged). `image`, `prompt` and `aspectRatio` are documented; required flags and `permissionConfirmed` are this contract's choice.
 type SelfPortraitArgs struct {
 	// AspectRatio Aspect ratio of the result.
-	AspectRatio *SelfPortraitArgsAspectRatio `json:"aspectRatio,omitempty"`
+	AspectRatio SelfPortraitArgsAspectRatio `json:"aspectRatio,omitempty,omitzero"`
 
 	// Image Portrait of the person. A file id from the upload endpoints, never a URL or base64.
 	Image string `json:"image"`
 
 	// PermissionConfirmed Confirms the caller has permission to produce this likeness. Missing or false answers 403 `permission_required`.
-	PermissionConfirmed *bool `json:"permissionConfirmed,omitempty"`
+	PermissionConfirmed bool `json:"permissionConfirmed,omitempty,omitzero"`
 
 	// Prompt What to make. Any feature accepts a prompt taken from a template.
 	Prompt string `json:"prompt"`
@@ -1035,8 +1035,8 @@ type Template struct {
 	// Feature Feature key, namespaced `<kind>/<name>`. The older flat spellings are still accepted everywhere a feature is read (create, and the `feature` filters of the list endpoints) and are echoed back as submitted. The documented legacy spellings are `image-generation` and `logo-reveal`; the other flat spellings listed here are this contract's choice (`x-unconfirmed`), named after the agent tools.
 	Feature Feature `json:"feature"`
 
-	// Id Template id.
-	Id string `json:"id"`
+	// ID Template id.
+	ID string `json:"id"`
 
 	// Previews Previews of the template.
 	Previews []TemplatePreviewRef `json:"previews"`
@@ -1059,14 +1059,14 @@ type TemplatePreview struct {
 	// Gender Gender of the preview; `any` for non-person features.
 	Gender string `json:"gender"`
 
-	// Id Preview id.
-	Id string `json:"id"`
+	// ID Preview id.
+	ID string `json:"id"`
 
 	// Prompt The exact string to send as `args.prompt`.
 	Prompt string `json:"prompt"`
 
-	// TemplateId Template id.
-	TemplateId string `json:"templateId"`
+	// TemplateID Template id.
+	TemplateID string `json:"templateId"`
 
 	// Title Template title.
 	Title string `json:"title"`
@@ -1083,14 +1083,14 @@ type TemplatePreviewRef struct {
 	// Gender Gender of the person shown; `any` for non-person features.
 	Gender string `json:"gender"`
 
-	// Id Preview id, resolvable with GET /v3/templates/{previewId}.
-	Id string `json:"id"`
+	// ID Preview id, resolvable with GET /v3/templates/{previewId}.
+	ID string `json:"id"`
 
 	// Image Presigned thumbnail URL; expires after about 6 hours.
 	Image string `json:"image"`
 
 	// Video Presigned preview video URL, only for video features; expires after about 6 hours.
-	Video *string `json:"video,omitempty"`
+	Video string `json:"video,omitempty,omitzero"`
 }
 
 // UploadFilesRequest Multipart form of the upload.
@@ -1122,8 +1122,8 @@ type UploadURL struct {
 	// Method HTTP method of step 2.
 	Method UploadURLMethod `json:"method"`
 
-	// UploadUrl Where to PUT the bytes ({upload_url}), without an Authorization header.
-	UploadUrl string `json:"uploadUrl"`
+	// UploadURL Where to PUT the bytes ({upload_url}), without an Authorization header.
+	UploadURL string `json:"uploadUrl"`
 }
 
 // UploadURLMethod HTTP method of step 2.
@@ -1132,19 +1132,19 @@ type UploadURLMethod string
 // Voice A voice for `args.voiceId`: a catalog voice or one of the project's clones.
 type Voice struct {
 	// Description Free description.
-	Description *string `json:"description,omitempty"`
+	Description string `json:"description,omitempty,omitzero"`
 
 	// Error Failure description of a clone whose training failed.
-	Error *string `json:"error,omitempty"`
+	Error string `json:"error,omitempty,omitzero"`
 
 	// Favorite Catalog voices only. Whether the calling project starred it; computed per request.
 	Favorite *bool `json:"favorite,omitempty"`
 
-	// Id Voice id; this is what goes in `args.voiceId`.
-	Id string `json:"id"`
+	// ID Voice id; this is what goes in `args.voiceId`.
+	ID string `json:"id"`
 
 	// Locale Catalog voices only. Locale such as `en-US`.
-	Locale *string `json:"locale,omitempty"`
+	Locale string `json:"locale,omitempty,omitzero"`
 
 	// Name Display name.
 	Name string `json:"name"`
@@ -1153,22 +1153,22 @@ type Voice struct {
 	Owner VoiceOwner `json:"owner"`
 
 	// Preview Catalog voices only. Presigned audition clip URL; expires after about 6 hours.
-	Preview *string `json:"preview,omitempty"`
+	Preview string `json:"preview,omitempty,omitzero"`
 
 	// RequestDate Time the clone was requested. The interface document says string; date-time is this contract's choice.
-	RequestDate *time.Time `json:"requestDate,omitempty"`
+	RequestDate time.Time `json:"requestDate,omitempty,omitzero"`
 
 	// ResponseDate Time training finished. The interface document says string; date-time is this contract's choice.
-	ResponseDate *time.Time `json:"responseDate,omitempty"`
+	ResponseDate time.Time `json:"responseDate,omitempty,omitzero"`
 
 	// Slug Catalog voices only. Stable handle, accepted anywhere the id is.
-	Slug *string `json:"slug,omitempty"`
+	Slug string `json:"slug,omitempty,omitzero"`
 
 	// Status Training state of a clone (same lifecycle as a generation).
-	Status *VoiceStatus `json:"status,omitempty"`
+	Status VoiceStatus `json:"status,omitempty,omitzero"`
 
 	// Tags Catalog voices only. Lowercase descriptors: gender, age, accent, style, plus a category (`narration`, `conversational`, `character`, `creature`).
-	Tags *[]string `json:"tags,omitempty"`
+	Tags []string `json:"tags,omitempty,omitzero"`
 }
 
 // VoiceEnvelope One voice.
@@ -1204,25 +1204,25 @@ type VoiceStatus string
 // VoiceoverArgs Arguments of `audio/voiceover`. Every input is validated before the generation is accepted or billed (400, nothing charged). `voiceId` is documented; `script` is this contract's choice.
 type VoiceoverArgs struct {
 	// Prompt Optional delivery direction, such as a template's prompt (any feature accepts one).
-	Prompt *string `json:"prompt,omitempty"`
+	Prompt string `json:"prompt,omitempty,omitzero"`
 
 	// Script Text to speak; billed per started 1,000 characters.
 	Script string `json:"script"`
 
-	// VoiceId A voice id, or for catalog voices a slug.
-	VoiceId string `json:"voiceId"`
+	// VoiceID A voice id, or for catalog voices a slug.
+	VoiceID string `json:"voiceId"`
 }
 
 // YoutubeThumbnailArgs Arguments of `image/youtube-thumbnail`. Every input is validated before the generation is accepted or billed (400, nothing charged).
 type YoutubeThumbnailArgs struct {
 	// AspectRatio Aspect ratio of the result.
-	AspectRatio *YoutubeThumbnailArgsAspectRatio `json:"aspectRatio,omitempty"`
+	AspectRatio YoutubeThumbnailArgsAspectRatio `json:"aspectRatio,omitempty,omitzero"`
 
 	// FineDetails Render finer details; priced as the `fineDetails` variant (`off`/`on`).
-	FineDetails *bool `json:"fineDetails,omitempty"`
+	FineDetails bool `json:"fineDetails,omitempty,omitzero"`
 
 	// Image Optional reference image. A file id from the upload endpoints, never a URL or base64.
-	Image *string `json:"image,omitempty"`
+	Image string `json:"image,omitempty,omitzero"`
 
 	// Prompt What to make. Any feature accepts a prompt taken from a template.
 	Prompt string `json:"prompt"`
@@ -1261,25 +1261,25 @@ type Unauthorized = Error
 // ListGenerationsParams defines parameters for ListGenerations.
 type ListGenerationsParams struct {
 	// Feature Only this feature; a legacy spelling matches the same rows.
-	Feature *string `form:"feature,omitempty" json:"feature,omitempty"`
+	Feature string `form:"feature,omitempty" json:"feature,omitempty,omitzero"`
 
 	// Limit Page size. Default 24; values above 100 are clamped to 100, not rejected. Values below 1 use the default (this contract's choice).
-	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+	Limit int `form:"limit,omitempty" json:"limit,omitempty,omitzero"`
 
 	// Cursor The previous page's `nextCursor`.
-	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+	Cursor string `form:"cursor,omitempty" json:"cursor,omitempty,omitzero"`
 }
 
 // ListTemplatesParams defines parameters for ListTemplates.
 type ListTemplatesParams struct {
 	// Feature Canonical or legacy spelling.
-	Feature *string `form:"feature,omitempty" json:"feature,omitempty"`
+	Feature string `form:"feature,omitempty" json:"feature,omitempty,omitzero"`
 
 	// Category Only this category.
-	Category *string `form:"category,omitempty" json:"category,omitempty"`
+	Category string `form:"category,omitempty" json:"category,omitempty,omitzero"`
 
 	// Title Repeatable; exact match.
-	Title *[]string `form:"title,omitempty" json:"title,omitempty"`
+	Title []string `form:"title,omitempty" json:"title,omitempty,omitzero"`
 
 	// PerCategory At most N templates of each category.
 	PerCategory *int `form:"perCategory,omitempty" json:"perCategory,omitempty"`
@@ -1294,13 +1294,13 @@ type ListVoicesParams struct {
 	Owner *string `form:"owner,omitempty" json:"owner,omitempty"`
 
 	// Tag Repeatable; the voice must carry every tag.
-	Tag *[]string `form:"tag,omitempty" json:"tag,omitempty"`
+	Tag []string `form:"tag,omitempty" json:"tag,omitempty,omitzero"`
 
 	// Locale Exact locale match, not a prefix.
 	Locale *string `form:"locale,omitempty" json:"locale,omitempty"`
 
 	// Favorites `1`, `true` or `yes`: only starred voices.
-	Favorites *string `form:"favorites,omitempty" json:"favorites,omitempty"`
+	Favorites string `form:"favorites,omitempty" json:"favorites,omitempty,omitzero"`
 }
 
 // GenerationEventDeliveryParams defines parameters for GenerationEventDelivery.

@@ -71,8 +71,8 @@ func (f *fakeOps) CreateGeneration(ctx context.Context, req api.CreateGeneration
 	}
 	f.balance -= f.price
 	g := model.Generation{
-		Id:          fmt.Sprintf("gen_%d", len(f.generations)+1),
-		ProjectId:   f.projects[len(f.projects)-1],
+		ID:          fmt.Sprintf("gen_%d", len(f.generations)+1),
+		ProjectID:   f.projects[len(f.projects)-1],
 		Feature:     req.Body.Feature,
 		Kind:        model.KindVideo,
 		Status:      model.GenerationStatusPending,
@@ -80,7 +80,7 @@ func (f *fakeOps) CreateGeneration(ctx context.Context, req api.CreateGeneration
 		BalanceUsed: f.price,
 		RequestDate: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 	}
-	f.generations[g.Id] = g
+	f.generations[g.ID] = g
 	return api.CreateGeneration200JSONResponse{Generation: g}, nil
 }
 
@@ -88,10 +88,10 @@ func (f *fakeOps) GetGeneration(ctx context.Context, req api.GetGenerationReques
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seen(ctx)
-	g, ok := f.generations[req.Id]
+	g, ok := f.generations[req.ID]
 	if !ok {
 		return api.GetGeneration404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse{
-			Error: model.ErrorDetail{Code: model.ErrorCodeNotFound, Message: "no generation " + req.Id},
+			Error: model.ErrorDetail{Code: model.ErrorCodeNotFound, Message: "no generation " + req.ID},
 		}}, nil
 	}
 	return api.GetGeneration200JSONResponse{Generation: g}, nil
@@ -102,7 +102,7 @@ func (f *fakeOps) ListTemplates(ctx context.Context, req api.ListTemplatesReques
 	defer f.mu.Unlock()
 	f.seen(ctx)
 	f.templates = append(f.templates, req.Params)
-	return api.ListTemplates200JSONResponse{Templates: []model.Template{{Id: "t1", Title: "Glitch", Category: "motion", Feature: model.FeatureVideoLogoReveal}}}, nil
+	return api.ListTemplates200JSONResponse{Templates: []model.Template{{ID: "t1", Title: "Glitch", Category: "motion", Feature: model.FeatureVideoLogoReveal}}}, nil
 }
 
 func (f *fakeOps) ListVoices(ctx context.Context, req api.ListVoicesRequestObject) (api.ListVoicesResponseObject, error) {
@@ -118,22 +118,22 @@ func (f *fakeOps) ListGenerations(ctx context.Context, req api.ListGenerationsRe
 	defer f.mu.Unlock()
 	f.seen(ctx)
 	next := "c2"
-	if req.Params.Cursor != nil || req.Params.Limit == nil || *req.Params.Limit != 1 {
+	if req.Params.Cursor != "" || req.Params.Limit == 0 || req.Params.Limit != 1 {
 		return api.ListGenerations200JSONResponse{Generations: []model.Generation{}}, nil
 	}
-	return api.ListGenerations200JSONResponse{Generations: []model.Generation{{Id: "gen_9"}}, NextCursor: &next}, nil
+	return api.ListGenerations200JSONResponse{Generations: []model.Generation{{ID: "gen_9"}}, NextCursor: &next}, nil
 }
 
 func (f *fakeOps) DeleteGeneration(ctx context.Context, req api.DeleteGenerationRequestObject) (api.DeleteGenerationResponseObject, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seen(ctx)
-	if _, ok := f.generations[req.Id]; !ok {
+	if _, ok := f.generations[req.ID]; !ok {
 		return api.DeleteGeneration404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse{
-			Error: model.ErrorDetail{Code: model.ErrorCodeNotFound, Message: "no generation " + req.Id},
+			Error: model.ErrorDetail{Code: model.ErrorCodeNotFound, Message: "no generation " + req.ID},
 		}}, nil
 	}
-	delete(f.generations, req.Id)
+	delete(f.generations, req.ID)
 	return api.DeleteGeneration200JSONResponse{Success: true}, nil
 }
 
@@ -149,7 +149,7 @@ func (f *fakeOps) GetTemplatePreview(ctx context.Context, req api.GetTemplatePre
 	defer f.mu.Unlock()
 	f.seen(ctx)
 	return api.GetTemplatePreview200JSONResponse{Preview: model.TemplatePreview{
-		Id: req.PreviewId, TemplateId: "t1", Title: "Glitch", Feature: model.FeatureVideoLogoReveal, Gender: "any", Prompt: "digital glitch sweep",
+		ID: req.PreviewID, TemplateID: "t1", Title: "Glitch", Feature: model.FeatureVideoLogoReveal, Gender: "any", Prompt: "digital glitch sweep",
 	}}, nil
 }
 
@@ -161,8 +161,8 @@ func (f *fakeOps) CreateUploadURL(ctx context.Context, req api.CreateUploadURLRe
 		return api.CreateUploadURL415JSONResponse{Error: model.ErrorDetail{Code: model.ErrorCodeUnsupportedMediaType, Message: "type not accepted"}}, nil
 	}
 	return api.CreateUploadURL200JSONResponse{
-		File:      model.FileRef{Id: "file_1"},
-		UploadUrl: "https://storage.example.com/file_1?sig=x",
+		File:      model.FileRef{ID: "file_1"},
+		UploadURL: "https://storage.example.com/file_1?sig=x",
 		Method:    model.UploadURLMethodPUT,
 		Headers:   model.UploadHeaders{ContentType: req.Body.ContentType, ContentLength: fmt.Sprint(req.Body.Bytes)},
 		ExpiresIn: 900,
@@ -289,12 +289,12 @@ func TestCreateGenerationPacked(t *testing.T) {
 	body := ops.created[0].Body
 	assert.Equal(t, model.Feature("image/generation"), body.Feature)
 	assert.Equal(t, map[string]any{"prompt": "a red fox", "fineDetails": true}, body.Args)
-	require.NotNil(t, body.WebhookUrl)
-	assert.Equal(t, "https://hooks.example.com/mediagen", *body.WebhookUrl)
+	require.NotNil(t, body.WebhookURL)
+	assert.Equal(t, "https://hooks.example.com/mediagen", body.WebhookURL)
 	assert.Equal(t, []string{"proj_test"}, ops.projects, "the operation must see the HTTP request's context")
 
 	env := structured[model.GenerationEnvelope](t, res)
-	assert.Equal(t, "gen_1", env.Generation.Id)
+	assert.Equal(t, "gen_1", env.Generation.ID)
 	assert.Equal(t, model.GenerationStatusPending, env.Generation.Status)
 	assert.Contains(t, text(res), "gen_1")
 	assert.Contains(t, text(res), "pending")
@@ -320,10 +320,10 @@ func TestGenerateLogoReveal(t *testing.T) {
 	assert.Equal(t, map[string]any{
 		"image": "file_logo", "prompt": "sparks gather into the mark", "mode": "outro", "duration": float64(7),
 	}, body.Args, "args are what an HTTP caller would send; webhookUrl is not an argument")
-	require.NotNil(t, body.WebhookUrl)
-	assert.Equal(t, "https://hooks.example.com/x", *body.WebhookUrl)
+	require.NotNil(t, body.WebhookURL)
+	assert.Equal(t, "https://hooks.example.com/x", body.WebhookURL)
 	assert.Equal(t, []string{"proj_test"}, ops.projects)
-	assert.Equal(t, "gen_1", structured[model.GenerationEnvelope](t, res).Generation.Id)
+	assert.Equal(t, "gen_1", structured[model.GenerationEnvelope](t, res).Generation.ID)
 }
 
 func TestGenerateOmitsUnsetArguments(t *testing.T) {
@@ -335,7 +335,7 @@ func TestGenerateOmitsUnsetArguments(t *testing.T) {
 	require.Len(t, ops.created, 1)
 	assert.Equal(t, model.FeatureAudioVoiceover, ops.created[0].Body.Feature)
 	assert.Equal(t, map[string]any{"voiceId": "warm-narrator", "script": "Hello."}, ops.created[0].Body.Args)
-	assert.Nil(t, ops.created[0].Body.WebhookUrl)
+	assert.Empty(t, ops.created[0].Body.WebhookURL)
 }
 
 func TestMissingRequiredArgumentIsToolError(t *testing.T) {
@@ -354,7 +354,7 @@ func TestGetGenerationRoundTrip(t *testing.T) {
 
 	created := call(t, session, "generate_product_shot", map[string]any{"image": "file_1", "prompt": "on marble"})
 	require.False(t, created.IsError, text(created))
-	id := structured[model.GenerationEnvelope](t, created).Generation.Id
+	id := structured[model.GenerationEnvelope](t, created).Generation.ID
 
 	got := call(t, session, "get_generation", map[string]any{"id": id})
 	require.False(t, got.IsError, text(got))
@@ -411,13 +411,13 @@ func TestListParameters(t *testing.T) {
 	require.False(t, res.IsError, text(res))
 	require.Len(t, ops.templates, 1)
 	p := ops.templates[0]
-	require.NotNil(t, p.Feature)
-	assert.Equal(t, "logo-reveal", *p.Feature)
-	require.NotNil(t, p.Title)
-	assert.Equal(t, []string{"Glitch", "Ink"}, *p.Title)
+	require.NotEmpty(t, p.Feature)
+	assert.Equal(t, "logo-reveal", p.Feature)
+	require.NotZero(t, p.Title)
+	assert.Equal(t, []string{"Glitch", "Ink"}, p.Title)
 	require.NotNil(t, p.PerCategory)
 	assert.Equal(t, 2, *p.PerCategory)
-	assert.Nil(t, p.Category)
+	assert.Empty(t, p.Category)
 	assert.Nil(t, p.Limit)
 	assert.Contains(t, text(res), "Glitch")
 
@@ -427,9 +427,9 @@ func TestListParameters(t *testing.T) {
 	v := ops.voices[0]
 	assert.Nil(t, v.Owner)
 	require.NotNil(t, v.Tag)
-	assert.Equal(t, []string{"female", "narration"}, *v.Tag)
+	assert.Equal(t, []string{"female", "narration"}, v.Tag)
 	require.NotNil(t, v.Favorites)
-	assert.Equal(t, "true", *v.Favorites)
+	assert.Equal(t, "true", v.Favorites)
 
 	assert.True(t, slices.ContainsFunc(ops.projects, func(p string) bool { return p == "proj_test" }))
 }
@@ -485,13 +485,13 @@ func TestOtherTools(t *testing.T) {
 
 	res = call(t, session, "get_template_prompt", map[string]any{"previewId": "pv_1"})
 	require.False(t, res.IsError, text(res))
-	assert.Equal(t, "pv_1", structured[model.TemplatePreviewEnvelope](t, res).Preview.Id)
+	assert.Equal(t, "pv_1", structured[model.TemplatePreviewEnvelope](t, res).Preview.ID)
 	assert.Contains(t, text(res), "digital glitch sweep")
 
 	res = call(t, session, "create_upload_url", map[string]any{"bytes": 1234, "contentType": "image/png"})
 	require.False(t, res.IsError, text(res))
 	up := structured[model.UploadURL](t, res)
-	assert.Equal(t, "file_1", up.File.Id)
+	assert.Equal(t, "file_1", up.File.ID)
 	assert.Equal(t, model.UploadHeaders{ContentType: "image/png", ContentLength: "1234"}, up.Headers)
 	assert.Contains(t, text(res), "Content-Length: 1234")
 
@@ -507,7 +507,7 @@ func TestOtherTools(t *testing.T) {
 	assert.Contains(t, text(res), "cursor c2")
 
 	created := call(t, session, "generate_ad", map[string]any{"image": "f", "prompt": "p"})
-	id := structured[model.GenerationEnvelope](t, created).Generation.Id
+	id := structured[model.GenerationEnvelope](t, created).Generation.ID
 	res = call(t, session, "delete_generation", map[string]any{"id": id})
 	require.False(t, res.IsError, text(res))
 	assert.True(t, structured[model.Success](t, res).Success)

@@ -108,7 +108,7 @@ func decode[T any](body []byte) T {
 
 func summarizeGeneration(body []byte) string {
 	g := decode[model.GenerationEnvelope](body).Generation
-	s := fmt.Sprintf("Generation %s (%s) is %s; %s charged.", g.Id, g.Feature, g.Status, usd(g.BalanceUsed))
+	s := fmt.Sprintf("Generation %s (%s) is %s; %s charged.", g.ID, g.Feature, g.Status, usd(g.BalanceUsed))
 	switch g.Status {
 	case model.GenerationStatusPending, model.GenerationStatusRunning:
 		s += " Poll get_generation with this id every few seconds until it is done, error or timeout."
@@ -117,30 +117,25 @@ func summarizeGeneration(body []byte) string {
 			s += " Output: " + url
 		}
 	default:
-		if g.Error != nil {
-			s += " Error: " + *g.Error + " (refunded)."
+		if g.Error != "" {
+			s += " Error: " + g.Error + " (refunded)."
 		}
 	}
 	return s
 }
 
 // outputURL picks the asset of a finished generation, whichever kind it is.
-func outputURL(o *model.Output) string {
-	if o == nil {
-		return ""
+func outputURL(o model.Output) string {
+	if u := o.URL(); u != "" {
+		return u
 	}
-	for _, p := range []*string{o.Image, o.Video, o.Audio, o.Text} {
-		if p != nil {
-			return *p
-		}
-	}
-	return ""
+	return o.Text
 }
 
 func summarizeGenerationList(body []byte) string {
 	l := decode[model.GenerationList](body)
 	s := fmt.Sprintf("%d generations, newest first.", len(l.Generations))
-	if l.NextCursor != nil {
+	if l.NextCursor != nil && *l.NextCursor != "" {
 		s += " More with cursor " + *l.NextCursor + "."
 	} else {
 		s += " Last page."
@@ -176,7 +171,7 @@ func summarizePricing(body []byte) string {
 func summarizeUploadURL(body []byte) string {
 	u := decode[model.UploadURL](body)
 	return fmt.Sprintf("File %s reserved. %s the bytes to uploadUrl within %d s with exactly Content-Type: %s and Content-Length: %s and no Authorization header; then pass %s as a file id.",
-		u.File.Id, u.Method, u.ExpiresIn, u.Headers.ContentType, u.Headers.ContentLength, u.File.Id)
+		u.File.ID, u.Method, u.ExpiresIn, u.Headers.ContentType, u.Headers.ContentLength, u.File.ID)
 }
 
 func summarizeVoices(body []byte) string {

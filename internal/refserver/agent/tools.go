@@ -162,7 +162,7 @@ func addTools(s *mcp.Server, ops api.StrictServerInterface) {
 		Description: "Get a generation as GET /v3/generations/{id} returns it: status, and once done the output URL. Poll every few seconds (5 to 10 for video) while pending or running."},
 		summarizeGeneration,
 		func(ctx context.Context, in idInput) (answer, error) {
-			resp, err := ops.GetGeneration(ctx, api.GetGenerationRequestObject{Id: in.ID})
+			resp, err := ops.GetGeneration(ctx, api.GetGenerationRequestObject{ID: in.ID})
 			return record(resp, err, api.GetGenerationResponseObject.VisitGetGenerationResponse)
 		})
 
@@ -171,7 +171,7 @@ func addTools(s *mcp.Server, ops api.StrictServerInterface) {
 		summarizeGenerationList,
 		func(ctx context.Context, in listGenerationsInput) (answer, error) {
 			resp, err := ops.ListGenerations(ctx, api.ListGenerationsRequestObject{Params: model.ListGenerationsParams{
-				Feature: optional(in.Feature), Limit: in.Limit, Cursor: optional(in.Cursor),
+				Feature: in.Feature, Limit: valueOr(in.Limit), Cursor: in.Cursor,
 			}})
 			return record(resp, err, api.ListGenerationsResponseObject.VisitListGenerationsResponse)
 		})
@@ -182,7 +182,7 @@ func addTools(s *mcp.Server, ops api.StrictServerInterface) {
 		Description: "Delete a generation and its assets. Nothing is refunded and work in flight is not cancelled."},
 		summarizeDeleted,
 		func(ctx context.Context, in idInput) (answer, error) {
-			resp, err := ops.DeleteGeneration(ctx, api.DeleteGenerationRequestObject{Id: in.ID})
+			resp, err := ops.DeleteGeneration(ctx, api.DeleteGenerationRequestObject{ID: in.ID})
 			return record(resp, err, api.DeleteGenerationResponseObject.VisitDeleteGenerationResponse)
 		})
 
@@ -190,11 +190,8 @@ func addTools(s *mcp.Server, ops api.StrictServerInterface) {
 		Description: "List ready-made styles (templates) of a feature, in creation order. Each template has previews; get_template_prompt turns a preview id into the prompt to send."},
 		summarizeTemplates,
 		func(ctx context.Context, in listTemplatesInput) (answer, error) {
-			p := model.ListTemplatesParams{Feature: optional(in.Feature), Category: optional(in.Category),
-				PerCategory: in.PerCategory, Limit: in.Limit}
-			if len(in.Title) > 0 {
-				p.Title = &in.Title
-			}
+			p := model.ListTemplatesParams{Feature: in.Feature, Category: in.Category,
+				PerCategory: in.PerCategory, Limit: in.Limit, Title: in.Title}
 			resp, err := ops.ListTemplates(ctx, api.ListTemplatesRequestObject{Params: p})
 			return record(resp, err, api.ListTemplatesResponseObject.VisitListTemplatesResponse)
 		})
@@ -203,7 +200,7 @@ func addTools(s *mcp.Server, ops api.StrictServerInterface) {
 		Description: "Resolve a template preview id to its prompt: the exact string to pass as args.prompt."},
 		summarizeTemplatePrompt,
 		func(ctx context.Context, in templatePromptInput) (answer, error) {
-			resp, err := ops.GetTemplatePreview(ctx, api.GetTemplatePreviewRequestObject{PreviewId: in.PreviewID})
+			resp, err := ops.GetTemplatePreview(ctx, api.GetTemplatePreviewRequestObject{PreviewID: in.PreviewID})
 			return record(resp, err, api.GetTemplatePreviewResponseObject.VisitGetTemplatePreviewResponse)
 		})
 
@@ -229,12 +226,15 @@ func addTools(s *mcp.Server, ops api.StrictServerInterface) {
 		Description: "List voices for voiceId: the project's clones first, then the catalog. Tag and locale filter catalog voices only."},
 		summarizeVoices,
 		func(ctx context.Context, in listVoicesInput) (answer, error) {
-			p := model.ListVoicesParams{Owner: optional(in.Owner), Locale: optional(in.Locale)}
-			if len(in.Tag) > 0 {
-				p.Tag = &in.Tag
+			p := model.ListVoicesParams{Tag: in.Tag}
+			if in.Owner != "" {
+				p.Owner = &in.Owner
+			}
+			if in.Locale != "" {
+				p.Locale = &in.Locale
 			}
 			if in.Favorites {
-				p.Favorites = optional("true")
+				p.Favorites = "true"
 			}
 			resp, err := ops.ListVoices(ctx, api.ListVoicesRequestObject{Params: p})
 			return record(resp, err, api.ListVoicesResponseObject.VisitListVoicesResponse)
@@ -285,16 +285,15 @@ func toArgs(in any) (map[string]any, error) {
 // create submits a generation through the same operation as POST /v3/generations.
 func create(ctx context.Context, ops api.StrictServerInterface, feature model.Feature, args map[string]any, webhookURL string) (answer, error) {
 	resp, err := ops.CreateGeneration(ctx, api.CreateGenerationRequestObject{Body: &model.CreateGenerationJSONRequestBody{
-		Feature: feature, Args: args, WebhookUrl: optional(webhookURL),
+		Feature: feature, Args: args, WebhookURL: webhookURL,
 	}})
 	return record(resp, err, api.CreateGenerationResponseObject.VisitCreateGenerationResponse)
 }
 
-// optional maps the empty string, which tool inputs use for "not given", to
-// an absent parameter.
-func optional(s string) *string {
-	if s == "" {
-		return nil
+// valueOr returns *p, or 0 when the tool call left the number out.
+func valueOr(p *int) int {
+	if p == nil {
+		return 0
 	}
-	return &s
+	return *p
 }

@@ -63,7 +63,7 @@ func (rc *receiver) requests() []received {
 
 func gen(id string) *model.Generation {
 	return &model.Generation{
-		Id: id, ProjectId: "prj_1", Feature: model.FeatureImageGeneration, Kind: model.KindImage,
+		ID: id, ProjectID: "prj_1", Feature: model.FeatureImageGeneration, Kind: model.KindImage,
 		Status: model.GenerationStatusDone, Params: map[string]any{"prompt": "a red kite"},
 		BalanceUsed: 0.04, RequestDate: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC),
 	}
@@ -104,7 +104,7 @@ func TestDeliversSignedGenerationEventOnce(t *testing.T) {
 	var ev model.GenerationEvent
 	require.NoError(t, json.Unmarshal(r.body, &ev))
 	assert.Equal(t, model.GenerationEventName("generation.done"), ev.Event)
-	assert.Equal(t, "gen_1", ev.Generation.Id)
+	assert.Equal(t, "gen_1", ev.Generation.ID)
 
 	res := got()
 	require.Len(t, res, 1)
@@ -120,7 +120,7 @@ func TestRotationCarriesTwoEntriesEitherSecretVerifies(t *testing.T) {
 	s := delivery.New(delivery.Options{})
 	defer s.Close()
 
-	v := &model.Voice{Id: "vc_1", Owner: model.VoiceOwnerProject, Name: "Narrator"}
+	v := &model.Voice{ID: "vc_1", Owner: model.VoiceOwnerProject, Name: "Narrator"}
 	require.NoError(t, s.SendVoice(srv.URL, []string{"whsec_new", "whsec_old"}, "voice.done", v))
 	s.Wait()
 
@@ -134,7 +134,7 @@ func TestRotationCarriesTwoEntriesEitherSecretVerifies(t *testing.T) {
 	var ev model.VoiceEvent
 	require.NoError(t, json.Unmarshal(reqs[0].body, &ev))
 	assert.Equal(t, model.VoiceEventName("voice.done"), ev.Event)
-	assert.Equal(t, "vc_1", ev.Voice.Id)
+	assert.Equal(t, "vc_1", ev.Voice.ID)
 }
 
 func TestRetriesOnceAfterNon2xxThenSucceeds(t *testing.T) {
@@ -239,7 +239,7 @@ func TestConcurrentSendsDeliverEachEventExactlyOnce(t *testing.T) {
 	for _, r := range rc.requests() {
 		var ev model.GenerationEvent
 		require.NoError(t, json.Unmarshal(r.body, &ev))
-		seen[ev.Generation.Id]++
+		seen[ev.Generation.ID]++
 	}
 	assert.Len(t, seen, n)
 	for id, count := range seen {

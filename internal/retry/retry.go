@@ -1,0 +1,68 @@
+// Package retry is the one backoff and Retry-After reading the SDK's
+// packages share: the client's API requests, the upload's storage PUTs,
+// downloads and the search after an ambiguous failure all wait through it.
+package retry
+
+import (
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Backoff returns the wait before retry attempt (0 for the first retry): an
+// exponential step from lo, doubling per attempt and capped at hi, with its
+// upper half jittered so that clients failing together do not retry
+// together. A step of zero or less is no wait.
+func Backoff(lo, hi time.Duration, attempt int) time.Duration {
+	step := lo
+	for i := 0; i < attempt && step < hi; i++ {
+		step *= 2
+	}
+	step = min(step, hi)
+	if step <= 0 {
+		return 0
+	}
+	half := step / 2
+	return half + rand.N(step-half+1)
+}
+
+// ParseRetryAfter reads a Retry-After value, delay seconds or an HTTP date,
+// relative to now. Unparsable and negative values give false; a delay past
+// what a Duration holds is clamped, since it means "very long".
+func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 {
+			return 0, false
+		}
+		return time.Duration(min(secs, math.MaxInt64/int64(time.Second))) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(0, t.Sub(now)), true
+	}
+	return 0, false
+}
+
+// After returns the Retry-After of resp, if it has one.
+func After(resp *http.Response, now time.Time) (time.Duration, bool) {
+	if resp == nil {
+		return 0, false
+	}
+	return ParseRetryAfter(resp.Header.Get("Retry-After"), now)
+}
+
+// TransientStatus reports whether an answer with code may succeed when the
+// same request is sent again: 429 and the gateway failures 502, 503, 504.
+func TransientStatus(code int) bool {
+	switch code {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,126 @@
+package poll
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/client"
+)
+
+// An update callback given to the other kind of wait fails the call before
+// anything is sent, instead of being ignored.
+func TestUpdateCallbackOfTheOtherKindFails(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	onGeneration := OnUpdate(func(*client.Generation) { t.Error("OnUpdate called") })
+	onVoice := OnVoiceUpdate(func(*client.Voice) { t.Error("OnVoiceUpdate called") })
+
+	v, err := Voice(ctx, e.c, "ava-warm-narrator", withClock(e.clock), onGeneration)
+	assert.Nil(t, v)
+	assert.ErrorContains(t, err, "OnUpdate")
+	assert.ErrorContains(t, err, "OnVoiceUpdate", "the message names the option to use")
+
+	g, err := Generation(ctx, e.c, "gen_1", withClock(e.clock), onVoice)
+	assert.Nil(t, g)
+	assert.ErrorContains(t, err, "OnVoiceUpdate")
+	assert.ErrorContains(t, err, "OnUpdate", "the message names the option to use")
+
+	results, err := Generations(ctx, e.c, []string{"gen_1", "gen_2"}, withClock(e.clock), onVoice)
+	assert.Nil(t, results)
+	assert.ErrorContains(t, err, "OnVoiceUpdate")
+
+	// Joined with the errors of other bad options.
+	_, err = Voice(ctx, e.c, "ava-warm-narrator", WithInterval(0), onGeneration)
+	assert.ErrorContains(t, err, "WithInterval")
+	assert.ErrorContains(t, err, "OnUpdate")
+
+	assert.Zero(t, e.count.requests(), "nothing sent")
+	assert.Empty(t, e.clock.waits())
+
+	// Each callback with its own kind of wait is accepted.
+	_, err = Voice(ctx, e.c, "ava-warm-narrator", withClock(e.clock), OnVoiceUpdate(func(*client.Voice) {}))
+	assert.NoError(t, err)
+}
+
+// headerCheck is a middleware that counts the requests it sees and those
+// that lack the header X-Wait: nightly.
+type headerCheck struct{ seen, missing atomic.Int64 }
+
+func (h *headerCheck) middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	h.seen.Add(1)
+	if req.Header.Get("X-Wait") != "nightly" {
+		h.missing.Add(1)
+	}
+	return next(req)
+}
+
+// WithClientOptions applies to every request of every kind of wait, and only
+// to the wait it is given to.
+func TestWithClientOptions(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	h := &headerCheck{}
+	opt := WithClientOptions(client.WithHeader("X-Wait", "nightly"), client.WithMiddleware(h.middleware))
+
+	g := e.image(t)
+	e.count.reset()
+	_, err := Generation(ctx, e.c, g.ID, withClock(e.clock), opt)
+	require.NoError(t, err)
+	assert.Greater(t, e.count.requests(), int64(1))
+	assert.Equal(t, e.count.requests(), h.seen.Load(), "Generation: every check")
+
+	ids := []string{e.image(t).ID, e.image(t).ID}
+	e.count.reset()
+	h.seen.Store(0)
+	_, err = Generations(ctx, e.c, ids, withClock(e.clock), opt)
+	require.NoError(t, err)
+	assert.Positive(t, e.count.requests())
+	assert.Equal(t, e.count.requests(), h.seen.Load(), "Generations: every page and GET")
+
+	v := cloneVoice(t, e)
+	e.count.reset()
+	h.seen.Store(0)
+	_, err = Voice(ctx, e.c, v.ID, withClock(e.clock), opt)
+	require.NoError(t, err)
+	assert.Greater(t, e.count.requests(), int64(1))
+	assert.Equal(t, e.count.requests(), h.seen.Load(), "Voice: every check")
+
+	assert.Zero(t, h.missing.Load(), "the header went with every request")
+
+	h.seen.Store(0)
+	_, err = Generation(ctx, e.c, g.ID, withClock(e.clock))
+	require.NoError(t, err)
+	assert.Zero(t, h.seen.Load(), "a wait without the option does not get it")
+}
+
+// A client option that cannot apply to a call fails the wait before
+// anything is sent, as a bad poll option does: not as a wait that gave up
+// and could be resumed.
+func TestWithClientOptionsInvalid(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	bad := WithClientOptions(client.WithBaseURL("https://elsewhere.example"))
+	check := func(t *testing.T, err error, option string) {
+		t.Helper()
+		assert.ErrorContains(t, err, option)
+		var gu *GaveUpError
+		assert.NotErrorAs(t, err, &gu, "nothing to resume")
+	}
+
+	_, err := Generation(ctx, e.c, "gen_1", withClock(e.clock), bad)
+	check(t, err, "WithBaseURL")
+	results, err := Generations(ctx, e.c, []string{"gen_1", "gen_2"}, withClock(e.clock), bad)
+	check(t, err, "WithBaseURL")
+	assert.Nil(t, results)
+	_, err = Voice(ctx, e.c, "ava-warm-narrator", withClock(e.clock), bad)
+	check(t, err, "WithBaseURL")
+	_, err = Generation(ctx, e.c, "gen_1", withClock(e.clock), WithClientOptions(client.WithTimeout(-time.Second)))
+	check(t, err, "WithTimeout")
+	assert.Zero(t, e.count.requests(), "nothing sent")
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package poll
+
+func init() { raceEnabled = true }
