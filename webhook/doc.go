@@ -37,6 +37,11 @@
 // refused (WithTolerance). During a rotation, pass the old secret with
 // WithSecrets until the overlap ends.
 //
+// Handler remembers the deliveries it took in a MemoryStore, one per
+// process. Replicas of a receiver share an SQLStore instead (WithStore): a
+// table in PostgreSQL or SQLite through any database/sql driver, which the
+// program imports, not this package.
+//
 // Sign, SignatureHeader and SetHeaders produce signatures the way the service
 // does, for tests and for the reference server.
 package webhook

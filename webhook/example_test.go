@@ -3,10 +3,14 @@ package webhook_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/mediagen/mediagen-go/webhook"
@@ -103,6 +107,53 @@ func ExampleHandler() {
 	// 200
 	// refused: webhook: missing signature header: X-Service-Timestamp
 	// 401
+}
+
+// Two replicas of a receiver, each with its own connection to one database,
+// share a SQLStore: a delivery resent to the other replica is dropped. SQLite
+// here (the driver is modernc.org/sqlite); PostgreSQL takes
+// WithDialect(DialectPostgreSQL) and, say, github.com/jackc/pgx/v5/stdlib.
+func ExampleSQLStore() {
+	dir, err := os.MkdirTemp("", "webhooks")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	dsn := "file:" + filepath.Join(dir, "deliveries.db") + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)"
+	secret := "whsec_example"
+
+	var replicas []http.Handler
+	for i := range 2 {
+		db, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer db.Close()
+		store, err := webhook.NewSQLStore(db, webhook.WithDialect(webhook.DialectSQLite))
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := store.CreateTable(context.Background()); err != nil {
+			log.Fatal(err)
+		}
+		replicas = append(replicas, webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {
+			fmt.Println("replica", i, "received", ev.Generation.ID)
+			return nil
+		}, webhook.WithStore(store)))
+	}
+
+	body := []byte(`{"event":"generation.done","generation":{"id":"gen_1","status":"done"}}`)
+	for _, h := range replicas {
+		req := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(body))
+		webhook.SetHeaders(req.Header, []string{secret}, time.Now(), body)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		fmt.Println(rec.Code)
+	}
+	// Output:
+	// replica 0 received gen_1
+	// 200
+	// 200
 }
 
 // The entry is what openssl computes:

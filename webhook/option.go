@@ -140,8 +140,8 @@ func WithMaxBodyBytes(n int64) Option {
 
 // WithStore sets where Handler records the deliveries it has taken, to drop
 // duplicates. The default is a MemoryStore of DefaultStoreSize ids per
-// Handler; receivers running several replicas share a store instead. A nil
-// store turns duplicate detection off.
+// Handler; receivers running several replicas share a store instead, such
+// as an SQLStore. A nil store turns duplicate detection off.
 func WithStore(s Store) Option {
 	return func(o *options) { o.store, o.storeSet = s, true }
 }

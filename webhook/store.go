@@ -9,8 +9,8 @@ import (
 // Store records the deliveries Handler has taken, so that a repeated
 // delivery of the same event is acknowledged without running the callback
 // twice. Implementations must be safe for concurrent use; one backed by a
-// shared database lets several replicas of a receiver drop each other's
-// duplicates.
+// shared database, such as SQLStore, lets several replicas of a receiver
+// drop each other's duplicates.
 type Store interface {
 	// Claim records id and reports whether this call recorded it, that is
 	// whether the delivery is new. Two concurrent calls with one id must not

@@ -10,11 +10,16 @@
 // no key it starts an in-process reference server and a loopback receiver:
 //
 //	go run ./examples/webhooks
+//
+// The receiver records the deliveries it has taken in a SQLite file, or in
+// PostgreSQL when MEDIAGEN_WEBHOOK_DB_DSN is set (for example
+// postgres://user:pass@host/db), which replicas of a receiver share.
 package main
 
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -23,11 +28,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	_ "modernc.org/sqlite"             // database/sql driver "sqlite", pure Go
+
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/refserver"
+	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
@@ -50,29 +59,53 @@ func run(ctx context.Context, out io.Writer) error {
 	key := os.Getenv("MEDIAGEN_API_KEY")
 	secret := os.Getenv("MEDIAGEN_WEBHOOK_SECRET")
 	hookURL := os.Getenv("MEDIAGEN_WEBHOOK_URL")
-	var opts []client.Option
+	var c *client.Client
+	now := time.Now // the clock deliveries are signed and verified by
 	if key == "" {
-		ref := refserver.New(refserver.WithProject("webhooks-key", 5), refserver.WithRenderScale(0.01),
-			// The receiver below is plain http on loopback, which the service refuses.
-			refserver.WithAllowHTTPWebhooks())
-		srv := httptest.NewServer(ref)
+		// No key: serve the whole interface in-process. Its receiver below is
+		// plain http on loopback, which the test server allows.
+		srv, err := clienttest.Start(clienttest.WithBalance(5))
+		if err != nil {
+			return err
+		}
 		defer srv.Close()
-		defer ref.Close()
-		opts = append(opts, client.WithBaseURL(srv.URL))
-		key = "webhooks-key"
-		project, _ := ref.Project(key)
-		secret, hookURL = project.WebhookSecret, "" // the receiver starts below
+		c = srv.Client()
+		secret, hookURL = srv.WebhookSecret(), "" // the receiver starts below
+		// The test server's clock moves only when told: let it run, 10x
+		// faster than the wall clock, and verify deliveries against it.
+		go func() {
+			tick := time.NewTicker(5 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+					srv.Advance(50 * time.Millisecond)
+				}
+			}
+		}()
+		now = srv.Now
 		fmt.Fprintln(out, "no MEDIAGEN_API_KEY: using an in-process reference server")
-	} else if secret == "" || hookURL == "" {
-		return errors.New("with MEDIAGEN_API_KEY set, set MEDIAGEN_WEBHOOK_SECRET and MEDIAGEN_WEBHOOK_URL too")
+	} else {
+		if secret == "" || hookURL == "" {
+			return errors.New("with MEDIAGEN_API_KEY set, set MEDIAGEN_WEBHOOK_SECRET and MEDIAGEN_WEBHOOK_URL too")
+		}
+		var err error
+		if c, err = client.New(key); err != nil {
+			return err
+		}
 	}
-	c, err := client.New(key, opts...)
+
+	store, closeStore, err := openStore(ctx, out)
 	if err != nil {
 		return err
 	}
+	defer closeStore()
 
 	// The handler verifies each signature, drops deliveries it has already
-	// taken, and answers within the service's 5-second window.
+	// taken (by the store, so across restarts and replicas), and answers
+	// within the service's 5-second window.
 	var mu sync.Mutex
 	calls := map[string]int{} // handler calls per generation id
 	events := make(chan received, 16)
@@ -86,7 +119,7 @@ func run(ctx context.Context, out io.Writer) error {
 		// ev.Raw shares the request's buffer; keep a copy.
 		events <- received{ev, bytes.Clone(ev.Raw)}
 		return nil
-	})
+	}, webhook.WithStore(store), webhook.WithNow(now))
 	mux := http.NewServeMux()
 	mux.Handle("/webhooks", handler)
 	if hookURL == "" {
@@ -140,7 +173,7 @@ func run(ctx context.Context, out io.Writer) error {
 	// The service retries a delivery it did not see acknowledged, so the
 	// same event can come twice. Replay the first one, freshly signed.
 	req := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(first.body))
-	webhook.SetHeaders(req.Header, []string{secret}, time.Now(), first.body)
+	webhook.SetHeaders(req.Header, []string{secret}, now(), first.body)
 	rec := httptest.NewRecorder()
 	handler.ServeHTTP(rec, req)
 	id := first.event.Generation.ID
@@ -156,4 +189,41 @@ func envOr(name, fallback string) string {
 		return v
 	}
 	return fallback
+}
+
+// openStore opens the store of taken deliveries: PostgreSQL at
+// MEDIAGEN_WEBHOOK_DB_DSN when set, else a SQLite file in a temporary folder
+// (a real receiver keeps its file). Rows older than 48 hours are deleted in
+// the background.
+func openStore(ctx context.Context, out io.Writer) (*webhook.SQLStore, func(), error) {
+	driver, dialect, dsn, dir := "pgx", webhook.DialectPostgreSQL, os.Getenv("MEDIAGEN_WEBHOOK_DB_DSN"), ""
+	if dsn == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "webhooks-"); err != nil {
+			return nil, nil, err
+		}
+		driver, dialect = "sqlite", webhook.DialectSQLite
+		dsn = "file:" + filepath.Join(dir, "deliveries.db") + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)"
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	closeAll := func() {
+		db.Close()
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
+	}
+	store, err := webhook.NewSQLStore(db, webhook.WithDialect(dialect))
+	if err == nil {
+		err = store.CreateTable(ctx)
+	}
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	fmt.Fprintf(out, "delivery store: %s\n", dialect)
+	return store, closeAll, nil
 }

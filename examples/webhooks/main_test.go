@@ -16,10 +16,12 @@ func TestWebhooksRunsOnTheReferenceServer(t *testing.T) {
 	t.Setenv("MEDIAGEN_API_KEY", "")
 	t.Setenv("MEDIAGEN_BASE_URL", "")
 	t.Setenv("MEDIAGEN_WEBHOOK_URL", "")
+	t.Setenv("MEDIAGEN_WEBHOOK_DB_DSN", "")
 	var out bytes.Buffer
 	require.NoError(t, run(context.Background(), &out))
 	text := out.String()
 	assert.Contains(t, text, "in-process reference server")
+	assert.Contains(t, text, "delivery store: SQLite")
 	submitted := regexp.MustCompile(`submitted (\S+)`).FindAllStringSubmatch(text, -1)
 	require.Len(t, submitted, 3)
 	for _, m := range submitted {
