@@ -19,12 +19,11 @@ import (
 	"image/png"
 	"io"
 	"log"
-	"net/http/httptest"
 	"os"
 	"time"
 
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/refserver"
+	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/poll"
 	"github.com/mediagen/mediagen-go/upload"
 )
@@ -44,35 +43,32 @@ func run(ctx context.Context, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 
-	key := os.Getenv("MEDIAGEN_API_KEY")
-	var opts []client.Option
+	var c *client.Client
 	var waitOpts []poll.Option
-	var balance func() float64 // the service has no balance endpoint; the reference server tells
-	if key == "" {
+	var balance func() float64 // the service has no balance endpoint; the test server tells
+	if os.Getenv("MEDIAGEN_API_KEY") == "" {
 		// The two ways a batch comes back short: $0.20 covers the first four
 		// requests but not the last ($0.075, even with the $0.05 refund of
 		// the first thumbnail back), and every thumbnail render fails.
-		ref := refserver.New(refserver.WithProject("batch-key", 0.20), refserver.WithRenderScale(0.01),
-			refserver.WithOutcome(func(feature string) refserver.Outcome {
+		srv, err := clienttest.Start(clienttest.WithBalance(0.20),
+			clienttest.WithOutcome(func(feature string) clienttest.Outcome {
 				if feature == client.FeatureYoutubeThumbnail {
-					return refserver.OutcomeError
+					return clienttest.OutcomeError
 				}
-				return refserver.OutcomeDone
+				return clienttest.OutcomeDone
 			}))
-		srv := httptest.NewServer(ref)
+		if err != nil {
+			return err
+		}
 		defer srv.Close()
-		defer ref.Close()
-		opts = append(opts, client.WithBaseURL(srv.URL))
-		key = "batch-key"
-		balance = func() float64 { return ref.Balance("batch-key") }
-		// Renders take milliseconds here; the default schedule, made for the
-		// service's seconds-long renders, would only slow the example down.
-		waitOpts = append(waitOpts, poll.WithInterval(100*time.Millisecond))
+		c = srv.Client()
+		balance = srv.Balance
 		fmt.Fprintln(out, "no MEDIAGEN_API_KEY: using an in-process reference server")
-	}
-	c, err := client.New(key, opts...)
-	if err != nil {
-		return err
+	} else {
+		var err error
+		if c, err = client.New(""); err != nil {
+			return err
+		}
 	}
 
 	// One multipart request for all the photos (up to 10).

@@ -17,12 +17,11 @@ import (
 	"image/png"
 	"io"
 	"log"
-	"net/http/httptest"
 	"os"
 	"time"
 
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/refserver"
+	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/poll"
 	"github.com/mediagen/mediagen-go/upload"
 )
@@ -42,27 +41,25 @@ func run(ctx context.Context, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 
-	key := os.Getenv("MEDIAGEN_API_KEY")
-	var opts []client.Option
-	var pollOpts []poll.Option
-	if key == "" {
-		// No key: serve the whole interface in-process, renders sped up 100x.
-		ref := refserver.New(refserver.WithProject("quickstart-key", 10), refserver.WithRenderScale(0.01))
-		srv := httptest.NewServer(ref)
+	var c *client.Client
+	if os.Getenv("MEDIAGEN_API_KEY") == "" {
+		// No key: serve the whole interface in-process. Its clients wait on
+		// the test server's clock, so the default schedules cost no time.
+		srv, err := clienttest.Start(clienttest.WithBalance(10))
+		if err != nil {
+			return err
+		}
 		defer srv.Close()
-		defer ref.Close()
-		opts = append(opts, client.WithBaseURL(srv.URL))
-		key = "quickstart-key"
-		// Renders take milliseconds here; the default schedule (5 s for
-		// video) suits the real service.
-		pollOpts = append(pollOpts, poll.WithInterval(100*time.Millisecond))
+		c = srv.Client()
 		fmt.Fprintln(out, "no MEDIAGEN_API_KEY: using an in-process reference server")
+	} else {
+		// The key and base URL come from MEDIAGEN_API_KEY and MEDIAGEN_BASE_URL.
+		var err error
+		if c, err = client.New(""); err != nil {
+			return err
+		}
 	}
-	// The base URL comes from MEDIAGEN_BASE_URL unless set here.
-	c, err := client.New(key, opts...)
-	if err != nil {
-		return err
-	}
+	var pollOpts []poll.Option
 
 	args := client.LogoRevealArgs{
 		Prompt:      "sparks gather into a burst of light over a dark stage",

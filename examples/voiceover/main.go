@@ -16,14 +16,13 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"time"
 	"unicode/utf8"
 
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/refserver"
+	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/poll"
 )
 
@@ -46,24 +45,23 @@ func run(ctx context.Context, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 
-	key := os.Getenv("MEDIAGEN_API_KEY")
-	var opts []client.Option
 	waitOpts := []poll.Option{poll.OnUpdate(func(g *client.Generation) { fmt.Fprintf(out, "  status: %s\n", g.Status) })}
-	if key == "" {
-		ref := refserver.New(refserver.WithProject("voiceover-key", 5), refserver.WithRenderScale(0.01))
-		srv := httptest.NewServer(ref)
+	var c *client.Client
+	if os.Getenv("MEDIAGEN_API_KEY") == "" {
+		// No key: serve the whole interface in-process; its clients wait on
+		// the test server's clock.
+		srv, err := clienttest.Start(clienttest.WithBalance(5))
+		if err != nil {
+			return err
+		}
 		defer srv.Close()
-		defer ref.Close()
-		opts = append(opts, client.WithBaseURL(srv.URL))
-		key = "voiceover-key"
-		// Renders take milliseconds here; the default schedule, made for the
-		// service's seconds-long renders, would only slow the example down.
-		waitOpts = append(waitOpts, poll.WithInterval(100*time.Millisecond))
+		c = srv.Client()
 		fmt.Fprintln(out, "no MEDIAGEN_API_KEY: using an in-process reference server")
-	}
-	c, err := client.New(key, opts...)
-	if err != nil {
-		return err
+	} else {
+		var err error
+		if c, err = client.New(""); err != nil {
+			return err
+		}
 	}
 
 	// Locale and tags filter the catalog only; the project's clones, listed
