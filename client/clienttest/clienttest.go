@@ -166,10 +166,12 @@ func (s *Server) WebhookSecret() string {
 // Client returns a client of the default project with fast retries (waits
 // of 1 to 10 ms) whose waits move the server's clock (see the package
 // documentation); opts are applied after those defaults. Invalid options
-// fail the test of a [NewServer] server, and panic for a [Start] server.
+// fail the test of a [NewServer] server with t.Fatal, and panic for a
+// [Start] server (use [Server.ClientFor] to get the error instead).
 func (s *Server) Client(opts ...client.Option) *client.Client {
 	c, err := s.ClientFor(s.apiKey, opts...)
 	if err != nil {
+		err = fmt.Errorf("clienttest: Server.Client: invalid client option: %w", errors.Unwrap(err))
 		if s.tb != nil {
 			s.tb.Helper()
 			s.tb.Fatal(err)

@@ -65,6 +65,23 @@ func TestRendersAreObservableMidFlight(t *testing.T) {
 	g, err = c.GetGeneration(t.Context(), g.ID)
 	require.NoError(t, err)
 	assert.Equal(t, client.StatusPending, g.Status)
+	assert.Equal(t, clienttest.StartTime, srv.Now(), "a GET does not move the clock")
+
+	// Advance in small steps: the render passes through running.
+	var steps []client.GenerationStatus
+	for i := 0; i < 1000 && !g.Terminal(); i++ {
+		srv.Advance(50 * time.Millisecond)
+		g, err = c.GetGeneration(t.Context(), g.ID)
+		require.NoError(t, err)
+		if len(steps) == 0 || steps[len(steps)-1] != g.Status {
+			steps = append(steps, g.Status)
+		}
+	}
+	assert.Equal(t, []client.GenerationStatus{client.StatusPending, client.StatusRunning, client.StatusDone}, steps)
+
+	// And through poll, a second render is seen from pending to done.
+	g, err = c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "q"})
+	require.NoError(t, err)
 	var seen []client.GenerationStatus
 	_, err = poll.Generation(t.Context(), c, g.ID, poll.OnUpdate(func(g *client.Generation) { seen = append(seen, g.Status) }))
 	require.NoError(t, err)

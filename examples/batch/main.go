@@ -37,14 +37,11 @@ func main() {
 	}
 }
 
-// request is the typed arguments of one generation, which name their feature.
-
 func run(ctx context.Context, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 
 	var c *client.Client
-	var waitOpts []poll.Option
 	var balance func() float64 // the service has no balance endpoint; the test server tells
 	if os.Getenv("MEDIAGEN_API_KEY") == "" {
 		// The two ways a batch comes back short: $0.20 covers the first four
@@ -85,6 +82,7 @@ func run(ctx context.Context, out io.Writer) error {
 		fmt.Fprintf(out, "uploaded %s: %s, %d bytes\n", f.OriginalName, f.ID, f.Size)
 	}
 
+	// Typed arguments name their feature: a batch mixes them freely.
 	batch := []client.Args{
 		client.ProductShotArgs{Image: files[0].ID, Prompt: "on a marble counter in soft morning light"},
 		client.ProductShotArgs{Image: files[1].ID, Prompt: "on a walnut desk beside an open notebook"},
@@ -131,7 +129,7 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 
 	// One list request per round for the whole batch, not one GET per id.
-	results, err := poll.Generations(ctx, c, ids, waitOpts...)
+	results, err := poll.Generations(ctx, c, ids)
 	var paid float64
 	for _, r := range results {
 		g := r.Generation

@@ -1,5 +1,6 @@
 // Quickstart: read the price of a logo reveal, upload a logo, submit the
-// generation, wait for it and download the video.
+// generation, wait for it and save the video and its poster under a folder
+// (-out, default ./quickstart-output).
 //
 // With MEDIAGEN_API_KEY set it talks to the service (and spends money). With
 // no key it starts an in-process reference server, so it runs anywhere:
@@ -59,12 +60,11 @@ func run(ctx context.Context, out io.Writer) error {
 			return err
 		}
 	}
-	var pollOpts []poll.Option
 
 	args := client.LogoRevealArgs{
 		Prompt:      "sparks gather into a burst of light over a dark stage",
-		Mode:        "intro",
-		AspectRatio: "16:9",
+		Mode:        client.ModeIntro,
+		AspectRatio: client.Aspect16x9,
 		Duration:    5,
 	}
 
@@ -92,10 +92,10 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "submitted %s (%s), charged $%.4f\n", g.ID, g.Status, g.BalanceUsed)
 
-	pollOpts = append(pollOpts, poll.OnUpdate(func(g *client.Generation) {
+	// Video is checked after 5 s, then up to every 10 s.
+	g, err = poll.Generation(ctx, c, g.ID, poll.OnUpdate(func(g *client.Generation) {
 		fmt.Fprintf(out, "  status: %s\n", g.Status)
 	}))
-	g, err = poll.Generation(ctx, c, g.ID, pollOpts...)
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,6 @@ func run(ctx context.Context, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 
-	waitOpts := []poll.Option{poll.OnUpdate(func(g *client.Generation) { fmt.Fprintf(out, "  status: %s\n", g.Status) })}
 	var c *client.Client
 	if os.Getenv("MEDIAGEN_API_KEY") == "" {
 		// No key: serve the whole interface in-process; its clients wait on
@@ -116,7 +115,10 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "submitted %s, charged $%.4f\n", g.ID, g.BalanceUsed)
 
-	g, err = poll.Generation(ctx, c, g.ID, waitOpts...)
+	// Audio is checked after 2 s, then up to every 5 s.
+	g, err = poll.Generation(ctx, c, g.ID, poll.OnUpdate(func(g *client.Generation) {
+		fmt.Fprintf(out, "  status: %s\n", g.Status)
+	}))
 	if err != nil {
 		return err
 	}
