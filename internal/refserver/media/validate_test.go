@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"hash/crc32"
 	"image"
 	"image/color"
 	"image/gif"
 	"image/png"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -158,6 +161,31 @@ func validSamples(t testing.TB) map[string][]byte {
 		"zip":        zipSample(t),
 		"json":       []byte(`{"a": [1, 2, "ü"]}`),
 		"text":       []byte("plain words\n"),
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/valid and the FuzzValidate seeds from validSamples")
+
+// TestValidSamplesOnDisk keeps testdata/valid, whole files that the
+// reference server's tests upload, and the seeds of FuzzValidate in step
+// with validSamples; go test -run TestValidSamplesOnDisk -update rewrites
+// them.
+func TestValidSamplesOnDisk(t *testing.T) {
+	for name, b := range validSamples(t) {
+		path := filepath.Join("testdata", "valid", name)
+		if *update {
+			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+			require.NoError(t, os.WriteFile(path, b, 0o644))
+			seed := filepath.Join("testdata", "fuzz", "FuzzValidate", name)
+			require.NoError(t, os.MkdirAll(filepath.Dir(seed), 0o755))
+			require.NoError(t, os.WriteFile(seed, fmt.Appendf(nil, "go test fuzz v1\n[]byte(%q)\n", b), 0o644))
+		}
+		got, err := os.ReadFile(path)
+		require.NoError(t, err, "run go test -run TestValidSamplesOnDisk -update")
+		assert.NoError(t, Validate(got), name)
+		wantType, _ := Detect(b)
+		gotType, _ := Detect(got)
+		assert.Equal(t, wantType, gotType, name)
 	}
 }
 
