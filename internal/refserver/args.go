@@ -171,6 +171,9 @@ func (s *Server) checkArg(p *project, name string, rule argRule, v any, now time
 		if f.invalid != "" {
 			return invalidf("args.%s: file %q is not a whole, valid image: %s", name, id, f.invalid)
 		}
+		if f.invalid != "" {
+			return invalidf("args.%s: file %q is not a whole, valid image: %s", name, id, f.invalid)
+		}
 	case argVoice:
 		id, ok := v.(string)
 		if !ok || id == "" {

@@ -34,6 +34,11 @@ func validateImage(mt string, b []byte) error {
 	if uint64(w)*uint64(h) > MaxImagePixels {
 		return fmt.Errorf("%dx%d is over the %d-megapixel limit", w, h, MaxImagePixels/1_000_000)
 	}
+	// Deflate packs at most 1032 bytes into one, so a PNG too small to hold
+	// its rows at one bit a pixel is cut short: no need to allocate them.
+	if mt == TypePNG && uint64(h)*(1+(uint64(w)+7)/8) > 1032*uint64(len(b)) {
+		return errTruncated
+	}
 	var frames func() error
 	switch mt {
 	case TypePNG:
