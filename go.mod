@@ -9,6 +9,7 @@ require (
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/oapi-codegen/runtime v1.8.0
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/image v0.45.0
 	modernc.org/sqlite v1.59.0
 )
 

@@ -168,6 +168,12 @@ func (s *Server) checkArg(p *project, name string, rule argRule, v any, now time
 		if f.kind != media.Image || !f.decodes {
 			return invalidf("args.%s: file %q is not an image that can be decoded (it holds %s)", name, id, f.mediaType)
 		}
+		if f.invalid != "" {
+			return invalidf("args.%s: file %q is not a whole, valid image: %s", name, id, f.invalid)
+		}
+		if f.invalid != "" {
+			return invalidf("args.%s: file %q is not a whole, valid image: %s", name, id, f.invalid)
+		}
 	case argVoice:
 		id, ok := v.(string)
 		if !ok || id == "" {

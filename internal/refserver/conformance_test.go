@@ -242,21 +242,26 @@ func cfBox(typ string, parts ...[]byte) []byte {
 func cfU32(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
 
 // cfMP4 is an ISO BMFF file of the major brand with one track per handler
-// ("vide", "soun"), each lasting d.
+// ("vide", "soun"), each lasting d, whose one sample lies in the mdat.
 func cfMP4(brand string, d time.Duration, handlers ...string) []byte {
 	const scale = 1000
 	ticks := uint32(d.Milliseconds())
-	moov := [][]byte{cfBox("mvhd", cfU32(0), cfU32(0), cfU32(0), cfU32(scale), cfU32(ticks), make([]byte, 80))}
-	for _, h := range handlers {
-		mdhd := cfBox("mdhd", cfU32(0), cfU32(0), cfU32(0), cfU32(scale), cfU32(ticks), []byte{0x55, 0xc4, 0, 0})
-		hdlr := cfBox("hdlr", cfU32(0), cfU32(0), []byte(h), make([]byte, 12), []byte{0})
-		moov = append(moov, cfBox("trak", cfBox("mdia", mdhd, hdlr)))
+	ftyp := cfBox("ftyp", []byte(brand), cfU32(0), []byte("isom"))
+	moov := func(offset uint32) []byte {
+		boxes := [][]byte{cfBox("mvhd", cfU32(0), cfU32(0), cfU32(0), cfU32(scale), cfU32(ticks), make([]byte, 80))}
+		for _, h := range handlers {
+			mdhd := cfBox("mdhd", cfU32(0), cfU32(0), cfU32(0), cfU32(scale), cfU32(ticks), []byte{0x55, 0xc4, 0, 0})
+			hdlr := cfBox("hdlr", cfU32(0), cfU32(0), []byte(h), make([]byte, 12), []byte{0})
+			stbl := cfBox("stbl",
+				cfBox("stsc", cfU32(0), cfU32(1), cfU32(1), cfU32(1), cfU32(1)),
+				cfBox("stsz", cfU32(0), cfU32(4), cfU32(1)),
+				cfBox("stco", cfU32(0), cfU32(1), cfU32(offset)))
+			boxes = append(boxes, cfBox("trak", cfBox("mdia", mdhd, hdlr, cfBox("minf", stbl))))
+		}
+		return cfBox("moov", boxes...)
 	}
-	return bytes.Join([][]byte{
-		cfBox("ftyp", []byte(brand), cfU32(0), []byte("isom")),
-		cfBox("moov", moov...),
-		cfBox("mdat", []byte{1, 2, 3, 4}),
-	}, nil)
+	offset := uint32(len(ftyp) + len(moov(0)) + 8)
+	return bytes.Join([][]byte{ftyp, moov(offset), cfBox("mdat", []byte{1, 2, 3, 4})}, nil)
 }
 
 type cfPart struct {

@@ -29,6 +29,7 @@ type file struct {
 	kind      media.Kind
 	decodes   bool          // images: the bytes decode as an image
 	audio     time.Duration // audio: the length of the stream
+	invalid   string        // why the bytes are not a whole, valid file; "" when they are
 
 	reservedUntil time.Time // signed uploads: the URL's expiry
 	landed        time.Time // zero until the bytes landed
@@ -64,12 +65,18 @@ type fileMeta struct {
 	kind      media.Kind
 	decodes   bool
 	audio     time.Duration
+	invalid   string
 }
 
 // inspect classifies bytes from their content, never from a name.
 func inspect(b []byte) fileMeta {
 	mt, kind := media.Detect(b)
 	m := fileMeta{mediaType: mt, kind: kind}
+	// Checked once, here, and kept: the bytes are not kept, and every
+	// generation using the file reads the verdict.
+	if err := media.Validate(b); err != nil {
+		m.invalid = err.Error()
+	}
 	switch kind {
 	case media.Image:
 		_, _, err := media.ImageConfig(b)
@@ -158,7 +165,7 @@ func readUploadPart(part *multipart.Part) (*file, *apiError) {
 	}
 	return &file{
 		name: name, size: int64(len(data)),
-		mediaType: meta.mediaType, kind: meta.kind, decodes: meta.decodes, audio: meta.audio,
+		mediaType: meta.mediaType, kind: meta.kind, decodes: meta.decodes, audio: meta.audio, invalid: meta.invalid,
 	}, nil
 }
 

@@ -296,6 +296,10 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFoundf("no route %s %s", r.Method, r.URL.Path))
 		return
 	}
+	if aerr := bufferJSONBody(r); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
 	// Served through the mux, not h, so that path values are set.
 	s.mux.ServeHTTP(w, r)
 }

@@ -109,6 +109,9 @@ func (s *Server) checkVoiceSample(p *project, id string, now time.Time) *apiErro
 	if !ok {
 		return invalidf("audio: file %q not found (upload it first; files expire 24 hours after upload)", id)
 	}
+	if f.invalid != "" {
+		return invalidf("audio: file %q is not a whole, valid sample: %s", id, f.invalid)
+	}
 	// The documented formats are MP3, WAV, M4A, OGG, FLAC or WebM: every
 	// accepted audio type, and of the video containers WebM alone, when it
 	// holds a real audio stream (a browser recording, say); AudioDuration

@@ -48,3 +48,25 @@ func FuzzProbeMP4(f *testing.F) {
 		}
 	})
 }
+
+func FuzzValidate(f *testing.F) {
+	f.Fuzz(func(t *testing.T, b []byte) {
+		err := Validate(b)
+		require.Equal(t, err, Validate(b), "the verdict is the same every time")
+		if err != nil {
+			return
+		}
+		mt, kind := Detect(b)
+		require.NotEqual(t, Unknown, kind)
+		switch kind {
+		case Image:
+			w, h, err := ImageConfig(b)
+			require.NoError(t, err, mt)
+			require.LessOrEqual(t, uint64(w)*uint64(h), uint64(MaxImagePixels))
+		case Audio:
+			d, err := AudioDuration(b)
+			require.NoError(t, err, "a whole audio file has a duration: %s", mt)
+			require.Positive(t, d)
+		}
+	})
+}

@@ -1,0 +1,70 @@
+package media
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Validate checks that b is a whole, well-formed file of the type [Detect]
+// finds, before the service charges for using it:
+//
+//   - images decode completely, every frame of an animation included: PNG,
+//     JPEG and GIF with the standard library's decoders, WebP with
+//     golang.org/x/image/webp after a walk of its RIFF chunks; a canvas over
+//     [MaxImagePixels] is refused before any pixel is decoded;
+//   - audio and video are walked to their last byte: WAV chunks, MPEG audio
+//     frames, Ogg pages (sizes and CRCs, ended by an end-of-stream page),
+//     FLAC metadata and frames (CRCs, and the sample count of STREAMINFO),
+//     the ISO BMFF box tree with every chunk of samples inside an mdat, the
+//     WebM EBML element tree; and their duration must be known and positive;
+//   - documents by their structure: a PDF header and a startxref that
+//     points at a cross-reference, followed by %%EOF; a ZIP end of central
+//     directory whose directory agrees with the local headers; JSON that
+//     parses; text that is valid UTF-8.
+//
+// The error says what is wrong in terms a caller can act on. Validate reads
+// only what is present and never allocates in proportion to a header field,
+// except the pixels of an image whose size it has bounded.
+func Validate(b []byte) error {
+	mt, _ := Detect(b)
+	var err error
+	switch mt {
+	case TypePNG, TypeJPEG, TypeGIF, TypeWebP:
+		err = validateImage(mt, b)
+	case TypeWAV:
+		err = validateWAV(b)
+	case TypeMP3:
+		err = validateMP3(b)
+	case TypeOGG:
+		err = validateOgg(b)
+	case TypeFLAC:
+		err = validateFLAC(b)
+	case TypeM4A, TypeMP4, TypeQuickTime:
+		err = validateMP4(b)
+	case TypeWebM, TypeWebMAudio:
+		err = validateWebM(b)
+	case TypePDF:
+		err = validatePDF(b)
+	case TypeZIP:
+		err = validateZIP(b)
+	case TypeJSON:
+		if !utf8.Valid(b) || !json.Valid(b) {
+			err = errors.New("not valid JSON")
+		}
+	case TypeText:
+		if !utf8.Valid(b) {
+			err = errors.New("not valid UTF-8 text")
+		}
+	default:
+		return errors.New("media: the bytes are not a file of an accepted type")
+	}
+	if err != nil {
+		return fmt.Errorf("media: %s: %w", mt, err)
+	}
+	return nil
+}
+
+// errTruncated is the common verdict on a file cut short.
+var errTruncated = errors.New("truncated: the file ends before its data does")
