@@ -33,7 +33,7 @@ func TestArgsMatchTheContract(t *testing.T) {
 			} `json:"schemas"`
 		} `json:"components"`
 	}
-	require.NoError(t, json.Unmarshal(openapi.Spec, &spec))
+	require.NoError(t, json.Unmarshal(openapi.Spec(), &spec))
 
 	var features []string
 	for _, args := range featureArgs {

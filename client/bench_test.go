@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/client/clienttest"
 )
 
 // The client's cost is measured against the floor: the same request made
@@ -18,19 +17,19 @@ import (
 // Both sides talk to the same in-process reference server, whose own work is
 // most of each number; the difference is what the client adds.
 
-func benchServer(b *testing.B) (*clienttest.Server, *client.Client, string) {
-	srv := clienttest.NewServer(b)
+func benchServer(b *testing.B) (*testServer, *client.Client, string) {
+	srv := newTestServer(b)
 	c := srv.Client()
-	g, err := c.CreateGeneration(context.Background(), client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "a lighthouse at dusk"})
+	g, err := c.CreateGeneration(context.Background(), client.ImageGenerationArgs{Prompt: "a lighthouse at dusk"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	for range 30 {
-		if _, err := c.CreateGeneration(context.Background(), client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "filler"}); err != nil {
+		if _, err := c.CreateGeneration(context.Background(), client.ImageGenerationArgs{Prompt: "filler"}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	return srv, c, g.Id
+	return srv, c, g.ID
 }
 
 func BenchmarkGetGenerationClient(b *testing.B) {

@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -13,12 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/internal/refserver"
 )
 
 func TestNewReadsTheEnvironment(t *testing.T) {
-	srv := clienttest.NewServer(t)
+	srv := newTestServer(t)
 	t.Setenv(client.EnvAPIKey, srv.APIKey)
 	t.Setenv(client.EnvBaseURL, srv.URL)
 
@@ -37,7 +37,7 @@ func TestRequestsCarryKeyAndUserAgent(t *testing.T) {
 	type seen struct{ auth, ua, path string }
 	var mu sync.Mutex
 	var got []seen
-	srv := clienttest.NewServer(t)
+	srv := newTestServer(t)
 	// Mounted under a path prefix: a request that ignores the base URL's
 	// path (an absolute-path bug) misses the server.
 	mux := http.NewServeMux()
@@ -70,7 +70,7 @@ func TestRequestsCarryKeyAndUserAgent(t *testing.T) {
 	assert.Equal(t, "my-app/2.0", got[2].ua)
 }
 
-func TestStorageClientNeverSendsTheKey(t *testing.T) {
+func TestDownloadNeverSendsTheKey(t *testing.T) {
 	var auth []string
 	var mu sync.Mutex
 	storage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -80,14 +80,21 @@ func TestStorageClientNeverSendsTheKey(t *testing.T) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(storage.Close)
-	c, err := client.New("mg_key_123456", client.WithBaseURL(storage.URL))
+	c, err := client.New("mg_key_123456", client.WithBaseURL(storage.URL), client.WithRetryWait(time.Millisecond, 2*time.Millisecond),
+		client.WithHeader("X-Trace", "t1"))
 	require.NoError(t, err)
 
-	resp, err := c.StorageClient().Get(storage.URL + "/storage/x")
-	require.NoError(t, err)
-	_ = resp.Body.Close()
-	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
-	assert.Equal(t, []string{""}, auth, "one request, not retried, without Authorization")
+	err = c.Download(t.Context(), storage.URL+"/storage/x?signature=s", io.Discard)
+	var se *client.StorageError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, http.StatusServiceUnavailable, se.StatusCode)
+	assert.NotContains(t, err.Error(), "signature=s", "the signed query is a credential")
+	assert.Equal(t, []string{"", "", "", "", ""}, auth, "a transient failure is retried, never with Authorization")
+
+	auth = nil
+	err = c.Download(t.Context(), storage.URL+"/storage/x", io.Discard, client.WithMaxRetries(0))
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, []string{""}, auth, "per-call retries")
 }
 
 // TestKeyNeverInErrorsOrLogs forces every error type with a logger at Debug
@@ -104,16 +111,16 @@ func TestKeyNeverInErrorsOrLogs(t *testing.T) {
 		require.Error(t, err)
 		errs = append(errs, err)
 	}
-	_, err := c.CreateGeneration(ctx, client.FeatureProductShot, client.ProductShotArgs{Image: "nope", Prompt: "p"}) // 400
+	_, err := c.CreateGeneration(ctx, client.ProductShotArgs{Image: "nope", Prompt: "p"}) // 400
 	collect(err)
-	_, err = c.CreateGeneration(ctx, client.FeatureSelfPortrait, client.SelfPortraitArgs{Image: img, Prompt: "p"}) // 403
+	_, err = c.CreateGeneration(ctx, client.SelfPortraitArgs{Image: img, Prompt: "p"}) // 403
 	collect(err)
 	_, err = c.GetGeneration(ctx, "gen_missing") // 404
 	collect(err)
 	srv.Ref.SetBalance(srv.APIKey, 0)
-	_, err = c.CreateGeneration(ctx, client.FeatureAd, client.AdArgs{Image: img, Prompt: "p"}) // 402
+	_, err = c.CreateGeneration(ctx, client.AdArgs{Image: img, Prompt: "p"}) // 402
 	collect(err)
-	_, err = c.CreateGeneration(ctx, client.FeatureLogoReveal, client.LogoRevealArgs{Image: img, Prompt: "p", Mode: "up"}) // client check
+	_, err = c.CreateGeneration(ctx, client.LogoRevealArgs{Image: img, Prompt: "p", Mode: "up"}) // client check
 	collect(err)
 
 	wrong, err := client.New(srv.APIKey+"x", client.WithBaseURL(srv.URL), client.WithLogger(logger))
@@ -126,11 +133,14 @@ func TestKeyNeverInErrorsOrLogs(t *testing.T) {
 		_, _ = w.Write([]byte(`{"error":{"code":"unavailable","message":"echo: ` + r.Header.Get("Authorization") + `"}}`))
 	}))
 	t.Cleanup(down.Close)
-	echo, err := client.New(srv.APIKey, client.WithBaseURL(down.URL), client.WithLogger(logger), client.WithMaxRetries(1), client.WithRetryWait(0, time.Millisecond))
+	// The search after the ambiguous 503 keeps trying for SearchBudget: on a
+	// test clock, those minutes take no wall time.
+	echo, err := client.New(srv.APIKey, client.WithBaseURL(down.URL), client.WithLogger(logger), client.WithMaxRetries(1), client.WithRetryWait(0, time.Millisecond),
+		newTestClock().Option())
 	require.NoError(t, err)
 	_, err = echo.GetGeneration(ctx, "gen_1") // 5xx that echoes the key
 	collect(err)
-	_, err = echo.CreateGeneration(ctx, client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "p"}) // uncertain: the search fails too
+	_, err = echo.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "p"}) // uncertain: the search fails too
 	var uncertain *client.UncertainError
 	require.ErrorAs(t, err, &uncertain)
 	collect(err)

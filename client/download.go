@@ -110,9 +110,11 @@ func download(ctx context.Context, in *link.Client, rawURL string, w io.Writer, 
 		// it does for API requests: the caller sees it instead of a long
 		// silent sleep.
 		if attempt >= in.Retry.MaxRetries || (a.written > 0 && rewind == nil) || a.retryAfter > in.Retry.WaitMax {
-			var se *StorageError
-			if errors.As(a.err, &se) {
-				se.Retryable = a.written > 0 && rewind == nil
+			if a.written > 0 && rewind == nil {
+				// Only a 200's body reaches w: that answer broke midway, and
+				// w cannot take its bytes again.
+				return "", &StorageError{Method: http.MethodGet, StatusCode: http.StatusOK,
+					Message: strings.TrimPrefix(a.err.Error(), "mediagen: download: "), Retryable: true}
 			}
 			return "", a.err
 		}

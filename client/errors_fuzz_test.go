@@ -2,11 +2,9 @@ package client
 
 import (
 	"errors"
-	"math"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 )
 
 // FuzzNewAPIError feeds error answers as a hostile service or proxy could
@@ -47,11 +45,4 @@ func FuzzNewAPIError(f *testing.F) {
 			t.Fatalf("body of %d bytes kept, cap is %d", len(apiErr.Body), maxErrorBody)
 		}
 	})
-}
-
-func TestParseRetryAfterDoesNotOverflow(t *testing.T) {
-	d, ok := parseRetryAfter("99999999999999", time.Now())
-	if !ok || d != time.Duration(math.MaxInt64/int64(time.Second))*time.Second {
-		t.Fatalf("a huge Retry-After gave %v, %v; want the longest whole-second Duration", d, ok)
-	}
 }

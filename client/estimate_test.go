@@ -54,7 +54,7 @@ func TestEstimate(t *testing.T) {
 		{"voice clone", client.FeatureVoiceClone, nil, 1, 1, [2]int{1, 1}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e, err := p.Estimate(tc.feature, tc.args)
+			e, err := p.Estimate(asArgs(t, tc.feature, tc.args))
 			require.NoError(t, err)
 			assert.InDelta(t, tc.min, e.Min, 1e-12)
 			assert.InDelta(t, tc.max, e.Max, 1e-12)
@@ -66,15 +66,19 @@ func TestEstimate(t *testing.T) {
 		})
 	}
 
-	_, err := p.Estimate("video/unknown", nil)
+	_, err := p.Estimate(client.RawArgs{FeatureName: "video/unknown"})
 	assert.ErrorIs(t, err, client.ErrInvalidArgument)
-	_, err = p.Estimate(client.FeatureObjectReveal, nil)
+	_, err = p.Estimate(client.RawArgs{FeatureName: client.FeatureObjectReveal})
 	assert.ErrorIs(t, err, client.ErrInvalidArgument, "not on this plan")
-	_, err = p.Estimate(client.FeatureLogoReveal, map[string]any{"resolution": "4k"})
+	_, err = p.Estimate(client.RawArgs{FeatureName: client.FeatureLogoReveal, Values: map[string]any{"resolution": "4k"}})
 	assert.ErrorIs(t, err, client.ErrInvalidArgument)
-	_, err = p.Estimate(client.FeatureLogoReveal, map[string]any{"duration": 2.5})
+	_, err = p.Estimate(client.RawArgs{FeatureName: client.FeatureLogoReveal, Values: map[string]any{"duration": 2.5}})
 	assert.ErrorIs(t, err, client.ErrInvalidArgument)
-	_, err = p.Estimate(client.FeatureAvatar, client.VoiceoverArgs{})
+	_, err = p.Estimate(client.RawArgs{FeatureName: client.FeatureLogoReveal, Values: map[string]any{"generateAudio": "yes"}})
+	assert.ErrorIs(t, err, client.ErrInvalidArgument, "a priced boolean given as a string")
+	_, err = p.Estimate(client.RawArgs{Values: map[string]any{"prompt": "p"}})
+	assert.ErrorIs(t, err, client.ErrInvalidArgument, "no feature")
+	_, err = p.Estimate(nil)
 	assert.ErrorIs(t, err, client.ErrInvalidArgument)
 }
 
@@ -111,11 +115,11 @@ func TestEstimateMatchesCharges(t *testing.T) {
 		m := map[string]any{}
 		switch feature {
 		case client.FeatureVoiceover:
-			m["voiceId"], m["script"] = pick(voice.Id, *voice.Slug), script(20_000)
+			m["voiceId"], m["script"] = pick(voice.ID, voice.Slug), script(20_000)
 			maybe(m, "prompt", "warm and slow")
 			return m
 		case client.FeatureAvatar:
-			m["voiceId"], m["script"], m["permissionConfirmed"] = voice.Id, script(5_000), true
+			m["voiceId"], m["script"], m["permissionConfirmed"] = voice.ID, script(5_000), true
 			maybe(m, "resolution", pick("720p", "1080p"))
 			maybe(m, "aspectRatio", pick("1:1", "16:9", "9:16", "4:3", "3:4"))
 			maybe(m, "prompt", "smiling")
@@ -155,9 +159,9 @@ func TestEstimateMatchesCharges(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			spelled = client.LegacyFeature(feature)
 		}
-		e, err := prices.Estimate(spelled, args)
+		e, err := prices.Estimate(asArgs(t, spelled, args))
 		require.NoError(t, err)
-		g, err := c.CreateGeneration(ctx, spelled, args)
+		g, err := c.CreateGeneration(ctx, asArgs(t, spelled, args))
 		require.NoError(t, err, "%s %v", spelled, args)
 		if e.Exact() {
 			require.InDelta(t, e.Min, g.BalanceUsed, 1e-9, "%s %v: %s", spelled, args, e)
@@ -207,7 +211,7 @@ func TestEstimateEntryWithoutUnit(t *testing.T) {
 		{client.FeatureAd, client.AdArgs{Image: "f", Prompt: "p"}, client.UnitCall, 0.08, 0.08},
 	} {
 		t.Run(tc.feature, func(t *testing.T) {
-			e, err := p.Estimate(tc.feature, tc.args)
+			e, err := p.Estimate(asArgs(t, tc.feature, tc.args))
 			require.NoError(t, err)
 			assert.Equal(t, tc.unit, e.Unit)
 			assert.InDelta(t, tc.min, e.Min, 1e-12)
@@ -218,11 +222,11 @@ func TestEstimateEntryWithoutUnit(t *testing.T) {
 
 func TestEstimateNilArguments(t *testing.T) {
 	p := testPricing(t)
-	e, err := p.Estimate(client.FeatureVoiceClone, map[string]any(nil))
+	e, err := p.Estimate(client.RawArgs{FeatureName: client.FeatureVoiceClone})
 	require.NoError(t, err, "a nil map is no arguments")
 	assert.InDelta(t, 1.0, e.Min, 1e-12)
 	require.NotPanics(t, func() {
-		_, err = p.Estimate(client.FeatureImageGeneration, (*client.ImageGenerationArgs)(nil))
+		_, err = p.Estimate((*client.ImageGenerationArgs)(nil))
 	})
 	assert.ErrorIs(t, err, client.ErrInvalidArgument)
 }

@@ -4,20 +4,24 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/refserver"
+	"github.com/mediagen/mediagen-go/client/clienttest"
+	"github.com/mediagen/mediagen-go/poll"
 )
 
-// startExampleServer runs the reference server in-process, so the examples
-// need no account; a real program passes its own key and the service URL.
+// startExampleServer runs the reference server in-process (package
+// clienttest), so the examples need no account; a real program passes its
+// own key and the service URL, or sets MEDIAGEN_API_KEY.
 func startExampleServer() (baseURL, apiKey string, stop func()) {
-	const key = "mg_example_key_0001"
-	ref := refserver.New(refserver.WithProject(key, 100), refserver.WithRenderScale(0.01))
-	hs := httptest.NewServer(ref)
-	return hs.URL, key, func() { hs.Close(); ref.Close() }
+	srv, err := clienttest.Start()
+	if err != nil {
+		log.Fatal(err)
+	}
+	return srv.URL(), srv.APIKey(), srv.Close
 }
 
 func ExampleNew() {
@@ -33,7 +37,7 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("an image costs %g USD per %s\n", prices[client.FeatureImageGeneration].Price, *prices[client.FeatureImageGeneration].Unit)
+	fmt.Printf("an image costs %g USD per %s\n", prices[client.FeatureImageGeneration].Price, prices[client.FeatureImageGeneration].Unit)
 	// Output: an image costs 0.04 USD per call
 }
 
@@ -45,7 +49,7 @@ func ExampleClient_CreateGeneration() {
 		log.Fatal(err)
 	}
 
-	g, err := c.CreateGeneration(context.Background(), client.FeatureImageGeneration, client.ImageGenerationArgs{
+	g, err := c.CreateGeneration(context.Background(), client.ImageGenerationArgs{
 		Prompt:      "a lighthouse at dusk, oil painting",
 		AspectRatio: client.Aspect16x9,
 		FineDetails: true,
@@ -66,7 +70,7 @@ func ExampleClient_Generations() {
 	}
 	ctx := context.Background()
 	for _, prompt := range []string{"a fox", "a heron", "a lynx"} {
-		if _, err := c.CreateGeneration(ctx, client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: prompt}); err != nil {
+		if _, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: prompt}); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -96,7 +100,7 @@ func ExamplePricing_Estimate() {
 		log.Fatal(err)
 	}
 
-	reveal, err := prices.Estimate(client.FeatureLogoReveal, client.LogoRevealArgs{
+	reveal, err := prices.Estimate(client.LogoRevealArgs{
 		Image: "file_logo", Prompt: "sparks", Duration: 8, Resolution: client.Resolution1080p,
 	})
 	if err != nil {
@@ -105,7 +109,7 @@ func ExamplePricing_Estimate() {
 	fmt.Println(reveal)
 
 	// An avatar clip's length is known only after rendering: a range.
-	avatar, err := prices.Estimate(client.FeatureAvatar, client.AvatarArgs{
+	avatar, err := prices.Estimate(client.AvatarArgs{
 		VoiceID: "ava", Script: strings.Repeat("Welcome to the show. ", 12),
 	})
 	if err != nil {
@@ -117,4 +121,42 @@ func ExamplePricing_Estimate() {
 	// video/logo-reveal: 0.1 USD/second × 1.5 (resolution=1080p) × 8 seconds = 1.2 USD
 	// video/avatar: 0.5 USD/15s × 1 (resolution=720p, default) × 1–2 started 15 s = 0.5–1 USD
 	// between 0.5 and 1 USD
+}
+
+// Outputs expire with their generation, 24 hours after the request:
+// SaveOutput keeps a video and its poster under a folder.
+func ExampleClient_SaveOutput() {
+	srv, err := clienttest.Start()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	c := srv.Client() // a real program: client.New("")
+	ctx := context.Background()
+
+	g, err := c.CreateGeneration(ctx, client.AvatarArgs{
+		VoiceID: "ava-warm-narrator", Script: "Welcome back to the channel.", PermissionConfirmed: true,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if g, err = poll.Generation(ctx, c, g.ID); err != nil {
+		log.Fatal(err)
+	}
+
+	dir, err := os.MkdirTemp("", "outputs")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	saved, err := c.SaveOutput(ctx, g, dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Files are named after the generation id: <id>.mp4, <id>.poster.png.
+	fmt.Println(strings.TrimPrefix(filepath.Base(saved.Path), g.ID))
+	fmt.Println(strings.TrimPrefix(filepath.Base(saved.PosterPath), g.ID))
+	// Output:
+	// .mp4
+	// .poster.png
 }

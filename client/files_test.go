@@ -23,23 +23,23 @@ func TestUploadFiles(t *testing.T) {
 	)
 	// Read through a plain io.Reader: the client must stream, not need a
 	// buffer it can replay.
-	files, err := c.UploadFiles(ctx, ct, io.MultiReader(body))
+	files, err := client.UploadFilesForTest(c, ctx, ct, io.MultiReader(body))
 	require.NoError(t, err)
 	require.Len(t, files, 2)
-	assert.Equal(t, "a.png", *files[0].OriginalName)
-	assert.EqualValues(t, len(png), *files[0].Size)
-	assert.Equal(t, "notes.txt", *files[1].OriginalName)
+	assert.Equal(t, "a.png", files[0].OriginalName)
+	assert.EqualValues(t, len(png), files[0].Size)
+	assert.Equal(t, "notes.txt", files[1].OriginalName)
 
-	g, err := c.CreateGeneration(ctx, client.FeatureProductShot, client.ProductShotArgs{Image: files[0].Id, Prompt: "on marble"})
+	g, err := c.CreateGeneration(ctx, client.ProductShotArgs{Image: files[0].ID, Prompt: "on marble"})
 	require.NoError(t, err)
-	assert.Equal(t, files[0].Id, g.Params["image"])
+	assert.Equal(t, files[0].ID, g.Params["image"])
 
 	parts := make([]part, 11)
 	for i := range parts {
 		parts[i] = part{"f.png", "image/png", png}
 	}
 	ct, body = multipartBody(t, parts...)
-	_, err = c.UploadFiles(ctx, ct, body)
+	_, err = client.UploadFilesForTest(c, ctx, ct, body)
 	assert.ErrorIs(t, err, client.ErrInvalidArgument, "more than 10 files")
 }
 
@@ -53,16 +53,16 @@ func TestSignedUpload(t *testing.T) {
 	assert.Equal(t, "image/png", u.Headers.ContentType)
 	assert.Positive(t, u.ExpiresIn)
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u.UploadUrl, bytes.NewReader(png))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u.UploadURL, bytes.NewReader(png))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", u.Headers.ContentType)
 	req.ContentLength = int64(len(png))
-	resp, err := c.StorageClient().Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 
-	g, err := c.CreateGeneration(ctx, client.FeatureAd, client.AdArgs{Image: u.File.Id, Prompt: "summer sale"})
+	g, err := c.CreateGeneration(ctx, client.AdArgs{Image: u.File.ID, Prompt: "summer sale"})
 	require.NoError(t, err)
 	assert.Equal(t, client.StatusPending, g.Status)
 

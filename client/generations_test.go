@@ -20,7 +20,7 @@ func TestGenerationLifecycle(t *testing.T) {
 	img := uploadPNG(t, ctx, c)
 	args := client.LogoRevealArgs{Image: img, Prompt: "sparks gather into the logo", Mode: client.ModeOutro, Duration: 4, Resolution: client.Resolution1080p}
 
-	g, err := c.CreateGeneration(ctx, client.FeatureLogoReveal, args)
+	g, err := c.CreateGeneration(ctx, asArgs(t, client.FeatureLogoReveal, args))
 	require.NoError(t, err)
 	assert.Equal(t, client.StatusPending, g.Status)
 	assert.Equal(t, client.KindVideo, g.Kind)
@@ -28,40 +28,52 @@ func TestGenerationLifecycle(t *testing.T) {
 	assert.InDelta(t, clienttest.Balance-0.6, srv.Balance(), 1e-9)
 	assert.Equal(t, map[string]any{"image": img, "prompt": args.Prompt, "mode": "outro", "duration": 4.0, "resolution": "1080p"}, g.Params)
 	require.NotNil(t, g.ExpiresAt)
-	assert.Equal(t, g.RequestDate.Add(24*time.Hour), *g.ExpiresAt)
+	assert.Equal(t, g.RequestDate.Add(24*time.Hour), g.ExpiresAt)
 
 	srv.Advance(10 * time.Minute)
-	got, err := c.GetGeneration(ctx, g.Id)
+	got, err := c.GetGeneration(ctx, g.ID)
 	require.NoError(t, err)
 	assert.Equal(t, client.StatusDone, got.Status)
-	assert.True(t, client.IsTerminal(got.Status))
+	assert.True(t, got.Terminal())
 	require.NotNil(t, got.Output)
 	require.NotNil(t, got.Output.Video)
 	assert.Equal(t, "video/mp4", got.Output.Mime)
 
-	require.NoError(t, c.DeleteGeneration(ctx, g.Id))
-	_, err = c.GetGeneration(ctx, g.Id)
+	require.NoError(t, c.DeleteGeneration(ctx, g.ID))
+	_, err = c.GetGeneration(ctx, g.ID)
 	assert.ErrorIs(t, err, client.ErrNotFound)
-	assert.ErrorIs(t, c.DeleteGeneration(ctx, g.Id), client.ErrNotFound)
+	assert.ErrorIs(t, c.DeleteGeneration(ctx, g.ID), client.ErrNotFound)
 }
 
 func TestCreateGenerationLegacySpelling(t *testing.T) {
 	_, c, ctx := setup(t)
 	img := uploadPNG(t, ctx, c)
 
-	g, err := c.CreateGeneration(ctx, "logo-reveal", client.LogoRevealArgs{Image: img, Prompt: "a slow zoom"})
+	// The legacy flat spelling goes through RawArgs, and is sent and echoed
+	// as written.
+	legacy := client.RawArgs{FeatureName: "logo-reveal", Values: map[string]any{"image": img, "prompt": "a slow zoom", "duration": 4}}
+	g, err := c.CreateGeneration(ctx, legacy)
 	require.NoError(t, err)
 	assert.Equal(t, "logo-reveal", string(g.Feature), "the feature is echoed as submitted")
 	assert.Equal(t, client.FeatureLogoReveal, client.CanonicalFeature(string(g.Feature)))
-
-	m, err := c.CreateGeneration(ctx, client.FeatureLogoReveal, map[string]any{"image": img, "prompt": "a fast zoom"})
+	assert.Equal(t, client.KindVideo, g.Kind)
+	assert.Equal(t, map[string]any{"image": img, "prompt": "a slow zoom", "duration": 4.0}, g.Params)
+	prices, err := c.Pricing(ctx)
 	require.NoError(t, err)
+	e, err := prices.Estimate(legacy)
+	require.NoError(t, err)
+	assert.Equal(t, client.FeatureLogoReveal, e.Feature, "priced under the canonical name")
+	assert.InDelta(t, e.Min, g.BalanceUsed, 1e-9)
+
+	m, err := c.CreateGeneration(ctx, client.RawArgs{FeatureName: client.FeatureLogoReveal, Values: map[string]any{"image": img, "prompt": "a fast zoom"}})
+	require.NoError(t, err)
+	assert.Equal(t, client.FeatureLogoReveal, string(m.Feature))
 
 	for _, filter := range []string{"logo-reveal", client.FeatureLogoReveal} {
 		page, err := c.ListGenerations(ctx, client.ListParams{Feature: filter})
 		require.NoError(t, err)
 		require.Len(t, page.Generations, 2, filter)
-		assert.ElementsMatch(t, []string{g.Id, m.Id}, []string{page.Generations[0].Id, page.Generations[1].Id})
+		assert.ElementsMatch(t, []string{g.ID, m.ID}, []string{page.Generations[0].ID, page.Generations[1].ID})
 	}
 	page, err := c.ListGenerations(ctx, client.ListParams{Feature: client.FeatureAvatar})
 	require.NoError(t, err)
@@ -70,7 +82,7 @@ func TestCreateGenerationLegacySpelling(t *testing.T) {
 
 func TestCreateGenerationRefusedBeforeSending(t *testing.T) {
 	var requests atomic.Int32
-	srv := clienttest.NewServer(t)
+	srv := newTestServer(t)
 	counting := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		requests.Add(1)
 		return srv.HTTP.Client().Transport.RoundTrip(r)
@@ -78,22 +90,19 @@ func TestCreateGenerationRefusedBeforeSending(t *testing.T) {
 	c := srv.Client(client.WithHTTPClient(counting))
 	ctx := t.Context()
 
-	cases := map[string]struct {
-		feature string
-		args    any
-	}{
-		"mode not in the document":  {client.FeatureLogoReveal, client.LogoRevealArgs{Image: "f", Prompt: "p", Mode: "sideways"}},
-		"aspect ratio of a reveal":  {client.FeatureLogoReveal, map[string]any{"image": "f", "prompt": "p", "aspectRatio": "1:1"}},
-		"missing logo":              {"logo-reveal", map[string]any{"prompt": "p"}},
-		"duration not an integer":   {client.FeatureLogoReveal, map[string]any{"image": "f", "prompt": "p", "duration": 4.5}},
-		"typed args of another one": {client.FeatureAvatar, client.VoiceoverArgs{VoiceID: "v", Script: "s"}},
-		"args not an object":        {client.FeatureImageGeneration, []string{"a"}},
-		"empty feature":             {"", client.ImageGenerationArgs{Prompt: "p"}},
-		"nil typed args":            {client.FeatureImageGeneration, (*client.ImageGenerationArgs)(nil)},
+	cases := map[string]client.Args{
+		"mode not in the document": client.LogoRevealArgs{Image: "f", Prompt: "p", Mode: "sideways"},
+		"aspect ratio of a reveal": client.RawArgs{FeatureName: client.FeatureLogoReveal, Values: map[string]any{"image": "f", "prompt": "p", "aspectRatio": "1:1"}},
+		"missing logo":             client.RawArgs{FeatureName: "logo-reveal", Values: map[string]any{"prompt": "p"}},
+		"duration not an integer":  client.RawArgs{FeatureName: client.FeatureLogoReveal, Values: map[string]any{"image": "f", "prompt": "p", "duration": 4.5}},
+		"args not an object":       listArgs{"a"},
+		"empty feature":            client.RawArgs{Values: map[string]any{"prompt": "p"}},
+		"nil typed args":           (*client.ImageGenerationArgs)(nil),
+		"nil args":                 nil,
 	}
-	for name, tc := range cases {
+	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := c.CreateGeneration(ctx, tc.feature, tc.args)
+			_, err := c.CreateGeneration(ctx, args)
 			require.ErrorIs(t, err, client.ErrInvalidArgument)
 			var apiErr *client.APIError
 			assert.False(t, errors.As(err, &apiErr), "refused by the client, not the service")
@@ -108,7 +117,7 @@ func TestCreateGenerationErrors(t *testing.T) {
 	img := uploadPNG(t, ctx, c)
 
 	t.Run("400 invalid argument", func(t *testing.T) {
-		_, err := c.CreateGeneration(ctx, client.FeatureProductShot, client.ProductShotArgs{Image: "file_missing", Prompt: "p"})
+		_, err := c.CreateGeneration(ctx, client.ProductShotArgs{Image: "file_missing", Prompt: "p"})
 		require.ErrorIs(t, err, client.ErrInvalidArgument)
 		var apiErr *client.APIError
 		require.ErrorAs(t, err, &apiErr)
@@ -129,7 +138,7 @@ func TestCreateGenerationErrors(t *testing.T) {
 	t.Run("402 insufficient balance", func(t *testing.T) {
 		srv.Ref.SetBalance(srv.APIKey, 0.01)
 		t.Cleanup(func() { srv.Ref.SetBalance(srv.APIKey, clienttest.Balance) })
-		_, err := c.CreateGeneration(ctx, client.FeatureAd, client.AdArgs{Image: img, Prompt: "p", FineDetails: true})
+		_, err := c.CreateGeneration(ctx, client.AdArgs{Image: img, Prompt: "p", FineDetails: true})
 		require.ErrorIs(t, err, client.ErrInsufficientBalance)
 		var ib *client.InsufficientBalanceError
 		require.ErrorAs(t, err, &ib)
@@ -142,9 +151,9 @@ func TestCreateGenerationErrors(t *testing.T) {
 		assert.InDelta(t, 0.01, srv.Balance(), 1e-9, "nothing charged")
 	})
 	t.Run("403 permission required", func(t *testing.T) {
-		_, err := c.CreateGeneration(ctx, client.FeatureSelfPortrait, client.SelfPortraitArgs{Image: img, Prompt: "p"})
+		_, err := c.CreateGeneration(ctx, client.SelfPortraitArgs{Image: img, Prompt: "p"})
 		require.ErrorIs(t, err, client.ErrPermissionRequired)
-		g, err := c.CreateGeneration(ctx, client.FeatureSelfPortrait, client.SelfPortraitArgs{Image: img, Prompt: "p", PermissionConfirmed: true})
+		g, err := c.CreateGeneration(ctx, client.SelfPortraitArgs{Image: img, Prompt: "p", PermissionConfirmed: true})
 		require.NoError(t, err)
 		assert.Equal(t, client.KindImage, g.Kind)
 	})
@@ -154,10 +163,10 @@ func TestCreateGenerationErrors(t *testing.T) {
 		assert.NotErrorIs(t, err, client.ErrUnauthorized)
 	})
 	t.Run("expired after 24 hours", func(t *testing.T) {
-		g, err := c.CreateGeneration(ctx, client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "short-lived"})
+		g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "short-lived"})
 		require.NoError(t, err)
 		srv.Advance(24*time.Hour + time.Second)
-		_, err = c.GetGeneration(ctx, g.Id)
+		_, err = c.GetGeneration(ctx, g.ID)
 		require.ErrorIs(t, err, client.ErrNotFound)
 	})
 }
@@ -165,15 +174,20 @@ func TestCreateGenerationErrors(t *testing.T) {
 func TestCreateGenerationWebhookURL(t *testing.T) {
 	_, c, ctx := setup(t, refserver.WithAllowHTTPWebhooks())
 
-	_, err := c.CreateGeneration(ctx, client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "p"}, client.WithWebhookURL("http://example.com/hook"))
+	_, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "p"}, client.WithWebhookURL("http://example.com/hook"))
 	require.ErrorIs(t, err, client.ErrInvalidArgument, "plain http to a public host is refused")
 
-	g, err := c.CreateGeneration(ctx, client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "p"}, client.WithWebhookURL("http://127.0.0.1:9/hook"))
+	g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "p"}, client.WithWebhookURL("http://127.0.0.1:9/hook"))
 	require.NoError(t, err)
 	assert.Equal(t, client.StatusPending, g.Status)
 }
 
 // roundTripFunc adapts a function to http.RoundTripper.
+// listArgs are arguments that do not encode as a JSON object.
+type listArgs []string
+
+func (listArgs) Feature() string { return client.FeatureImageGeneration }
+
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

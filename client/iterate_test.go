@@ -18,9 +18,9 @@ func createN(t *testing.T, c *client.Client, n int, tag string) []string {
 	t.Helper()
 	ids := make([]string, n)
 	for i := range ids {
-		g, err := c.CreateGeneration(t.Context(), client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: fmt.Sprintf("%s %d", tag, i)})
+		g, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: fmt.Sprintf("%s %d", tag, i)})
 		require.NoError(t, err)
-		ids[i] = g.Id
+		ids[i] = g.ID
 	}
 	return ids
 }
@@ -41,7 +41,7 @@ func TestListGenerationsPages(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, first.Generations, 3)
 	assert.NotEmpty(t, first.NextCursor)
-	assert.Equal(t, ids[6], first.Generations[0].Id, "newest first")
+	assert.Equal(t, ids[6], first.Generations[0].ID, "newest first")
 
 	var all []string
 	p := client.ListParams{Limit: 3}
@@ -49,7 +49,7 @@ func TestListGenerationsPages(t *testing.T) {
 		page, err := c.ListGenerations(ctx, p)
 		require.NoError(t, err)
 		for _, g := range page.Generations {
-			all = append(all, g.Id)
+			all = append(all, g.ID)
 		}
 		if page.NextCursor == "" {
 			break
@@ -73,7 +73,7 @@ func TestGenerationsAcrossPagesWhileRowsAreAdded(t *testing.T) {
 	var added []string
 	for g, err := range c.Generations(ctx, params) {
 		require.NoError(t, err)
-		seen = append(seen, g.Id)
+		seen = append(seen, g.ID)
 		if len(seen)%2 == 0 {
 			// Rows created meanwhile are newer than every page still to come.
 			added = append(added, createN(t, c, 1, fmt.Sprintf("during %d", len(seen)))...)
@@ -86,7 +86,7 @@ func TestGenerationsAcrossPagesWhileRowsAreAdded(t *testing.T) {
 	var again []string
 	for g, err := range c.Generations(ctx, client.ListParams{Limit: 100}) {
 		require.NoError(t, err)
-		again = append(again, g.Id)
+		again = append(again, g.ID)
 	}
 	assert.Len(t, again, len(ids)+len(added))
 }
@@ -99,7 +99,7 @@ func TestGenerationIteratorResumes(t *testing.T) {
 	var got []string
 	for g, err := range it.All(ctx) {
 		require.NoError(t, err)
-		got = append(got, g.Id)
+		got = append(got, g.ID)
 		if len(got) == 4 {
 			break
 		}
@@ -112,7 +112,7 @@ func TestGenerationIteratorResumes(t *testing.T) {
 	// In this process: the same iterator continues where it stopped.
 	for g, err := range it.All(ctx) {
 		require.NoError(t, err)
-		got = append(got, g.Id)
+		got = append(got, g.ID)
 	}
 	assert.Equal(t, ids, got)
 	assert.True(t, it.Done())
@@ -121,7 +121,7 @@ func TestGenerationIteratorResumes(t *testing.T) {
 	var resumed []string
 	for g, err := range c.Generations(ctx, client.ListParams{Limit: 3, Cursor: cursor}) {
 		require.NoError(t, err)
-		resumed = append(resumed, g.Id)
+		resumed = append(resumed, g.ID)
 	}
 	assert.Equal(t, ids[4:], resumed[offset:])
 }
@@ -160,7 +160,7 @@ func TestGenerationsStopsWhenTheCursorDoesNotAdvance(t *testing.T) {
 			errs = append(errs, err)
 			continue
 		}
-		ids = append(ids, g.Id)
+		ids = append(ids, g.ID)
 	}
 	assert.Equal(t, []string{"gen_1"}, ids, "the first page; the page that points at itself is refused")
 	require.Len(t, errs, 1)

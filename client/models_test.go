@@ -8,14 +8,16 @@ import (
 	"github.com/mediagen/mediagen-go/client"
 )
 
-func TestIsTerminal(t *testing.T) {
+func TestTerminal(t *testing.T) {
 	for status, want := range map[client.GenerationStatus]bool{
 		client.StatusPending: false, client.StatusRunning: false,
 		client.StatusDone: true, client.StatusError: true, client.StatusTimeout: true,
 	} {
-		assert.Equal(t, want, client.IsTerminal(status), status)
+		assert.Equal(t, want, status.Terminal(), status)
+		g := client.Generation{Status: status}
+		assert.Equal(t, want, g.Terminal(), status)
 	}
-	assert.False(t, client.IsVoiceTerminal(client.VoiceTraining))
-	assert.True(t, client.IsVoiceTerminal(client.VoiceDone))
-	assert.True(t, client.IsVoiceTerminal(client.VoiceError))
+	assert.False(t, client.VoiceTraining.Terminal())
+	assert.True(t, client.VoiceDone.Terminal())
+	assert.True(t, client.VoiceError.Terminal())
 }

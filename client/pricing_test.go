@@ -21,7 +21,7 @@ func TestPricing(t *testing.T) {
 		assert.Positive(t, e.Price, f)
 		require.NotNil(t, e.Unit, f)
 	}
-	assert.Equal(t, client.Unit15s, *p[client.FeatureAvatar].Unit)
+	assert.Equal(t, client.Unit15s, p[client.FeatureAvatar].Unit)
 	legacy, ok := p.Entry("logo-reveal")
 	require.True(t, ok)
 	assert.Equal(t, p[client.FeatureLogoReveal], legacy)
@@ -42,7 +42,7 @@ func TestPricingReadsAmountAsPrice(t *testing.T) {
 	e, ok := p.Entry("ad")
 	require.True(t, ok)
 	assert.Equal(t, 0.08, e.Price)
-	est, err := p.Estimate(client.FeatureAd, client.AdArgs{Image: "f", Prompt: "p"})
+	est, err := p.Estimate(client.AdArgs{Image: "f", Prompt: "p"})
 	require.NoError(t, err)
 	assert.Equal(t, 0.08, est.Min)
 }

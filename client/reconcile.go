@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -229,15 +232,24 @@ func search[T any](ctx context.Context, c *Client, cfg *config, ch charge[T], wi
 }
 
 // transientSearchError reports whether a failed search may succeed later:
-// anything but a 4xx other than 429 (a search the service refuses outright
-// will be refused again).
+// a 429 or 5xx, an answer cut short, or a connection that failed in a way a
+// retry can fix. A 4xx other than 429, or a search that ran out of pages,
+// would fail the same way again.
 func transientSearchError(err error) bool {
 	var apiErr *APIError
 	if errors.As(err, &apiErr) {
 		return apiErr.StatusCode == http.StatusTooManyRequests || apiErr.StatusCode >= 500
 	}
 	var be *bodyError
-	return errors.As(err, &be) || retryableTransportError(err)
+	if errors.As(err, &be) {
+		return true
+	}
+	var ue *url.Error
+	var ne net.Error
+	if errors.As(err, &ue) || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return retryableTransportError(err)
+	}
+	return false
 }
 
 // claimFound searches and claims the first unclaimed match. Searches for the

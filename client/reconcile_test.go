@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -218,7 +219,7 @@ func mixedArgs(t *testing.T, c *client.Client) func(i int) (string, any) {
 		case 2:
 			return "logo-reveal", client.LogoRevealArgs{Image: img, Prompt: "same reveal", Duration: 3}
 		case 3:
-			return client.FeatureVoiceover, map[string]any{"voiceId": voice.Id, "script": fmt.Sprintf("line %d", i)}
+			return client.FeatureVoiceover, map[string]any{"voiceId": voice.ID, "script": fmt.Sprintf("line %d", i)}
 		default:
 			return client.FeatureProductShot, client.ProductShotArgs{Image: img, Prompt: "same shot"}
 		}
@@ -239,7 +240,12 @@ func createConcurrently(ctx context.Context, c *client.Client, calls, workers in
 		wg.Go(func() {
 			for i := range jobs {
 				feature, args := argsOf(i)
-				g, err := c.CreateGeneration(ctx, feature, args)
+				a, err := toArgs(feature, args)
+				if err != nil {
+					results[i] = createResult{nil, err}
+					continue
+				}
+				g, err := c.CreateGeneration(ctx, a)
 				results[i] = createResult{g, err}
 			}
 		})
@@ -255,7 +261,7 @@ func createConcurrently(ctx context.Context, c *client.Client, calls, workers in
 // assertChargedOnce checks that the server holds exactly the generations the
 // calls returned, each handed to one caller with the arguments it sent, and
 // that the balance moved by exactly their charges.
-func assertChargedOnce(t *testing.T, srv *clienttest.Server, clean *client.Client, before float64, results []createResult, argsOf func(int) (string, any)) {
+func assertChargedOnce(t *testing.T, srv *testServer, clean *client.Client, before float64, results []createResult, argsOf func(int) (string, any)) {
 	t.Helper()
 	returned := map[string]*client.Generation{}
 	var sumReturned float64
@@ -266,8 +272,8 @@ func assertChargedOnce(t *testing.T, srv *clienttest.Server, clean *client.Clien
 			t.Logf("call %d: %v", i, r.err)
 			continue
 		}
-		require.NotContains(t, returned, r.g.Id, "generation %s handed to two callers", r.g.Id)
-		returned[r.g.Id] = r.g
+		require.NotContains(t, returned, r.g.ID, "generation %s handed to two callers", r.g.ID)
+		returned[r.g.ID] = r.g
 		sumReturned += r.g.BalanceUsed
 		feature, args := argsOf(i)
 		assert.Equal(t, feature, string(r.g.Feature))
@@ -285,8 +291,8 @@ func assertChargedOnce(t *testing.T, srv *clienttest.Server, clean *client.Clien
 	}
 	assert.Equal(t, len(returned), len(onServer), "as many generations created as returned")
 	for _, g := range onServer {
-		if _, ok := returned[g.Id]; !ok {
-			t.Errorf("generation %s (%s %v) was created but reached no caller", g.Id, g.Feature, g.Params)
+		if _, ok := returned[g.ID]; !ok {
+			t.Errorf("generation %s (%s %v) was created but reached no caller", g.ID, g.Feature, g.Params)
 		}
 	}
 	charged := before - srv.Balance()
@@ -341,14 +347,14 @@ func TestCloneVoiceAnswerLostReturnsTheClone(t *testing.T) {
 	v, err := c.CloneVoice(ctx, client.CloneVoiceParams{Name: "Host", Audio: sample})
 	require.NoError(t, err)
 	assert.True(t, drop.dropped)
-	assert.NotEqual(t, old.Id, v.Id)
+	assert.NotEqual(t, old.ID, v.ID)
 
 	mine, err := clean.Voices(ctx, client.VoiceFilter{Owner: client.VoiceOwnerProject})
 	require.NoError(t, err)
 	assert.Len(t, mine, 2, "one clone created, not two")
 	price, err := clean.Pricing(ctx)
 	require.NoError(t, err)
-	e, err := price.Estimate(client.FeatureVoiceClone, nil)
+	e, err := price.Estimate(client.RawArgs{FeatureName: client.FeatureVoiceClone})
 	require.NoError(t, err)
 	assert.InDelta(t, e.Min, before-srv.Balance(), 1e-9, "charged once")
 }
@@ -357,16 +363,16 @@ func TestCreateGenerationAnswerLostReturnsTheGeneration(t *testing.T) {
 	srv, clean, ctx := setup(t)
 	args := client.ImageGenerationArgs{Prompt: "a red kite"}
 	// An identical generation an hour older is someone else's.
-	old, err := clean.CreateGeneration(ctx, client.FeatureImageGeneration, args)
+	old, err := clean.CreateGeneration(ctx, asArgs(t, client.FeatureImageGeneration, args))
 	require.NoError(t, err)
 	srv.Advance(time.Hour)
 
 	drop := &dropOnce{next: srv.HTTP.Client().Transport, method: http.MethodPost, path: "/v3/generations"}
 	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: drop}))
-	g, err := c.CreateGeneration(ctx, "image-generation", args)
+	g, err := c.CreateGeneration(ctx, asArgs(t, "image-generation", args))
 	require.NoError(t, err)
 	assert.True(t, drop.dropped)
-	assert.NotEqual(t, old.Id, g.Id)
+	assert.NotEqual(t, old.ID, g.ID)
 	assert.Equal(t, "image-generation", string(g.Feature))
 
 	page, err := clean.ListGenerations(ctx, client.ListParams{})
@@ -389,23 +395,23 @@ func TestCreateGenerationCancelled(t *testing.T) {
 		<-entered
 		cancel()
 	}()
-	_, err := c.CreateGeneration(ctx, client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "p"})
+	_, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "p"})
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, clienttest.Balance, srv.Balance())
 }
 
 func TestDeleteRetriedAfterLostAnswer(t *testing.T) {
 	srv, clean, ctx := setup(t)
-	g, err := clean.CreateGeneration(ctx, client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "p"})
+	g, err := clean.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "p"})
 	require.NoError(t, err)
 
-	drop := &dropOnce{next: srv.HTTP.Client().Transport, method: http.MethodDelete, path: "/v3/generations/" + g.Id}
+	drop := &dropOnce{next: srv.HTTP.Client().Transport, method: http.MethodDelete, path: "/v3/generations/" + g.ID}
 	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: drop}))
-	require.NoError(t, c.DeleteGeneration(ctx, g.Id), "the retry's 404 means the first attempt did it")
+	require.NoError(t, c.DeleteGeneration(ctx, g.ID), "the retry's 404 means the first attempt did it")
 	assert.True(t, drop.dropped)
-	_, err = clean.GetGeneration(ctx, g.Id)
+	_, err = clean.GetGeneration(ctx, g.ID)
 	assert.ErrorIs(t, err, client.ErrNotFound)
-	assert.ErrorIs(t, c.DeleteGeneration(ctx, g.Id), client.ErrNotFound, "a plain 404 stays an error")
+	assert.ErrorIs(t, c.DeleteGeneration(ctx, g.ID), client.ErrNotFound, "a plain 404 stays an error")
 }
 
 // untracedDropOnce is dropOnce behind a transport that reports no progress
@@ -420,13 +426,169 @@ func TestCreateGenerationAnswerLostByUntracedTransportChargesOnce(t *testing.T) 
 	srv, clean, ctx := setup(t)
 	drop := &untracedDropOnce{dropOnce{next: srv.HTTP.Client().Transport, method: http.MethodPost, path: "/v3/generations"}}
 	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: drop}))
-	g, err := c.CreateGeneration(ctx, client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "a kite"})
+	g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "a kite"})
 	require.NoError(t, err)
 	assert.True(t, drop.dropped)
 
 	page, err := clean.ListGenerations(ctx, client.ListParams{})
 	require.NoError(t, err)
 	require.Len(t, page.Generations, 1, "the lost answer's generation is returned, not made again")
-	assert.Equal(t, g.Id, page.Generations[0].Id)
+	assert.Equal(t, g.ID, page.Generations[0].ID)
 	assert.InDelta(t, clienttest.Balance-g.BalanceUsed, srv.Balance(), 1e-9, "charged once")
+}
+
+// processedThen sends r on to the service, drops the answer and returns a
+// gateway's status instead: the request took effect, the caller cannot
+// know.
+func processedThen(next http.RoundTripper, r *http.Request, status int) (*http.Response, error) {
+	resp, err := next.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return synthetic(r, status, "", nil), nil
+}
+
+// TestSearchOutlastsRateLimits: the client's retry waits are capped at
+// 10 ms, so a 429 asking for 1 s ends its retries at once. The search after
+// an ambiguous failure has a budget of its own: it waits the Retry-After,
+// keeps going and finds the generation, where giving up would leave the
+// caller not knowing whether it was charged.
+func TestSearchOutlastsRateLimits(t *testing.T) {
+	const limited = 4
+	srv, clean, ctx := setup(t)
+	next := srv.HTTP.Client().Transport
+	clk := srv.NewClock()
+	c, rec := recorded(srv, func(r *http.Request, n int) (*http.Response, error) {
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/v3/generations" && n == 0:
+			return processedThen(next, r, http.StatusBadGateway)
+		case r.Method == http.MethodGet && r.URL.Path == "/v3/generations" && n < limited:
+			return synthetic(r, http.StatusTooManyRequests, "rate_limited", map[string]string{"Retry-After": "1"}), nil
+		}
+		return nil, nil
+	}, clk.Option())
+	require.Equal(t, 10*time.Millisecond, c.RetryPolicy().WaitMax)
+
+	g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "a stork"})
+	require.NoError(t, err, "no UncertainError: the search outlasted the 429s")
+	assert.Equal(t, 1, rec.count(http.MethodPost, "/v3/generations"), "found, not submitted again")
+	assert.Equal(t, limited+1, rec.count(http.MethodGet, "/v3/generations"))
+	long := 0
+	for _, d := range clk.Waits() {
+		if d >= time.Second {
+			long++
+		}
+	}
+	assert.Equal(t, limited, long, "each Retry-After was waited for, beyond the policy's 10 ms: %v", clk.Waits())
+
+	page, err := clean.ListGenerations(ctx, client.ListParams{})
+	require.NoError(t, err)
+	require.Len(t, page.Generations, 1)
+	assert.Equal(t, g.ID, page.Generations[0].ID)
+	assert.InDelta(t, clienttest.Balance-g.BalanceUsed, srv.Balance(), 1e-9, "charged once")
+}
+
+// failingSearch answers the first POST to path as answer says, and every
+// list of path with 503 and a Retry-After of 30 s while failing is set.
+func failingSearch(next http.RoundTripper, path string, reached bool, failing *atomic.Bool) func(*http.Request, int) (*http.Response, error) {
+	return func(r *http.Request, n int) (*http.Response, error) {
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == path && n == 0:
+			if reached {
+				return processedThen(next, r, http.StatusBadGateway)
+			}
+			drain(r)
+			return synthetic(r, http.StatusBadGateway, "", nil), nil // a proxy that never reached the service
+		case r.Method == http.MethodGet && r.URL.Path == path && failing.Load():
+			return synthetic(r, http.StatusServiceUnavailable, "", map[string]string{"Retry-After": "30"}), nil
+		}
+		return nil, nil
+	}
+}
+
+func TestUncertainErrorResolvedByFindGeneration(t *testing.T) {
+	for _, reached := range []bool{true, false} {
+		name := map[bool]string{true: "the attempt created it", false: "the attempt never arrived"}[reached]
+		t.Run(name, func(t *testing.T) {
+			srv, clean, ctx := setup(t)
+			var failing atomic.Bool
+			failing.Store(true)
+			c, rec := recorded(srv, failingSearch(srv.HTTP.Client().Transport, "/v3/generations", reached, &failing), srv.NewClock().Option())
+			args := client.ImageGenerationArgs{Prompt: "a stork", AspectRatio: client.Aspect1x1}
+
+			start := srv.Clock.Now()
+			_, err := c.CreateGeneration(ctx, args)
+			var uerr *client.UncertainError
+			require.ErrorAs(t, err, &uerr)
+			assert.Equal(t, "generation", uerr.Op)
+			assert.Equal(t, client.RawArgs{FeatureName: client.FeatureImageGeneration, Values: map[string]any{"prompt": "a stork", "aspectRatio": "1:1"}}, uerr.Args)
+			assert.Nil(t, uerr.Clone)
+			assert.True(t, start.Equal(uerr.Start), "%s, want %s", uerr.Start, start)
+			assert.GreaterOrEqual(t, uerr.End.Sub(uerr.Start), client.SearchBudget-30*time.Second, "the search used its budget")
+			var apiErr *client.APIError
+			require.ErrorAs(t, err, &apiErr)
+			assert.Contains(t, err.Error(), "FindGeneration")
+			assert.Equal(t, 1, rec.count(http.MethodPost, "/v3/generations"), "not submitted again while unsure")
+
+			// The service recovers; the caller finishes the search.
+			failing.Store(false)
+			found, err := c.FindGeneration(ctx, uerr)
+			require.NoError(t, err)
+			page, err := clean.ListGenerations(ctx, client.ListParams{})
+			require.NoError(t, err)
+			if !reached {
+				assert.Nil(t, found, "nothing was created: submitting again is safe")
+				assert.Empty(t, page.Generations)
+				assert.Equal(t, clienttest.Balance, srv.Balance())
+				found, err = c.CreateGeneration(ctx, args)
+				require.NoError(t, err)
+				page, err = clean.ListGenerations(ctx, client.ListParams{})
+				require.NoError(t, err)
+			}
+			require.NotNil(t, found)
+			require.Len(t, page.Generations, 1)
+			assert.Equal(t, found.ID, page.Generations[0].ID)
+			assert.Equal(t, map[string]any{"prompt": "a stork", "aspectRatio": "1:1"}, found.Params)
+			assert.InDelta(t, clienttest.Balance-found.BalanceUsed, srv.Balance(), 1e-9, "charged once")
+		})
+	}
+}
+
+func TestUncertainErrorResolvedByFindVoiceClone(t *testing.T) {
+	srv, clean, ctx := setup(t)
+	sample := uploadWAV(t, ctx, clean, 12*time.Second)
+	var failing atomic.Bool
+	failing.Store(true)
+	c, rec := recorded(srv, failingSearch(srv.HTTP.Client().Transport, "/v3/voices", true, &failing), srv.NewClock().Option())
+
+	params := client.CloneVoiceParams{Name: "Host", Audio: sample, Description: "warm"}
+	_, err := c.CloneVoice(ctx, params)
+	var uerr *client.UncertainError
+	require.ErrorAs(t, err, &uerr)
+	assert.Equal(t, "voice clone", uerr.Op)
+	assert.Equal(t, &params, uerr.Clone)
+	assert.Nil(t, uerr.Args)
+	assert.Equal(t, 1, rec.count(http.MethodPost, "/v3/voices"))
+
+	_, err = c.FindGeneration(ctx, uerr)
+	assert.ErrorIs(t, err, client.ErrInvalidArgument, "the error of a clone")
+	_, err = c.FindVoiceClone(ctx, nil)
+	assert.ErrorIs(t, err, client.ErrInvalidArgument)
+
+	failing.Store(false)
+	v, err := c.FindVoiceClone(ctx, uerr)
+	require.NoError(t, err)
+	require.NotNil(t, v)
+	assert.Equal(t, "Host", v.Name)
+	mine, err := clean.Voices(ctx, client.VoiceFilter{Owner: client.VoiceOwnerProject})
+	require.NoError(t, err)
+	require.Len(t, mine, 1)
+	assert.Equal(t, v.ID, mine[0].ID)
+	price, err := clean.Pricing(ctx)
+	require.NoError(t, err)
+	e, err := price.Estimate(client.RawArgs{FeatureName: client.FeatureVoiceClone})
+	require.NoError(t, err)
+	assert.InDelta(t, clienttest.Balance-e.Min, srv.Balance(), 1e-9, "charged once")
 }

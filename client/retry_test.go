@@ -131,31 +131,6 @@ func TestBackoff(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		in   string
-		want time.Duration
-		ok   bool
-	}{
-		{"", 0, false},
-		{"0", 0, true},
-		{"3", 3 * time.Second, true},
-		{" 7 ", 7 * time.Second, true},
-		{"-1", 0, false},
-		{"1.5", 0, false},
-		{"Mon, 05 Jan 2026 09:00:30 GMT", 30 * time.Second, true},
-		{"Mon, 05 Jan 2026 08:59:00 GMT", 0, true},
-		{"tomorrow", 0, false},
-	} {
-		t.Run(tc.in, func(t *testing.T) {
-			d, ok := parseRetryAfter(tc.in, now)
-			assert.Equal(t, tc.ok, ok)
-			assert.Equal(t, tc.want, d)
-		})
-	}
-}
-
 // scripted is a test server answering each request with the next status of
 // a script (the last one repeats) and counting requests per method and path.
 type scripted struct {
@@ -194,7 +169,7 @@ func TestSafeCallsAreRetried(t *testing.T) {
 	c := newScripted(t, s)
 	g, err := c.GetGeneration(context.Background(), "gen_1")
 	require.NoError(t, err)
-	assert.Equal(t, "gen_1", g.Id)
+	assert.Equal(t, "gen_1", g.ID)
 	assert.EqualValues(t, 4, s.n.Load())
 }
 
@@ -235,7 +210,7 @@ func TestRetryWaitStopsWithTheContext(t *testing.T) {
 func TestUploadIsNeverRetried(t *testing.T) {
 	s := &scripted{statuses: []int{503, 200}, body: `{"files":[]}`}
 	c := newScripted(t, s)
-	_, err := c.UploadFiles(context.Background(), "multipart/form-data; boundary=x", strings.NewReader("--x--\r\n"))
+	_, err := c.uploadFiles(context.Background(), "multipart/form-data; boundary=x", strings.NewReader("--x--\r\n"))
 	var apiErr *APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, 503, apiErr.StatusCode)
@@ -247,7 +222,7 @@ func TestUploadURLIsRetriedLikeARead(t *testing.T) {
 	c := newScripted(t, s)
 	u, err := c.CreateUploadURL(context.Background(), 3, "image/png")
 	require.NoError(t, err)
-	assert.Equal(t, "file_1", u.File.Id)
+	assert.Equal(t, "file_1", u.File.ID)
 	assert.Equal(t, "3", u.Headers.ContentLength)
 	assert.EqualValues(t, 2, s.n.Load())
 }
@@ -274,9 +249,9 @@ func TestChargingCallRetriedOnlyWhenNotAccepted(t *testing.T) {
 	c, err := New("mg_key_for_retry_tests", WithBaseURL(srv.URL), WithRetryWait(time.Millisecond, 5*time.Millisecond))
 	require.NoError(t, err)
 
-	g, err := c.CreateGeneration(context.Background(), "image/generation", map[string]any{"prompt": "p"})
+	g, err := c.CreateGeneration(context.Background(), RawArgs{FeatureName: FeatureImageGeneration, Values: map[string]any{"prompt": "p"}})
 	require.NoError(t, err)
-	assert.Equal(t, "gen_new", g.Id)
+	assert.Equal(t, "gen_new", g.ID)
 	assert.EqualValues(t, 3, posts.Load(), "429 retried at once; 502 resent after the search")
 	assert.EqualValues(t, 1, lists.Load(), "the 502 was followed by one search")
 }
@@ -298,7 +273,7 @@ func TestChargingCallNeverSentIsRetried(t *testing.T) {
 	require.NoError(t, err)
 	v, err := c.CloneVoice(context.Background(), CloneVoiceParams{Name: "Me", Audio: "file_1"})
 	require.NoError(t, err)
-	assert.Equal(t, "voice_1", v.Id)
+	assert.Equal(t, "voice_1", v.ID)
 	assert.EqualValues(t, 2, attempts.Load())
 }
 
@@ -364,7 +339,7 @@ func TestCreateGenerationSearchThatCannotFinishIsUncertain(t *testing.T) {
 	c, err := New("mg_key_for_retry_tests", WithBaseURL(srv.URL), WithRetryWait(time.Millisecond, 5*time.Millisecond))
 	require.NoError(t, err)
 
-	_, err = c.CreateGeneration(context.Background(), FeatureImageGeneration, map[string]any{"prompt": "p"})
+	_, err = c.CreateGeneration(context.Background(), RawArgs{FeatureName: FeatureImageGeneration, Values: map[string]any{"prompt": "p"}})
 	var uncertain *UncertainError
 	require.ErrorAs(t, err, &uncertain)
 	assert.EqualValues(t, 1, posts.Load(), "not submitted again while the first attempt's row may exist")
@@ -397,9 +372,9 @@ func TestCreateGenerationSearchWaitsForALateRow(t *testing.T) {
 	c, err := New("mg_key_for_retry_tests", WithBaseURL(srv.URL), WithRetryWait(100*time.Millisecond, 200*time.Millisecond))
 	require.NoError(t, err)
 
-	g, err := c.CreateGeneration(context.Background(), FeatureImageGeneration, map[string]any{"prompt": "p"})
+	g, err := c.CreateGeneration(context.Background(), RawArgs{FeatureName: FeatureImageGeneration, Values: map[string]any{"prompt": "p"}})
 	require.NoError(t, err)
-	assert.Equal(t, "gen_late", g.Id)
+	assert.Equal(t, "gen_late", g.ID)
 	assert.EqualValues(t, 1, posts.Load(), "found, not submitted again")
 }
 
@@ -423,8 +398,8 @@ func TestCreateGenerationAnswerWithoutIDIsAmbiguous(t *testing.T) {
 	c, err := New("mg_key_for_retry_tests", WithBaseURL(srv.URL), WithRetryWait(time.Millisecond, 5*time.Millisecond))
 	require.NoError(t, err)
 
-	g, err := c.CreateGeneration(context.Background(), FeatureImageGeneration, map[string]any{"prompt": "p"})
+	g, err := c.CreateGeneration(context.Background(), RawArgs{FeatureName: FeatureImageGeneration, Values: map[string]any{"prompt": "p"}})
 	require.NoError(t, err)
-	assert.Equal(t, "gen_1", g.Id)
+	assert.Equal(t, "gen_1", g.ID)
 	assert.EqualValues(t, 1, posts.Load())
 }

@@ -53,14 +53,14 @@ func TestTemplates(t *testing.T) {
 	require.NotEmpty(t, reveals[0].Previews)
 	ref := reveals[0].Previews[0]
 	assert.NotNil(t, ref.Video, "video features have preview videos")
-	p, err := c.TemplatePrompt(ctx, ref.Id)
+	p, err := c.TemplatePrompt(ctx, ref.ID)
 	require.NoError(t, err)
-	assert.Equal(t, reveals[0].Id, p.TemplateId)
+	assert.Equal(t, reveals[0].ID, p.TemplateID)
 	assert.NotEmpty(t, p.Prompt)
 
 	// The prompt is the exact string to send.
 	img := uploadPNG(t, ctx, c)
-	g, err := c.CreateGeneration(ctx, client.FeatureLogoReveal, client.LogoRevealArgs{Image: img, Prompt: p.Prompt})
+	g, err := c.CreateGeneration(ctx, client.LogoRevealArgs{Image: img, Prompt: p.Prompt})
 	require.NoError(t, err)
 	assert.Equal(t, p.Prompt, g.Params["prompt"])
 

@@ -24,19 +24,19 @@ func TestVoiceCatalog(t *testing.T) {
 	require.NotNil(t, v.Locale)
 	assert.Equal(t, client.VoiceOwnerService, v.Owner)
 
-	byID, err := c.GetVoice(ctx, v.Id)
+	byID, err := c.GetVoice(ctx, v.ID)
 	require.NoError(t, err)
-	bySlug, err := c.GetVoice(ctx, *v.Slug)
+	bySlug, err := c.GetVoice(ctx, v.Slug)
 	require.NoError(t, err)
-	assert.Equal(t, byID.Id, bySlug.Id)
+	assert.Equal(t, byID.ID, bySlug.ID)
 
-	tag := (*v.Tags)[0]
-	tagged, err := c.Voices(ctx, client.VoiceFilter{Tags: []string{tag}, Locale: *v.Locale})
+	tag := (v.Tags)[0]
+	tagged, err := c.Voices(ctx, client.VoiceFilter{Tags: []string{tag}, Locale: v.Locale})
 	require.NoError(t, err)
 	require.NotEmpty(t, tagged)
 	for _, w := range tagged {
-		assert.Contains(t, *w.Tags, tag)
-		assert.Equal(t, *v.Locale, *w.Locale)
+		assert.Contains(t, w.Tags, tag)
+		assert.Equal(t, v.Locale, w.Locale)
 	}
 	none, err := c.Voices(ctx, client.VoiceFilter{Locale: "xx-XX"})
 	require.NoError(t, err)
@@ -53,25 +53,23 @@ func TestFavoriteVoice(t *testing.T) {
 	v := catalogVoice(t, ctx, c)
 
 	for range 2 { // idempotent
-		fav, err := c.FavoriteVoice(ctx, *v.Slug, true)
-		require.NoError(t, err)
-		assert.True(t, fav)
+		require.NoError(t, c.FavoriteVoice(ctx, v.Slug))
 	}
 	favs, err := c.Voices(ctx, client.VoiceFilter{Favorites: true})
 	require.NoError(t, err)
 	require.Len(t, favs, 1)
-	assert.Equal(t, v.Id, favs[0].Id)
+	assert.Equal(t, v.ID, favs[0].ID)
 	require.NotNil(t, favs[0].Favorite)
-	assert.True(t, *favs[0].Favorite)
+	assert.True(t, favs[0].IsFavorite())
 
-	fav, err := c.FavoriteVoice(ctx, v.Id, false)
-	require.NoError(t, err)
-	assert.False(t, fav)
+	for range 2 { // idempotent
+		require.NoError(t, c.UnfavoriteVoice(ctx, v.ID))
+	}
 	favs, err = c.Voices(ctx, client.VoiceFilter{Favorites: true})
 	require.NoError(t, err)
 	assert.Empty(t, favs)
 
-	_, err = c.FavoriteVoice(ctx, "no-such-voice", true)
+	err = c.FavoriteVoice(ctx, "no-such-voice")
 	assert.ErrorIs(t, err, client.ErrNotFound)
 }
 
@@ -83,32 +81,32 @@ func TestCloneVoice(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, client.VoiceOwnerProject, v.Owner)
 	require.NotNil(t, v.Status)
-	assert.Equal(t, client.VoiceTraining, *v.Status)
+	assert.Equal(t, client.VoiceTraining, v.Status)
 	assert.Less(t, srv.Balance(), clienttest.Balance, "charged on submit")
 
 	mine, err := c.Voices(ctx, client.VoiceFilter{Owner: client.VoiceOwnerProject})
 	require.NoError(t, err)
 	require.Len(t, mine, 1)
-	assert.Equal(t, v.Id, mine[0].Id)
+	assert.Equal(t, v.ID, mine[0].ID)
 	all, err := c.Voices(ctx, client.VoiceFilter{})
 	require.NoError(t, err)
-	assert.Equal(t, v.Id, all[0].Id, "clones first")
+	assert.Equal(t, v.ID, all[0].ID, "clones first")
 
 	srv.Advance(time.Hour)
-	trained, err := c.GetVoice(ctx, v.Id)
+	trained, err := c.GetVoice(ctx, v.ID)
 	require.NoError(t, err)
-	assert.Equal(t, client.VoiceDone, *trained.Status)
-	assert.True(t, client.IsVoiceTerminal(*trained.Status))
+	assert.Equal(t, client.VoiceDone, trained.Status)
+	assert.True(t, trained.Terminal())
 
 	// A trained clone speaks.
-	g, err := c.CreateGeneration(ctx, client.FeatureVoiceover, client.VoiceoverArgs{VoiceID: v.Id, Script: "Hello."})
+	g, err := c.CreateGeneration(ctx, client.VoiceoverArgs{VoiceID: v.ID, Script: "Hello."})
 	require.NoError(t, err)
 	assert.Equal(t, client.KindAudio, g.Kind)
 
-	require.NoError(t, c.DeleteVoice(ctx, v.Id))
-	_, err = c.GetVoice(ctx, v.Id)
+	require.NoError(t, c.DeleteVoice(ctx, v.ID))
+	_, err = c.GetVoice(ctx, v.ID)
 	assert.ErrorIs(t, err, client.ErrNotFound)
-	assert.ErrorIs(t, c.DeleteVoice(ctx, catalogVoice(t, ctx, c).Id), client.ErrNotFound, "catalog voices cannot be deleted")
+	assert.ErrorIs(t, c.DeleteVoice(ctx, catalogVoice(t, ctx, c).ID), client.ErrNotFound, "catalog voices cannot be deleted")
 
 	short := uploadWAV(t, ctx, c, 3*time.Second)
 	_, err = c.CloneVoice(ctx, client.CloneVoiceParams{Name: "Short", Audio: short})
@@ -124,7 +122,7 @@ func TestCloneVoiceRateLimited(t *testing.T) {
 	for i := range 5 {
 		v, err := c.CloneVoice(ctx, client.CloneVoiceParams{Name: fmt.Sprintf("Voice %d", i), Audio: sample})
 		require.NoError(t, err)
-		ids = append(ids, v.Id)
+		ids = append(ids, v.ID)
 	}
 	_, err := c.CloneVoice(ctx, client.CloneVoiceParams{Name: "Sixth", Audio: sample})
 	require.ErrorIs(t, err, client.ErrRateLimited)
@@ -137,6 +135,6 @@ func TestCloneVoiceRateLimited(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, mine, 5, "the refused clone was not created")
 	for _, v := range mine {
-		assert.True(t, slices.Contains(ids, v.Id))
+		assert.True(t, slices.Contains(ids, v.ID))
 	}
 }
