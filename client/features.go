@@ -56,13 +56,3 @@ func LegacyFeature(name string) string {
 	}
 	return f.Legacy
 }
-
-// sameFeature reports whether a and b name the same feature, in any
-// spelling; unknown names compare as written.
-func sameFeature(a, b string) bool {
-	ca, cb := feature.Canonical(a), feature.Canonical(b)
-	if ca == "" || cb == "" {
-		return a == b
-	}
-	return ca == cb
-}

@@ -129,7 +129,8 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 
 	// One list request per round for the whole batch, not one GET per id.
-	results, err := poll.Generations(ctx, c, ids)
+	// Each result carries its own error; failed renders are examined below.
+	results, _ := poll.Generations(ctx, c, ids)
 	var paid float64
 	for _, r := range results {
 		g := r.Generation
