@@ -60,14 +60,20 @@ func TestRequestsCarryKeyAndUserAgent(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Templates(t.Context(), client.TemplateFilter{})
 	require.NoError(t, err)
+	_, err = c.Templates(t.Context(), client.TemplateFilter{}, client.WithUserAgent("my-app/2.0 (nightly batch)"))
+	require.NoError(t, err)
+	_, err = c.Templates(t.Context(), client.TemplateFilter{})
+	require.NoError(t, err)
 
-	require.Len(t, got, 3)
+	require.Len(t, got, 5)
 	for _, s := range got {
 		assert.Equal(t, srv.APIKey, s.auth, "the raw key, no Bearer prefix")
 	}
 	assert.Equal(t, "mediagen-go/"+client.Version, got[0].ua)
 	assert.Equal(t, "/v3/pricing", got[1].path)
 	assert.Equal(t, "my-app/2.0", got[2].ua)
+	assert.Equal(t, "my-app/2.0 (nightly batch)", got[3].ua, "per call")
+	assert.Equal(t, "my-app/2.0", got[4].ua)
 }
 
 func TestDownloadNeverSendsTheKey(t *testing.T) {

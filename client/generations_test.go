@@ -27,7 +27,7 @@ func TestGenerationLifecycle(t *testing.T) {
 	assert.InDelta(t, 0.6, g.BalanceUsed, 1e-9) // 0.10 × 1.5 × 4 s
 	assert.InDelta(t, clienttest.Balance-0.6, srv.Balance(), 1e-9)
 	assert.Equal(t, map[string]any{"image": img, "prompt": args.Prompt, "mode": "outro", "duration": 4.0, "resolution": "1080p"}, g.Params)
-	require.NotNil(t, g.ExpiresAt)
+	require.False(t, g.ExpiresAt.IsZero())
 	assert.Equal(t, g.RequestDate.Add(24*time.Hour), g.ExpiresAt)
 
 	srv.Advance(10 * time.Minute)
@@ -35,8 +35,11 @@ func TestGenerationLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, client.StatusDone, got.Status)
 	assert.True(t, got.Terminal())
-	require.NotNil(t, got.Output)
-	require.NotNil(t, got.Output.Video)
+	require.NotEmpty(t, got.Output.Video)
+	assert.Equal(t, got.Output.Video, got.Output.URL())
+	assert.NotEmpty(t, got.Output.Poster)
+	assert.Positive(t, got.Output.DurationMs)
+	assert.Empty(t, got.Error)
 	assert.Equal(t, "video/mp4", got.Output.Mime)
 
 	require.NoError(t, c.DeleteGeneration(ctx, g.ID))

@@ -225,16 +225,19 @@ func TestPerCallTimeoutEndsASlowAttempt(t *testing.T) {
 	require.NoError(t, err)
 	srv.Advance(10 * time.Minute)
 
+	const timeout = 250 * time.Millisecond
 	start := time.Now()
-	g, err := c.GetGeneration(ctx, created.ID, client.WithTimeout(50*time.Millisecond))
+	g, err := c.GetGeneration(ctx, created.ID, client.WithTimeout(timeout))
 	require.NoError(t, err, "the retry succeeds")
 	assert.Equal(t, client.StatusDone, g.Status)
 	assert.Equal(t, 2, rec.count(http.MethodGet, "/v3/generations/"+g.ID))
+	assert.GreaterOrEqual(t, time.Since(start), timeout)
 	assert.Less(t, time.Since(start), 5*time.Second, "the slow attempt ended at the per-call timeout, not the default")
 
-	// Storage transfers have the same per-attempt bound.
+	// Storage transfers have the same per-attempt bound (a voice preview:
+	// small, quick to make).
 	var buf bytes.Buffer
-	require.NoError(t, c.Download(ctx, g.Output.URL(), &buf, client.WithTimeout(50*time.Millisecond)))
+	require.NoError(t, c.Download(ctx, catalogVoice(t, ctx, c).Preview, &buf, client.WithTimeout(timeout)))
 	assert.NotZero(t, buf.Len())
 	assert.Len(t, rec.requests("/storage/"), 2)
 

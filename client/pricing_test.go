@@ -19,7 +19,7 @@ func TestPricing(t *testing.T) {
 		e, ok := p[f]
 		require.True(t, ok, f)
 		assert.Positive(t, e.Price, f)
-		require.NotNil(t, e.Unit, f)
+		require.NotEmpty(t, e.Unit, f)
 	}
 	assert.Equal(t, client.Unit15s, p[client.FeatureAvatar].Unit)
 	legacy, ok := p.Entry("logo-reveal")

@@ -52,7 +52,7 @@ func TestTemplates(t *testing.T) {
 
 	require.NotEmpty(t, reveals[0].Previews)
 	ref := reveals[0].Previews[0]
-	assert.NotNil(t, ref.Video, "video features have preview videos")
+	assert.NotEmpty(t, ref.Video, "video features have preview videos")
 	p, err := c.TemplatePrompt(ctx, ref.ID)
 	require.NoError(t, err)
 	assert.Equal(t, reveals[0].ID, p.TemplateID)

@@ -2,7 +2,11 @@ package client_test
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +15,7 @@ import (
 
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
+	"github.com/mediagen/mediagen-go/webhook"
 )
 
 func TestVoiceCatalog(t *testing.T) {
@@ -19,9 +24,13 @@ func TestVoiceCatalog(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, all)
 	v := all[0]
-	require.NotNil(t, v.Slug)
-	require.NotNil(t, v.Tags)
-	require.NotNil(t, v.Locale)
+	require.NotEmpty(t, v.Slug)
+	require.NotEmpty(t, v.Tags)
+	require.NotEmpty(t, v.Locale)
+	require.NotNil(t, v.Favorite, "catalog voices say whether they are starred")
+	assert.False(t, v.IsFavorite())
+	assert.Empty(t, v.Status, "catalog voices have no training state")
+	assert.True(t, v.Terminal())
 	assert.Equal(t, client.VoiceOwnerService, v.Owner)
 
 	byID, err := c.GetVoice(ctx, v.ID)
@@ -30,7 +39,7 @@ func TestVoiceCatalog(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, byID.ID, bySlug.ID)
 
-	tag := (v.Tags)[0]
+	tag := v.Tags[0]
 	tagged, err := c.Voices(ctx, client.VoiceFilter{Tags: []string{tag}, Locale: v.Locale})
 	require.NoError(t, err)
 	require.NotEmpty(t, tagged)
@@ -80,7 +89,9 @@ func TestCloneVoice(t *testing.T) {
 	v, err := c.CloneVoice(ctx, client.CloneVoiceParams{Name: "Narrator", Audio: sample, Description: "calm"})
 	require.NoError(t, err)
 	assert.Equal(t, client.VoiceOwnerProject, v.Owner)
-	require.NotNil(t, v.Status)
+	assert.Nil(t, v.Favorite, "clones cannot be starred")
+	assert.False(t, v.IsFavorite())
+	assert.False(t, v.RequestDate.IsZero())
 	assert.Equal(t, client.VoiceTraining, v.Status)
 	assert.Less(t, srv.Balance(), clienttest.Balance, "charged on submit")
 
@@ -137,4 +148,88 @@ func TestCloneVoiceRateLimited(t *testing.T) {
 	for _, v := range mine {
 		assert.True(t, slices.Contains(ids, v.ID))
 	}
+}
+
+// hookReceiver is a webhook endpoint that verifies and keeps what it gets.
+type hookReceiver struct {
+	URL    string
+	mu     sync.Mutex
+	events []*webhook.Event
+	errs   []error
+}
+
+func newHookReceiver(t *testing.T, srv *testServer) *hookReceiver {
+	h := &hookReceiver{}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		ev, err := webhook.Parse(body, r.Header, srv.WebhookSecret, webhook.WithNow(srv.Clock.Now))
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if err != nil {
+			h.errs = append(h.errs, err)
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		h.events = append(h.events, ev)
+	}))
+	t.Cleanup(hs.Close)
+	h.URL = hs.URL + "/hooks/mediagen"
+	return h
+}
+
+func (h *hookReceiver) received() ([]*webhook.Event, []error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.events), slices.Clone(h.errs)
+}
+
+func TestCloneVoiceWebhookURL(t *testing.T) {
+	srv, c, ctx := setup(t)
+	hooks := newHookReceiver(t, srv)
+	sample := uploadWAV(t, ctx, c, 12*time.Second)
+
+	v, err := c.CloneVoice(ctx, client.CloneVoiceParams{Name: "Narrator", Audio: sample}, client.WithWebhookURL(hooks.URL))
+	require.NoError(t, err)
+	_, err = c.CloneVoice(ctx, client.CloneVoiceParams{Name: "Quiet", Audio: sample}) // no webhook
+	require.NoError(t, err)
+	_, err = c.CloneVoice(ctx, client.CloneVoiceParams{Name: "Bad", Audio: sample}, client.WithWebhookURL("hooks.example.com/x"))
+	require.ErrorContains(t, err, "WithWebhookURL", "not an absolute URL: refused before sending")
+	srv.Advance(time.Hour)
+	srv.Ref.WaitDeliveries()
+
+	events, errs := hooks.received()
+	require.Empty(t, errs)
+	require.Len(t, events, 1, "the clone given the URL, and only it")
+	assert.Equal(t, webhook.EventVoiceDone, events[0].Name)
+	require.NotNil(t, events[0].Voice)
+	assert.Equal(t, v.ID, events[0].Voice.ID)
+}
+
+// TestWebhookURLOfTheClient: given to New, the URL applies to every
+// generation and clone.
+func TestWebhookURLOfTheClient(t *testing.T) {
+	srv, clean, ctx := setup(t)
+	hooks := newHookReceiver(t, srv)
+	sample := uploadWAV(t, ctx, clean, 12*time.Second)
+	c := srv.Client(client.WithWebhookURL(hooks.URL))
+
+	g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "a swift"})
+	require.NoError(t, err)
+	v, err := c.CloneVoice(ctx, client.CloneVoiceParams{Name: "Narrator", Audio: sample})
+	require.NoError(t, err)
+	srv.Advance(time.Hour)
+	srv.Ref.WaitDeliveries()
+
+	events, errs := hooks.received()
+	require.Empty(t, errs)
+	got := map[webhook.EventName]string{}
+	for _, ev := range events {
+		switch {
+		case ev.Generation != nil:
+			got[ev.Name] = ev.Generation.ID
+		case ev.Voice != nil:
+			got[ev.Name] = ev.Voice.ID
+		}
+	}
+	assert.Equal(t, map[webhook.EventName]string{webhook.EventGenerationDone: g.ID, webhook.EventVoiceDone: v.ID}, got)
 }
