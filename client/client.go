@@ -48,6 +48,7 @@ type Client struct {
 type config struct {
 	s       settings
 	api     *http.Client          // API attempts: timeout and middleware
+	bulk    *http.Client          // multipart uploads to the API: transfer timeout and middleware
 	storage *http.Client          // storage attempts: transfer timeout and middleware
 	rc      *retryablehttp.Client // retries API attempts
 }
@@ -81,8 +82,13 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 	if s.httpClient == nil {
 		s.httpClient = &http.Client{}
 	}
-	if t := s.httpClient.Timeout; t > 0 && !s.timeoutSet {
-		s.timeout, s.transfer = t, t
+	if t := s.httpClient.Timeout; t > 0 {
+		if !s.timeoutSet {
+			s.timeout = t
+		}
+		if !s.transferSet {
+			s.transfer = t
+		}
 	}
 	c := &Client{apiKey: apiKey, claims: newClaims(), searches: newSearchLocks()}
 	c.base = c.resolve(s)
@@ -108,6 +114,8 @@ func (c *Client) resolve(s settings) *config {
 		transport = &middlewareTransport{next: transport, mw: s.middleware}
 	}
 	cfg.api = &http.Client{Transport: transport, CheckRedirect: s.httpClient.CheckRedirect, Jar: s.httpClient.Jar, Timeout: s.timeout}
+	// A multipart upload carries files to the API: it is a transfer.
+	cfg.bulk = &http.Client{Transport: transport, CheckRedirect: s.httpClient.CheckRedirect, Jar: s.httpClient.Jar, Timeout: s.transfer}
 	// No jar for storage: cookies of the API host must not travel there.
 	cfg.storage = &http.Client{Transport: transport, CheckRedirect: s.httpClient.CheckRedirect, Timeout: s.transfer}
 	p := retryPolicy{waitMin: s.retry.WaitMin, waitMax: s.retry.WaitMax}
@@ -179,6 +187,7 @@ func (c *Client) inside(opts []Option) (*link.Client, error) {
 		Retry:   link.Retry{MaxRetries: cfg.s.retry.MaxRetries, WaitMin: cfg.s.retry.WaitMin, WaitMax: cfg.s.retry.WaitMax},
 		Logger:  cfg.s.logger,
 		Clock:   cfg.s.clock,
+		Observe: observer(cfg.s.responseInto),
 	}, nil
 }
 

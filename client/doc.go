@@ -12,7 +12,7 @@
 // # Options
 //
 // One [Option] type configures the client in [New] and any single call:
-// pass [WithTimeout], [WithMaxRetries], [WithHeader], [WithResponseInto],
+// pass [WithTimeout], [WithTransferTimeout], [WithMaxRetries], [WithHeader], [WithResponseInto],
 // [WithWebhookURL] or [WithMiddleware] to a method and it applies to that
 // call only, on top of the client's.
 //

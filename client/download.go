@@ -96,7 +96,7 @@ func download(ctx context.Context, in *link.Client, rawURL string, w io.Writer, 
 		return "", fmt.Errorf("%w: %s is not a storage URL", ErrInvalidArgument, redactURL(rawURL))
 	}
 	for attempt := 0; ; attempt++ {
-		a := fetch(ctx, in.Storage, u, w)
+		a := fetch(ctx, in, u, w)
 		if a.err == nil {
 			return a.contentType, nil
 		}
@@ -141,12 +141,12 @@ type attempt struct {
 }
 
 // fetch makes one attempt of a download.
-func fetch(ctx context.Context, hc *http.Client, u *url.URL, w io.Writer) attempt {
+func fetch(ctx context.Context, in *link.Client, u *url.URL, w io.Writer) attempt {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return attempt{err: fmt.Errorf("mediagen: download: %w", err)}
 	}
-	resp, err := hc.Do(req)
+	resp, err := in.Storage.Do(req)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
@@ -155,12 +155,15 @@ func fetch(ctx context.Context, hc *http.Client, u *url.URL, w io.Writer) attemp
 		return attempt{err: fmt.Errorf("mediagen: download: %w", err), transient: retryableTransportError(err)}
 	}
 	defer resp.Body.Close()
+	if in.Observe != nil {
+		in.Observe(resp)
+	}
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, maxStorageMessage))
 		a := attempt{err: &StorageError{Method: http.MethodGet, StatusCode: resp.StatusCode, Message: storageMessage(msg)}}
 		if retry.TransientStatus(resp.StatusCode) {
 			a.transient = true
-			a.retryAfter, _ = retry.After(resp, time.Now())
+			a.retryAfter, _ = retry.After(resp, in.Clock.Now())
 		}
 		return a
 	}

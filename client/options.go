@@ -19,8 +19,8 @@ import (
 const (
 	// DefaultTimeout bounds each attempt of an API request.
 	DefaultTimeout = 60 * time.Second
-	// DefaultTransferTimeout bounds each attempt of a storage transfer: a
-	// signed upload's PUT or a download.
+	// DefaultTransferTimeout bounds each attempt of a transfer of bytes: a
+	// signed upload's PUT, a multipart upload or a download.
 	DefaultTransferTimeout = 10 * time.Minute
 )
 
@@ -40,6 +40,7 @@ type settings struct {
 	timeout      time.Duration // per attempt of an API request; 0 is none
 	transfer     time.Duration // per attempt of a storage transfer; 0 is none
 	timeoutSet   bool
+	transferSet  bool
 	userAgent    string
 	logger       *slog.Logger
 	header       http.Header // extra API request headers; shared, cloned on write
@@ -152,18 +153,33 @@ func WithRetryWait(min, max time.Duration) Option {
 	}
 }
 
-// WithTimeout bounds each attempt of a request, from sending it to the end
-// of reading the answer; a retry gets a fresh d. By default an API request's
-// attempt has [DefaultTimeout] and a storage transfer's (upload PUT,
-// download) [DefaultTransferTimeout], or the Timeout of the client given to
-// [WithHTTPClient] when it has one; WithTimeout sets both. 0 means no
-// per-attempt bound: only the context's.
+// WithTimeout bounds each attempt of an API request, from sending it to
+// the end of reading the answer; a retry gets a fresh d. The default is
+// [DefaultTimeout], or the Timeout of the client given to [WithHTTPClient]
+// when it has one. Transfers of bytes (a signed upload's PUT, a multipart
+// upload, a download) have their own bound: see [WithTransferTimeout]. 0
+// means no per-attempt bound: only the context's.
 func WithTimeout(d time.Duration) Option {
 	return func(s *settings) error {
 		if d < 0 {
 			return fmt.Errorf("mediagen: WithTimeout(%s): negative", d)
 		}
-		s.timeout, s.transfer, s.timeoutSet = d, d, true
+		s.timeout, s.timeoutSet = d, true
+		return nil
+	}
+}
+
+// WithTransferTimeout bounds each attempt of a transfer of bytes: a signed
+// upload's PUT, a multipart upload to the API, a download. Files take
+// longer than API answers, so the default is [DefaultTransferTimeout], or
+// the Timeout of the client given to [WithHTTPClient] when it has one. 0
+// means no per-attempt bound: only the context's.
+func WithTransferTimeout(d time.Duration) Option {
+	return func(s *settings) error {
+		if d < 0 {
+			return fmt.Errorf("mediagen: WithTransferTimeout(%s): negative", d)
+		}
+		s.transfer, s.transferSet = d, true
 		return nil
 	}
 }
@@ -210,8 +226,11 @@ func WithUserAgent(ua string) Option {
 }
 
 // WithHeader adds a header to every API request (not to storage, whose
-// signed requests must carry exactly the signed headers). Authorization and
-// User-Agent are the client's own and are refused here.
+// signed requests must carry exactly the signed headers). Values add to
+// those of the same name given before, to New or to the call. Authorization
+// and User-Agent are the client's own, and the headers that describe the
+// body or the connection (Content-Type, Content-Length, Host and the like)
+// follow each request: they are refused here.
 func WithHeader(key, value string) Option {
 	return func(s *settings) error {
 		k := textproto.CanonicalMIMEHeaderKey(key)
@@ -222,6 +241,8 @@ func WithHeader(key, value string) Option {
 			return fmt.Errorf("mediagen: WithHeader(%s): line break in value", k)
 		case k == "Authorization" || k == "User-Agent":
 			return fmt.Errorf("mediagen: WithHeader(%s): set by the client; see New and WithUserAgent", k)
+		case perRequestHeader[k]:
+			return fmt.Errorf("mediagen: WithHeader(%s): set by the client for each request's body and connection", k)
 		}
 		h := s.header.Clone()
 		if h == nil {
@@ -231,6 +252,13 @@ func WithHeader(key, value string) Option {
 		s.header = h
 		return nil
 	}
+}
+
+// perRequestHeader lists the headers each request sets from its own body
+// and connection; a second value would make the request malformed.
+var perRequestHeader = map[string]bool{
+	"Content-Type": true, "Content-Length": true, "Content-Encoding": true, "Transfer-Encoding": true,
+	"Host": true, "Connection": true, "Te": true, "Trailer": true, "Upgrade": true,
 }
 
 func validHeaderName(k string) bool {

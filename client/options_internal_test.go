@@ -12,7 +12,8 @@ import (
 
 // TestAttemptTimeouts: every attempt is bounded by default, API requests
 // and storage transfers each by their own default; the Timeout of the
-// caller's http.Client stands in for both, and WithTimeout wins.
+// caller's http.Client stands in for both, and WithTimeout and
+// WithTransferTimeout win, each for its own.
 func TestAttemptTimeouts(t *testing.T) {
 	newClient := func(opts ...Option) *Client {
 		t.Helper()
@@ -20,7 +21,10 @@ func TestAttemptTimeouts(t *testing.T) {
 		require.NoError(t, err)
 		return c
 	}
-	timeouts := func(cfg *config) [2]time.Duration { return [2]time.Duration{cfg.api.Timeout, cfg.storage.Timeout} }
+	timeouts := func(cfg *config) [2]time.Duration {
+		assert.Equal(t, cfg.storage.Timeout, cfg.bulk.Timeout, "a multipart upload is a transfer")
+		return [2]time.Duration{cfg.api.Timeout, cfg.storage.Timeout}
+	}
 
 	c := newClient()
 	assert.Equal(t, [2]time.Duration{DefaultTimeout, DefaultTransferTimeout}, timeouts(c.base))
@@ -30,18 +34,22 @@ func TestAttemptTimeouts(t *testing.T) {
 	assert.Equal(t, [2]time.Duration{7 * time.Second, 7 * time.Second}, timeouts(c.base))
 	assert.Nil(t, c.base.storage.Jar, "cookies of the API host never travel to storage")
 	c = newClient(WithTimeout(2*time.Second), WithHTTPClient(&http.Client{Timeout: 7 * time.Second}))
-	assert.Equal(t, [2]time.Duration{2 * time.Second, 2 * time.Second}, timeouts(c.base))
-	c = newClient(WithTimeout(0))
+	assert.Equal(t, [2]time.Duration{2 * time.Second, 7 * time.Second}, timeouts(c.base))
+	c = newClient(WithTransferTimeout(time.Hour), WithHTTPClient(&http.Client{Timeout: 7 * time.Second}))
+	assert.Equal(t, [2]time.Duration{7 * time.Second, time.Hour}, timeouts(c.base))
+	c = newClient(WithTimeout(0), WithTransferTimeout(0))
 	assert.Equal(t, [2]time.Duration{0, 0}, timeouts(c.base), "0: only the context bounds an attempt")
 
 	c = newClient()
 	cfg, err := c.configure([]Option{WithTimeout(time.Second)})
 	require.NoError(t, err)
-	assert.Equal(t, [2]time.Duration{time.Second, time.Second}, timeouts(cfg))
+	assert.Equal(t, [2]time.Duration{time.Second, DefaultTransferTimeout}, timeouts(cfg), "a short API timeout leaves transfers alone")
 	assert.Equal(t, [2]time.Duration{DefaultTimeout, DefaultTransferTimeout}, timeouts(c.base), "a call's options leave the client's alone")
-	in, err := c.inside([]Option{WithTimeout(3 * time.Second)})
+	in, err := c.inside([]Option{WithTransferTimeout(3 * time.Second)})
 	require.NoError(t, err)
 	assert.Equal(t, 3*time.Second, in.Storage.Timeout)
+	_, err = c.configure([]Option{WithTransferTimeout(-time.Second)})
+	assert.ErrorContains(t, err, "WithTransferTimeout")
 	same, err := c.configure(nil)
 	require.NoError(t, err)
 	assert.Same(t, c.base, same, "a call without options uses the client's configuration")

@@ -117,6 +117,9 @@ func TestWithHeaderRefusesInvalidHeaders(t *testing.T) {
 		"Authorization":        {client.WithHeader("Authorization", "Bearer s3cret-value"), "WithHeader(Authorization)"},
 		"authorization":        {client.WithHeader("authorization", "s3cret-value"), "WithHeader(Authorization)"},
 		"User-Agent":           {client.WithHeader("User-Agent", "other/1.0"), "WithUserAgent"},
+		"Content-Type":         {client.WithHeader("content-type", "text/plain"), "WithHeader(Content-Type)"},
+		"Content-Length":       {client.WithHeader("Content-Length", "12"), "WithHeader(Content-Length)"},
+		"Host":                 {client.WithHeader("Host", "other.example"), "WithHeader(Host)"},
 		"space in name":        {client.WithHeader("X Tag", "v"), "not a header name"},
 		"colon in name":        {client.WithHeader("X-Tag:", "v"), "not a header name"},
 		"empty name":           {client.WithHeader("", "v"), "not a header name"},
@@ -182,6 +185,25 @@ func TestWithResponseInto(t *testing.T) {
 	require.Error(t, err)
 	assert.Same(t, kept, resp)
 
+	// Downloads capture storage's answer, errors included.
+	done := doneGeneration(t, ctx, srv, c, client.ImageGenerationArgs{Prompt: "a stork"})
+	var fetched *http.Response
+	require.NoError(t, c.Download(ctx, done.Output.URL(), io.Discard, client.WithResponseInto(&fetched)))
+	require.NotNil(t, fetched)
+	assert.Equal(t, http.StatusOK, fetched.StatusCode)
+	assert.Equal(t, done.Output.Mime, fetched.Header.Get("Content-Type"))
+	assert.Equal(t, http.MethodGet, fetched.Request.Method)
+	var saved *http.Response
+	_, err = c.SaveOutput(ctx, done, t.TempDir(), client.WithResponseInto(&saved))
+	require.NoError(t, err)
+	require.NotNil(t, saved)
+	assert.Equal(t, http.StatusOK, saved.StatusCode)
+	require.NoError(t, c.DeleteGeneration(ctx, done.ID))
+	var gone *http.Response
+	require.ErrorIs(t, c.Download(ctx, done.Output.URL(), io.Discard, client.WithResponseInto(&gone)), client.ErrNotFound)
+	require.NotNil(t, gone)
+	assert.Equal(t, http.StatusNotFound, gone.StatusCode)
+
 	_, err = client.New(srv.APIKey, client.WithBaseURL(srv.URL), client.WithResponseInto(&resp))
 	assert.ErrorContains(t, err, "WithResponseInto applies to one call")
 	_, err = c.Pricing(ctx, client.WithResponseInto(nil))
@@ -234,10 +256,10 @@ func TestPerCallTimeoutEndsASlowAttempt(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(start), timeout)
 	assert.Less(t, time.Since(start), 5*time.Second, "the slow attempt ended at the per-call timeout, not the default")
 
-	// Storage transfers have the same per-attempt bound (a voice preview:
-	// small, quick to make).
+	// Transfers have their own per-attempt bound (a voice preview: small,
+	// quick to make).
 	var buf bytes.Buffer
-	require.NoError(t, c.Download(ctx, catalogVoice(t, ctx, c).Preview, &buf, client.WithTimeout(timeout)))
+	require.NoError(t, c.Download(ctx, catalogVoice(t, ctx, c).Preview, &buf, client.WithTransferTimeout(timeout)))
 	assert.NotZero(t, buf.Len())
 	assert.Len(t, rec.requests("/storage/"), 2)
 

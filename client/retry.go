@@ -222,13 +222,14 @@ func (d retryDoer) Do(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// onceDoer sends an API request exactly once, streaming its body.
+// onceDoer sends an API request exactly once, streaming its body: a
+// multipart upload, bounded by the transfer timeout.
 type onceDoer struct{ c *Client }
 
 func (d onceDoer) Do(req *http.Request) (*http.Response, error) {
 	cfg := d.c.configOf(req.Context())
 	start := time.Now()
-	resp, err := cfg.api.Do(req)
+	resp, err := cfg.bulk.Do(req)
 	finish(cfg, req, start, resp, err)
 	return resp, err
 }
@@ -239,6 +240,15 @@ func finish(cfg *config, req *http.Request, start time.Time, resp *http.Response
 		*cfg.s.responseInto = resp
 	}
 	logResult(req, cfg.s.logger, start, resp, err)
+}
+
+// observer returns what records a storage answer for WithResponseInto, or
+// nil when the call did not ask.
+func observer(dst **http.Response) func(*http.Response) {
+	if dst == nil {
+		return nil
+	}
+	return func(resp *http.Response) { *dst = resp }
 }
 
 // logResult logs one finished request without headers, query or body. The

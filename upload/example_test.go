@@ -97,10 +97,10 @@ func ExampleMultipart() {
 	script := "Welcome to the show.\n"
 
 	// One request carries both files; ContentType "" means detect it.
-	files, err := upload.Multipart(context.Background(), c,
-		upload.Part{Name: "logo.png", Reader: bytes.NewReader(logo), Size: int64(len(logo))},
-		upload.Part{Name: "script.txt", Reader: strings.NewReader(script), Size: int64(len(script))},
-	)
+	files, err := upload.Multipart(context.Background(), c, []upload.Part{
+		{Name: "logo.png", Reader: bytes.NewReader(logo), Size: int64(len(logo))},
+		{Name: "script.txt", Reader: strings.NewReader(script), Size: int64(len(script))},
+	})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -101,7 +101,7 @@ func measureMultipart(tb testing.TB, c *client.Client, size int64) memoryUse {
 	tb.Helper()
 	return measure(tb, func(h *heapSampler) {
 		src := &sampledReader{r: io.NewSectionReader(pattern{size: size}, 0, size), h: h}
-		files, err := Multipart(context.Background(), c, Part{Name: "shots.txt", Reader: src, Size: size})
+		files, err := Multipart(context.Background(), c, []Part{{Name: "shots.txt", Reader: src, Size: size}})
 		require.NoError(tb, err)
 		require.Len(tb, files, 1)
 		require.EqualValues(tb, size, files[0].Size)

@@ -111,12 +111,21 @@ func (l *lazyFile) release() {
 // (retry the call, with fresh readers). No part is read after Multipart
 // returns: when ctx ends during a Read of a part, Multipart returns once
 // that Read does.
-func Multipart(ctx context.Context, c *client.Client, parts ...Part) ([]*client.File, error) {
+//
+// [WithClientOptions] and [WithProgress] apply (progress counts the parts'
+// bytes, all parts together); [WithContentType] does not: each Part carries
+// its own type. The request is a transfer, bounded per attempt by
+// [client.WithTransferTimeout].
+func Multipart(ctx context.Context, c *client.Client, parts []Part, opts ...Option) ([]*client.File, error) {
 	defer releaseParts(parts)
-	if c == nil {
-		return nil, errors.New("upload: nil client")
+	s, err := newSettings(c, opts)
+	if err != nil {
+		return nil, err
 	}
-	in, err := link.Of(c)
+	if s.contentType != "" {
+		return nil, errors.New("upload: WithContentType applies to File and Reader; give each Part its ContentType")
+	}
+	in, err := link.Of(c, anys(s.clientOpts)...)
 	if err != nil {
 		return nil, err
 	}
@@ -124,12 +133,17 @@ func Multipart(ctx context.Context, c *client.Client, parts ...Part) ([]*client.
 	if err != nil {
 		return nil, err
 	}
+	var total int64
+	for _, p := range prepared {
+		total += p.src.size
+	}
+	prog := &progress{fn: s.progress, total: total}
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
 	var wg sync.WaitGroup
 	var writeErr error
 	wg.Go(func() {
-		writeErr = writeParts(mw, prepared)
+		writeErr = writeParts(mw, prepared, prog)
 		pw.CloseWithError(writeErr)
 	})
 	files, err := in.UploadFiles(ctx, mw.FormDataContentType(), pr)
@@ -197,8 +211,11 @@ func prepareParts(parts []Part) ([]preparedPart, error) {
 	return out, nil
 }
 
-// writeParts streams every part into mw and closes it.
-func writeParts(mw *multipart.Writer, parts []preparedPart) error {
+// writeParts streams every part into mw and closes it, reporting the
+// parts' bytes to prog.
+func writeParts(mw *multipart.Writer, parts []preparedPart, prog *progress) error {
+	// One reader across the parts, so its count is the parts' bytes so far.
+	counted := &progressReader{p: prog}
 	for i, p := range parts {
 		h := textproto.MIMEHeader{}
 		h.Set("Content-Disposition", mime.FormatMediaType("form-data", map[string]string{"name": "files", "filename": p.name}))
@@ -211,7 +228,12 @@ func writeParts(mw *multipart.Writer, parts []preparedPart) error {
 		if err != nil {
 			return &sourceError{part: i + 1, name: p.name, err: err}
 		}
-		src := &readErrors{r: &exactReader{r: r, size: p.src.size, strict: p.src.strict}}
+		counted.r = &exactReader{r: r, size: p.src.size, strict: p.src.strict}
+		var body io.Reader = counted
+		if prog.fn == nil {
+			body = counted.r
+		}
+		src := &readErrors{r: body}
 		if _, err := io.Copy(w, src); err != nil {
 			if src.err != nil {
 				return &sourceError{part: i + 1, name: p.name, err: src.err}

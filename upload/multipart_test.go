@@ -41,7 +41,7 @@ func TestMultipartRefusesBeforeSending(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			files, err := Multipart(ctx, silentClient(t), tt.parts...)
+			files, err := Multipart(ctx, silentClient(t), tt.parts)
 			assert.Nil(t, files)
 			assert.ErrorIs(t, err, tt.want)
 		})
@@ -99,7 +99,7 @@ func postParts(t *testing.T, url string, parts []Part) (*http.Response, error, e
 	mw := multipart.NewWriter(pw)
 	werr := make(chan error, 1)
 	go func() {
-		err := writeParts(mw, prepared)
+		err := writeParts(mw, prepared, &progress{})
 		pw.CloseWithError(err)
 		werr <- err
 	}()
@@ -204,7 +204,7 @@ func TestMultipartEarlyAnswerIsReportedAndLeaksNothing(t *testing.T) {
 	}
 	before := runtime.NumGoroutine()
 	for range 5 {
-		_, err := Multipart(context.Background(), c, big(), big())
+		_, err := Multipart(context.Background(), c, []Part{big(), big()})
 		require.Error(t, err)
 		assert.ErrorIs(t, err, client.ErrUnauthorized, "the service's answer, not the broken pipe: %v", err)
 		assert.NotErrorIs(t, err, io.ErrClosedPipe)
@@ -228,7 +228,7 @@ func TestMultipartSourceFailureNamesThePart(t *testing.T) {
 	mw := multipart.NewWriter(&sb)
 	src, err := newSource(errReader{boom}, 8)
 	require.NoError(t, err)
-	err = writeParts(mw, []preparedPart{{name: "b.txt", contentType: "text/plain", src: src}})
+	err = writeParts(mw, []preparedPart{{name: "b.txt", contentType: "text/plain", src: src}}, &progress{})
 	assert.ErrorIs(t, err, boom)
 	assert.ErrorContains(t, err, "part 1 (b.txt)")
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/mediagen/mediagen-go/client"
 )
 
-// Option configures [File] and [Reader].
+// Option configures [File], [Reader] and [Multipart].
 type Option func(*settings) error
 
 // settings is what the options configure.
@@ -18,9 +18,9 @@ type settings struct {
 }
 
 // WithClientOptions applies client options (a timeout, middleware, a retry
-// policy, a logger) to the requests of a [File] or [Reader] upload, on top
-// of the client's: the reservation and the storage PUT. Storage PUTs retry
-// under the client's [client.RetryPolicy].
+// policy, a logger) to the requests of an upload, on top of the client's:
+// the reservation and the storage PUT of [File] and [Reader], the request
+// of [Multipart]. Storage PUTs retry under the client's [client.RetryPolicy].
 func WithClientOptions(opts ...client.Option) Option {
 	return func(s *settings) error {
 		s.clientOpts = append(s.clientOpts, opts...)
@@ -28,12 +28,12 @@ func WithClientOptions(opts ...client.Option) Option {
 	}
 }
 
-// WithProgress calls fn as bytes go out to storage, with the bytes sent so
-// far and the total. fn runs on the goroutine that writes the request body,
+// WithProgress calls fn as bytes go out, with the bytes sent so far and the
+// total (for [Multipart], of all the parts' contents). fn runs on the goroutine that writes the request body,
 // so it must return quickly. sent never goes back: when a PUT is retried
 // from the start of the source, fn is called again only once the new
 // attempt passes the count already reported. A successful upload's last call
-// reports total, and fn is not called after [File] or [Reader] returns.
+// reports total, and fn is not called after the upload returns.
 func WithProgress(fn func(sent, total int64)) Option {
 	return func(s *settings) error {
 		if fn == nil {
@@ -44,8 +44,8 @@ func WithProgress(fn func(sent, total int64)) Option {
 	}
 }
 
-// WithContentType sets the media type of the upload instead of detecting it
-// from the content. It must be one of [AcceptedTypes] (aliases such as
+// WithContentType sets the media type of a [File] or [Reader] upload
+// instead of detecting it from the content; [Multipart] refuses it. It must be one of [AcceptedTypes] (aliases such as
 // audio/x-wav are accepted). For [Reader], a non-empty contentType argument
 // takes precedence.
 func WithContentType(contentType string) Option {

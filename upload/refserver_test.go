@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -365,7 +367,7 @@ func TestMultipartEveryAcceptedKind(t *testing.T) {
 		for i, s := range batch {
 			parts[i] = Part{Name: s.name, Reader: bytes.NewReader(s.content), Size: int64(len(s.content)), ContentType: s.declared}
 		}
-		files, err := Multipart(context.Background(), c, parts...)
+		files, err := Multipart(context.Background(), c, parts)
 		require.NoError(t, err)
 		require.Len(t, files, len(batch))
 		for i, f := range files {
@@ -388,7 +390,7 @@ func TestMultipartTenFilesFromDisk(t *testing.T) {
 		require.NoError(t, err)
 		parts[i] = p
 	}
-	files, err := Multipart(context.Background(), c, parts...)
+	files, err := Multipart(context.Background(), c, parts)
 	require.NoError(t, err)
 	require.Len(t, files, MaxParts)
 	for i, f := range files {
@@ -397,7 +399,7 @@ func TestMultipartTenFilesFromDisk(t *testing.T) {
 	useAsImage(t, c, files[9].ID)
 
 	// The same parts can be sent again: FilePart reopens its file.
-	again, err := Multipart(context.Background(), c, parts...)
+	again, err := Multipart(context.Background(), c, parts)
 	require.NoError(t, err)
 	assert.Len(t, again, MaxParts)
 	assert.NotEqual(t, files[0].ID, again[0].ID)
@@ -410,7 +412,7 @@ func TestMultipartSourceFailureIsReported(t *testing.T) {
 		{Name: "a.txt", Reader: strings.NewReader("fine"), Size: 4, ContentType: "text/plain"},
 		{Name: "b.txt", Reader: io.MultiReader(strings.NewReader("half"), errReader{boom}), Size: 8, ContentType: "text/plain"},
 	}
-	_, err := Multipart(context.Background(), c, parts...)
+	_, err := Multipart(context.Background(), c, parts)
 	assert.ErrorIs(t, err, boom)
 }
 
@@ -485,4 +487,80 @@ func TestFileErrorsNameTheFile(t *testing.T) {
 	require.ErrorAs(t, err, &serr)
 	assert.Equal(t, http.StatusInternalServerError, serr.StatusCode)
 	assert.ErrorContains(t, err, path)
+}
+
+// TestMultipartIsATransfer: a multipart upload carries files, so the API's
+// short per-attempt timeout does not cut it; the transfer timeout does.
+func TestMultipartIsATransfer(t *testing.T) {
+	slow := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		if strings.HasSuffix(req.URL.Path, "/files/upload") {
+			select {
+			case <-time.After(300 * time.Millisecond):
+			case <-req.Context().Done():
+				return nil, req.Context().Err()
+			}
+		}
+		return next(req)
+	}
+	_, c, _ := setup(t, client.WithMiddleware(slow), client.WithTimeout(50*time.Millisecond))
+	png := samples(t)[0]
+	files, err := Multipart(context.Background(), c, []Part{{Name: png.name, Reader: bytes.NewReader(png.content), Size: int64(len(png.content)), ContentType: png.declared}})
+	require.NoError(t, err, "a 300 ms upload outlives a 50 ms API timeout")
+	require.Len(t, files, 1)
+
+	_, err = Multipart(context.Background(), c, []Part{{Name: png.name, Reader: bytes.NewReader(png.content), Size: int64(len(png.content)), ContentType: png.declared}},
+		WithClientOptions(client.WithTransferTimeout(50*time.Millisecond)))
+	var netErr net.Error
+	require.ErrorAs(t, err, &netErr, "the transfer timeout bounds it")
+	assert.True(t, netErr.Timeout())
+}
+
+// TestMultipartOptions: progress counts the parts' bytes together and ends
+// at their total; client options apply to the request; WithContentType is
+// refused before anything is sent.
+func TestMultipartOptions(t *testing.T) {
+	_, c, rec := setup(t)
+	all := samples(t)[:3]
+	parts := func() []Part {
+		out := make([]Part, len(all))
+		for i, s := range all {
+			out[i] = Part{Name: s.name, Reader: bytes.NewReader(s.content), Size: int64(len(s.content)), ContentType: s.declared}
+		}
+		return out
+	}
+	var total int64
+	for _, s := range all {
+		total += int64(len(s.content))
+	}
+	var seen [][2]int64
+	files, err := Multipart(context.Background(), c, parts(),
+		WithProgress(func(sent, total int64) { seen = append(seen, [2]int64{sent, total}) }),
+		WithClientOptions(client.WithHeader("X-Batch", "logos")))
+	require.NoError(t, err)
+	require.Len(t, files, len(all))
+	require.NotEmpty(t, seen)
+	for i, s := range seen {
+		assert.Equal(t, total, s[1])
+		if i > 0 {
+			assert.Greater(t, s[0], seen[i-1][0], "sent only grows")
+		}
+	}
+	assert.Equal(t, total, seen[len(seen)-1][0], "the last call reports the total")
+	seenRequests := func() []exchange {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return slices.Clone(rec.seen)
+	}
+	var headers []string
+	for _, e := range seenRequests() {
+		if e.path == "/v3/files/upload" {
+			headers = append(headers, e.header.Get("X-Batch"))
+		}
+	}
+	assert.Equal(t, []string{"logos"}, headers, "one request, with the call's header")
+
+	before := len(seenRequests())
+	_, err = Multipart(context.Background(), c, parts(), WithContentType("image/png"))
+	require.ErrorContains(t, err, "WithContentType")
+	assert.Len(t, seenRequests(), before, "nothing was sent")
 }

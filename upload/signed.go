@@ -154,7 +154,7 @@ func signedUpload(ctx context.Context, c *client.Client, src *source, contentTyp
 				return nil, err
 			}
 			body = prog.reader(&exactReader{r: body, size: src.size, strict: src.strict})
-			outcome, retryAfter, err := put(ctx, in.Storage, u, body, src.size)
+			outcome, retryAfter, err := put(ctx, in, u, body, src.size)
 			if outcome == putDone {
 				return &client.File{ID: u.File.ID, Size: src.size}, nil
 			}

@@ -135,7 +135,7 @@ func TestNilClient(t *testing.T) {
 	assert.ErrorContains(t, err, "nil client")
 	_, err = Reader(ctx, nil, strings.NewReader(headPNG), int64(len(headPNG)), "")
 	assert.ErrorContains(t, err, "nil client")
-	_, err = Multipart(ctx, nil, Part{Reader: strings.NewReader(headPNG), Size: int64(len(headPNG))})
+	_, err = Multipart(ctx, nil, []Part{{Reader: strings.NewReader(headPNG), Size: int64(len(headPNG))}})
 	assert.ErrorContains(t, err, "nil client")
 }
 

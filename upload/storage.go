@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/internal/link"
 	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
@@ -77,7 +78,7 @@ func (b *attemptBody) readErr() error {
 // follows. It returns only once the transport can no longer read body, so
 // the source may be rewound for another attempt and is never read (nor
 // progress reported) after the upload returns.
-func put(ctx context.Context, hc *http.Client, u *client.UploadURL, body io.Reader, size int64) (putOutcome, time.Duration, error) {
+func put(ctx context.Context, in *link.Client, u *client.UploadURL, body io.Reader, size int64) (putOutcome, time.Duration, error) {
 	method := string(u.Method)
 	if method == "" {
 		method = http.MethodPut
@@ -94,7 +95,7 @@ func put(ctx context.Context, hc *http.Client, u *client.UploadURL, body io.Read
 	req.ContentLength = size
 	req.Header.Set("Content-Type", u.Headers.ContentType)
 
-	resp, err := hc.Do(req)
+	resp, err := in.Storage.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return putFailed, 0, ctx.Err()
@@ -109,6 +110,9 @@ func put(ctx context.Context, hc *http.Client, u *client.UploadURL, body io.Read
 		return putTransient, 0, fmt.Errorf("upload: storage PUT: %w", err)
 	}
 	defer resp.Body.Close()
+	if in.Observe != nil {
+		in.Observe(resp)
+	}
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, maxStorageErrMsg))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
@@ -117,7 +121,7 @@ func put(ctx context.Context, hc *http.Client, u *client.UploadURL, body io.Read
 	serr := &client.StorageError{Method: method, StatusCode: resp.StatusCode, Message: storageMessage(msg)}
 	switch {
 	case retry.TransientStatus(resp.StatusCode):
-		d, _ := retry.After(resp, time.Now())
+		d, _ := retry.After(resp, in.Clock.Now())
 		return putTransient, d, serr
 	case resp.StatusCode == http.StatusForbidden:
 		return putRefused, 0, serr

@@ -74,7 +74,7 @@ func run(ctx context.Context, out io.Writer) error {
 		b := productPNG(color.NRGBA{R: uint8(200 - 70*i), G: uint8(60 + 50*i), B: 120, A: 255})
 		parts = append(parts, upload.Part{Name: name, Reader: bytes.NewReader(b), Size: int64(len(b)), ContentType: "image/png"})
 	}
-	files, err := upload.Multipart(ctx, c, parts...)
+	files, err := upload.Multipart(ctx, c, parts)
 	if err != nil {
 		return err
 	}

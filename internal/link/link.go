@@ -51,6 +51,9 @@ type Client struct {
 	Retry   Retry
 	Logger  *slog.Logger
 	Clock   Clock
+	// Observe, when not nil, is given every storage answer a call
+	// receives, for client.WithResponseInto.
+	Observe func(*http.Response)
 }
 
 // Installed by package client.
