@@ -35,7 +35,7 @@ import (
 // processes) submit the same feature and arguments seconds apart and one
 // attempt fails ambiguously, both may be handed the same generation.
 func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option) (*Generation, error) {
-	feature, params, raw, err := generationArgs(args)
+	feature, params, _, err := generationArgs(args)
 	if err != nil {
 		return nil, err
 	}
@@ -44,13 +44,18 @@ func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option
 		return nil, err
 	}
 	body := &model.CreateGenerationRequest{Feature: model.Feature(feature), Args: params, WebhookURL: cfg.s.webhookURL}
-	return submit(ctx, c, cfg, c.generationCharge(feature, params, raw, body))
+	return submit(ctx, c, cfg, c.generationCharge(feature, params, body))
 }
 
 // generationCharge describes creating a generation; body nil only searches.
-func (c *Client) generationCharge(feature string, params map[string]any, raw []byte, body *model.CreateGenerationRequest) charge[Generation] {
+func (c *Client) generationCharge(feature string, params map[string]any, body *model.CreateGenerationRequest) charge[Generation] {
 	return charge[Generation]{
-		key:  feature + "\x00" + string(raw),
+		// The arguments as a map marshal with sorted keys: the same key
+		// whether they came typed (CreateGeneration) or raw (FindGeneration).
+		key: func() string {
+			b, _ := json.Marshal(params)
+			return feature + "\x00" + string(b)
+		},
 		what: "generation",
 		post: func(ctx context.Context) (*Generation, error) {
 			resp, err := c.api.CreateGeneration(ctx, *body)

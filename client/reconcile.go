@@ -105,7 +105,7 @@ func (l *searchLocks) lock(ctx context.Context, key string) (func(), error) {
 
 // charge describes one request that charges the balance, for [submit].
 type charge[T any] struct {
-	key   string                                                       // identifies the rows that are interchangeable: same feature and arguments
+	key   func() string                                                // identifies the rows that are interchangeable: same feature and arguments; built only by a search
 	what  string                                                       // "generation" or "voice clone", for logs
 	post  func(context.Context) (*T, error)                            // sends the request once (429s aside); a 2xx without an id is a *bodyError
 	id    func(*T) string                                              // id of a created row
@@ -188,7 +188,7 @@ func submit[T any](ctx context.Context, c *Client, cfg *config, ch charge[T]) (*
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			ue := &UncertainError{Op: ch.what, Start: start, End: cfg.s.clock.Now(), Err: errors.Join(err, ferr), win: win}
+			ue := &UncertainError{Op: ch.what, Start: start, End: cfg.s.clock.Now(), Err: errors.Join(err, ferr), win: win, found: newFinding()}
 			ch.blame(ue)
 			return nil, ue
 		}
@@ -257,7 +257,7 @@ func transientSearchError(err error) bool {
 // a concurrent search could otherwise take this caller's row while leaving
 // its own, created after this listing, out of sight.
 func claimFound[T any](ctx context.Context, c *Client, ch charge[T], win searchWindow) (*T, error) {
-	unlock, err := c.searches.lock(ctx, ch.key)
+	unlock, err := c.searches.lock(ctx, ch.key())
 	if err != nil {
 		return nil, err
 	}
@@ -286,6 +286,9 @@ func claimFound[T any](ctx context.Context, c *Client, ch charge[T], win searchW
 // accepted: the connection broke after the request may have been sent, the service
 // or a proxy answered 5xx, or a 2xx answer could not be read.
 func ambiguous(err error, st *call) bool {
+	if refused(err) {
+		return false
+	}
 	var apiErr *APIError
 	if errors.As(err, &apiErr) {
 		return apiErr.StatusCode >= 500
@@ -322,7 +325,42 @@ type UncertainError struct {
 	Start, End time.Time         // the attempt began at Start; the search gave up at End
 	Err        error             // the request's failure and the search's
 
-	win searchWindow
+	win   searchWindow
+	found *finding // what a Find call claimed, shared by copies of the error
+}
+
+// finding remembers the id a Find call claimed for an UncertainError, so
+// that calling Find again returns it rather than nil (which would read as
+// "nothing was created"), and runs Find calls on one error one at a time.
+type finding struct {
+	turn chan struct{}
+	id   string // guarded by turn
+}
+
+func newFinding() *finding { return &finding{turn: make(chan struct{}, 1)} }
+
+// finishSearch runs the search of e once per error: with the claimed id when an
+// earlier call found it, get reads that row again; otherwise search runs,
+// and an id it returns is remembered.
+func finishSearch[T any](ctx context.Context, e *UncertainError, id func(*T) string, get func(string) (*T, error), search func() (*T, error)) (*T, error) {
+	f := e.found
+	if f == nil { // an error built by hand: nothing to remember
+		return search()
+	}
+	select {
+	case f.turn <- struct{}{}:
+		defer func() { <-f.turn }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if f.id != "" {
+		return get(f.id)
+	}
+	row, err := search()
+	if row != nil {
+		f.id = id(row)
+	}
+	return row, err
 }
 
 // Error describes both failures.
@@ -337,12 +375,13 @@ func (e *UncertainError) Unwrap() error { return e.Err }
 // [Client.CreateGeneration] left open, with the same patience: it returns
 // the generation the failed call created, claimed for this caller, or nil
 // and no error when the call created nothing, so that submitting again
-// charges once. Use the Client that returned e.
+// charges once. Calling it again with the same e returns that generation
+// again, read afresh. Use the Client that returned e.
 func (c *Client) FindGeneration(ctx context.Context, e *UncertainError, opts ...Option) (*Generation, error) {
 	if e == nil || e.Args == nil {
 		return nil, fmt.Errorf("%w: FindGeneration needs the *UncertainError of a CreateGeneration", ErrInvalidArgument)
 	}
-	feature, params, raw, err := encodeArgs(e.Args)
+	feature, params, _, err := encodeArgs(e.Args)
 	if err != nil {
 		return nil, err
 	}
@@ -350,7 +389,11 @@ func (c *Client) FindGeneration(ctx context.Context, e *UncertainError, opts ...
 	if err != nil {
 		return nil, err
 	}
-	return search(ctx, c, cfg, c.generationCharge(feature, params, raw, nil), e.win)
+	return finishSearch(ctx, e, func(g *Generation) string { return g.ID },
+		func(id string) (*Generation, error) { return c.GetGeneration(ctx, id, opts...) },
+		func() (*Generation, error) {
+			return search(ctx, c, cfg, c.generationCharge(feature, params, nil), e.win)
+		})
 }
 
 // FindVoiceClone is [Client.FindGeneration] for an [*UncertainError] of
@@ -363,5 +406,7 @@ func (c *Client) FindVoiceClone(ctx context.Context, e *UncertainError, opts ...
 	if err != nil {
 		return nil, err
 	}
-	return search(ctx, c, cfg, c.cloneCharge(*e.Clone, nil), e.win)
+	return finishSearch(ctx, e, func(v *Voice) string { return v.ID },
+		func(id string) (*Voice, error) { return c.GetVoice(ctx, id, opts...) },
+		func() (*Voice, error) { return search(ctx, c, cfg, c.cloneCharge(*e.Clone, nil), e.win) })
 }

@@ -68,3 +68,23 @@ func TestSearchLocksHonourTheContext(t *testing.T) {
 	require.NoError(t, err)
 	unlock2()
 }
+
+// TestSearchKeyIgnoresHowArgsCame: a create's search and a FindGeneration
+// for the same arguments serialize on one key, whether the arguments came
+// typed (fields in struct order) or raw (a map).
+func TestSearchKeyIgnoresHowArgsCame(t *testing.T) {
+	c, err := New("mg_key_123456", WithBaseURL("https://api.example.com"))
+	require.NoError(t, err)
+	typed := LogoRevealArgs{Image: "file_1", Mode: "fast", Prompt: "gold", AspectRatio: Aspect16x9}
+	feature, params, _, err := encodeArgs(typed)
+	require.NoError(t, err)
+	raw := RawArgs{FeatureName: feature, Values: map[string]any{"prompt": "gold", "aspectRatio": "16:9", "mode": "fast", "image": "file_1"}}
+	rf, rparams, _, err := encodeArgs(raw)
+	require.NoError(t, err)
+	assert.Equal(t, c.generationCharge(feature, params, nil).key(), c.generationCharge(rf, rparams, nil).key())
+	other := typed
+	other.Prompt = "silver"
+	_, oparams, _, err := encodeArgs(other)
+	require.NoError(t, err)
+	assert.NotEqual(t, c.generationCharge(feature, params, nil).key(), c.generationCharge(feature, oparams, nil).key())
+}

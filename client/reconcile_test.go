@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -536,6 +537,26 @@ func TestUncertainErrorResolvedByFindGeneration(t *testing.T) {
 			failing.Store(false)
 			found, err := c.FindGeneration(ctx, uerr)
 			require.NoError(t, err)
+			if reached {
+				// Asking again, even through a copy of the error and from
+				// two goroutines at once, returns the same generation: a
+				// nil would read as "nothing was created, submit again".
+				copied := *uerr
+				var wg sync.WaitGroup
+				again := make([]*client.Generation, 2)
+				for i, e := range []*client.UncertainError{uerr, &copied} {
+					wg.Go(func() {
+						g, err := c.FindGeneration(ctx, e)
+						assert.NoError(t, err)
+						again[i] = g
+					})
+				}
+				wg.Wait()
+				for _, g := range again {
+					require.NotNil(t, g)
+					assert.Equal(t, found.ID, g.ID)
+				}
+			}
 			page, err := clean.ListGenerations(ctx, client.ListParams{})
 			require.NoError(t, err)
 			if !reached {
@@ -582,6 +603,10 @@ func TestUncertainErrorResolvedByFindVoiceClone(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, v)
 	assert.Equal(t, "Host", v.Name)
+	again, err := c.FindVoiceClone(ctx, uerr)
+	require.NoError(t, err)
+	require.NotNil(t, again, "asked again, the same clone")
+	assert.Equal(t, v.ID, again.ID)
 	mine, err := clean.Voices(ctx, client.VoiceFilter{Owner: client.VoiceOwnerProject})
 	require.NoError(t, err)
 	require.Len(t, mine, 1)
@@ -591,4 +616,44 @@ func TestUncertainErrorResolvedByFindVoiceClone(t *testing.T) {
 	e, err := price.Estimate(client.RawArgs{FeatureName: client.FeatureVoiceClone})
 	require.NoError(t, err)
 	assert.InDelta(t, clienttest.Balance-e.Min, srv.Balance(), 1e-9, "charged once")
+}
+
+// TestMiddlewareRefusalIsNotAmbiguous: a middleware that fails a create
+// without calling next kept the request from leaving, so the call returns
+// its error at once: no retry, no search, nothing charged.
+func TestMiddlewareRefusalIsNotAmbiguous(t *testing.T) {
+	srv, _, ctx := setup(t)
+	errBreaker := errors.New("circuit open")
+	var calls atomic.Int32
+	refuse := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		calls.Add(1)
+		return nil, errBreaker
+	}
+	c, rec := recorded(srv, nil)
+	_, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "a tern"}, client.WithMiddleware(refuse))
+	require.ErrorIs(t, err, errBreaker)
+	var uerr *client.UncertainError
+	assert.False(t, errors.As(err, &uerr), "not uncertain: the request never left")
+	assert.EqualValues(t, 1, calls.Load(), "not retried")
+	assert.Empty(t, rec.requests("/v3/"), "nothing reached the service")
+	assert.Equal(t, clienttest.Balance, srv.Balance())
+
+	_, err = c.CloneVoice(ctx, client.CloneVoiceParams{Name: "Host", Audio: "file_x"}, client.WithMiddleware(refuse))
+	require.ErrorIs(t, err, errBreaker)
+	assert.EqualValues(t, 2, calls.Load())
+
+	// A middleware that sends the request and then fails the answer may
+	// have let a charge through: that is still searched for, and found.
+	lose := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		resp, err := next(req)
+		if err == nil && req.Method == http.MethodPost {
+			resp.Body.Close()
+			return nil, errors.New("answer lost after sending")
+		}
+		return resp, err
+	}
+	g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "a tern"}, client.WithMiddleware(lose))
+	require.NoError(t, err)
+	require.NotNil(t, g)
+	assert.Equal(t, 1, rec.count(http.MethodPost, "/v3/generations"), "found, not submitted again")
 }

@@ -74,6 +74,9 @@ func withCall(ctx context.Context, class callClass) (context.Context, *call) {
 // made (a failed dial or name lookup); any other failure may have come
 // after the request left.
 func (st *call) mayHaveSent(err error) bool {
+	if refused(err) {
+		return false
+	}
 	if st.sent.Load() {
 		return true
 	}
@@ -163,8 +166,12 @@ func (p retryPolicy) Backoff(lo, hi time.Duration, attemptNum int, resp *http.Re
 }
 
 // retryableTransportError is false for failures a retry cannot fix: bad
-// certificates, an unsupported scheme, a redirect loop.
+// certificates, an unsupported scheme, a redirect loop, a middleware that
+// refused the request.
 func retryableTransportError(err error) bool {
+	if refused(err) {
+		return false
+	}
 	var certErr *x509.UnknownAuthorityError
 	var verifyErr *tls.CertificateVerificationError
 	if errors.As(err, &certErr) || errors.As(err, &verifyErr) {
@@ -293,12 +300,35 @@ func (t *middlewareTransport) RoundTrip(req *http.Request) (*http.Response, erro
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	return t.run(0, req, next)
+	reached := false
+	resp, err := t.run(0, req, next, &reached)
+	// A middleware that returns because the attempt's context ended was
+	// cut short by a timeout or the caller, not refusing.
+	if err != nil && !reached && req.Context().Err() == nil {
+		err = &refusedError{err: err}
+	}
+	return resp, err
 }
 
-func (t *middlewareTransport) run(i int, req *http.Request, base http.RoundTripper) (*http.Response, error) {
+func (t *middlewareTransport) run(i int, req *http.Request, base http.RoundTripper, reached *bool) (*http.Response, error) {
 	if i == len(t.mw) {
+		*reached = true
 		return base.RoundTrip(req)
 	}
-	return t.mw[i](req, func(r *http.Request) (*http.Response, error) { return t.run(i+1, r, base) })
+	return t.mw[i](req, func(r *http.Request) (*http.Response, error) { return t.run(i+1, r, base, reached) })
+}
+
+// refusedError is the error of a middleware that failed an attempt without
+// calling next: the request never left, so it is neither retried nor
+// searched for; the caller sees the middleware's error.
+type refusedError struct{ err error }
+
+func (e *refusedError) Error() string { return e.err.Error() }
+
+func (e *refusedError) Unwrap() error { return e.err }
+
+// refused reports whether a middleware failed the request before sending it.
+func refused(err error) bool {
+	var re *refusedError
+	return errors.As(err, &re)
 }

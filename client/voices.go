@@ -100,7 +100,7 @@ func (c *Client) CloneVoice(ctx context.Context, p CloneVoiceParams, opts ...Opt
 // cloneCharge describes cloning a voice; body nil only searches.
 func (c *Client) cloneCharge(p CloneVoiceParams, body *model.CreateVoiceRequest) charge[Voice] {
 	return charge[Voice]{
-		key:  "voice\x00" + p.Name + "\x00" + p.Description,
+		key:  func() string { return "voice\x00" + p.Name + "\x00" + p.Description },
 		what: "voice clone",
 		post: func(ctx context.Context) (*Voice, error) {
 			resp, err := c.api.CreateVoice(ctx, *body)
