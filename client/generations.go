@@ -43,17 +43,22 @@ func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option
 	if err != nil {
 		return nil, err
 	}
-	body := &model.CreateGenerationRequest{Feature: model.Feature(feature), Args: params, WebhookURL: cfg.s.webhookURL}
+	// The arguments go out as encoded once, not re-encoded from params.
+	body, err := json.Marshal(createGenerationBody{Feature: model.Feature(feature), Args: raw, WebhookURL: cfg.s.webhookURL})
+	if err != nil {
+		return nil, fmt.Errorf("%w: arguments: %v", ErrInvalidArgument, err)
+	}
 	return submit(ctx, c, cfg, c.generationCharge(feature, params, raw, body))
 }
 
-// generationCharge describes creating a generation; body nil only searches.
-func (c *Client) generationCharge(feature string, params map[string]any, raw []byte, body *model.CreateGenerationRequest) charge[Generation] {
+// generationCharge describes creating a generation with body, the encoded
+// request; body nil only searches.
+func (c *Client) generationCharge(feature string, params map[string]any, raw, body []byte) charge[Generation] {
 	return charge[Generation]{
 		key:  feature + "\x00" + string(raw),
 		what: "generation",
 		post: func(ctx context.Context) (*Generation, error) {
-			resp, err := c.api.CreateGeneration(ctx, *body)
+			resp, err := c.createGeneration(ctx, body)
 			var env model.GenerationEnvelope
 			if err := c.decode(ctx, resp, err, &env); err != nil {
 				return nil, err
@@ -131,7 +136,7 @@ func (c *Client) GetGeneration(ctx context.Context, id string, opts ...Option) (
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.api.GetGeneration(ctx, id)
+	resp, err := c.getGeneration(ctx, id)
 	var env model.GenerationEnvelope
 	if err := c.decode(ctx, resp, err, &env); err != nil {
 		return nil, err

@@ -20,7 +20,14 @@ func TestAttemptTimeouts(t *testing.T) {
 		require.NoError(t, err)
 		return c
 	}
-	timeouts := func(cfg *config) [2]time.Duration { return [2]time.Duration{cfg.api.Timeout, cfg.storage.Timeout} }
+	timeouts := func(cfg *config) [2]time.Duration {
+		var api time.Duration
+		if at, ok := cfg.api.Transport.(*attemptTimeout); ok {
+			api = at.d
+		}
+		assert.Zero(t, cfg.api.Timeout, "API attempts are bounded by attemptTimeout")
+		return [2]time.Duration{api, cfg.storage.Timeout}
+	}
 
 	c := newClient()
 	assert.Equal(t, [2]time.Duration{DefaultTimeout, DefaultTransferTimeout}, timeouts(c.base))
