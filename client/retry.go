@@ -52,6 +52,8 @@ type call struct {
 	// (it broke after sending, or a gateway answered 5xx), so a retried
 	// DELETE that finds nothing knows why.
 	acted atomic.Bool
+	// trace reports the transport's progress; allocated with the call.
+	trace httptrace.ClientTrace
 }
 
 type callKey struct{}
@@ -60,11 +62,10 @@ type callKey struct{}
 // got as far as a connection, composing with any trace the caller installed.
 func withCall(ctx context.Context, class callClass) (context.Context, *call) {
 	st := &call{class: class}
+	st.trace.GetConn = func(string) { st.traced.Store(true) }
+	st.trace.GotConn = func(httptrace.GotConnInfo) { st.sent.Store(true) }
 	ctx = context.WithValue(ctx, callKey{}, st)
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		GetConn: func(string) { st.traced.Store(true) },
-		GotConn: func(httptrace.GotConnInfo) { st.sent.Store(true) },
-	})
+	ctx = httptrace.WithClientTrace(ctx, &st.trace)
 	return ctx, st
 }
 
