@@ -43,10 +43,9 @@ func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option
 	if err != nil {
 		return nil, err
 	}
-	// The arguments go out as encoded once, not re-encoded from a map.
-	body, err := json.Marshal(createGenerationBody{Feature: model.Feature(a.feature), Args: a.raw, WebhookURL: cfg.s.webhookURL})
+	body, err := createGenerationRequestBody(a, cfg.s.webhookURL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: arguments: %v", ErrInvalidArgument, err)
+		return nil, err
 	}
 	return submit(ctx, c, cfg, c.generationCharge(a, body))
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -80,21 +81,33 @@ var contentTypeJSON = []string{"application/json"}
 
 // getGeneration sends GET /v3/generations/{id}.
 func (c *Client) getGeneration(ctx context.Context, id string) (*http.Response, error) {
-	const prefix = "/v3/generations/"
-	escaped := ""
-	if e := url.PathEscape(id); e != id {
-		escaped = prefix + e
-	}
-	req, err := c.newRequest(ctx, http.MethodGet, prefix+id, escaped, "")
+	req, err := c.getGenerationRequest(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	return c.send(req, nil)
 }
 
+func (c *Client) getGenerationRequest(ctx context.Context, id string) (*http.Request, error) {
+	const prefix = "/v3/generations/"
+	escaped := ""
+	if e := url.PathEscape(id); e != id {
+		escaped = prefix + e
+	}
+	return c.newRequest(ctx, http.MethodGet, prefix+id, escaped, "")
+}
+
 // listGenerationsPage sends GET /v3/generations with the parameters that are
 // set; a zero one is left out, which the service reads as its default.
 func (c *Client) listGenerationsPage(ctx context.Context, p ListParams) (*http.Response, error) {
+	req, err := c.listGenerationsRequest(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return c.send(req, nil)
+}
+
+func (c *Client) listGenerationsRequest(ctx context.Context, p ListParams) (*http.Request, error) {
 	var q strings.Builder
 	add := func(name, value string) {
 		if q.Len() > 0 {
@@ -113,12 +126,7 @@ func (c *Client) listGenerationsPage(ctx context.Context, p ListParams) (*http.R
 	if p.Cursor != "" {
 		add("cursor", p.Cursor)
 	}
-	const path = "/v3/generations"
-	req, err := c.newRequest(ctx, http.MethodGet, path, "", q.String())
-	if err != nil {
-		return nil, err
-	}
-	return c.send(req, nil)
+	return c.newRequest(ctx, http.MethodGet, "/v3/generations", "", q.String())
 }
 
 // createGenerationBody is model.CreateGenerationRequest with the arguments
@@ -129,10 +137,19 @@ type createGenerationBody struct {
 	WebhookURL string          `json:"webhookUrl,omitempty"`
 }
 
+// createGenerationRequestBody encodes the body of a create: the arguments
+// go out as encoded once, not encoded again from a map.
+func createGenerationRequestBody(a *encodedArgs, webhookURL string) ([]byte, error) {
+	body, err := json.Marshal(createGenerationBody{Feature: model.Feature(a.feature), Args: a.raw, WebhookURL: webhookURL})
+	if err != nil {
+		return nil, fmt.Errorf("%w: arguments: %v", ErrInvalidArgument, err)
+	}
+	return body, nil
+}
+
 // createGeneration sends POST /v3/generations with body, encoded.
 func (c *Client) createGeneration(ctx context.Context, body []byte) (*http.Response, error) {
-	const path = "/v3/generations"
-	req, err := c.newRequest(ctx, http.MethodPost, path, "", "")
+	req, err := c.newRequest(ctx, http.MethodPost, "/v3/generations", "", "")
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ type Result struct {
 const Block = 8
 
 // Run runs sides[0] and sides[1] b.N times each, in alternating blocks of
-// [Block] operations, after warm-up operations of both, and reports per
+// [Block] operations, after 4 warm-up operations of both, and reports per
 // operation the time, allocations and bytes of each side and their ratios
 // (sides[0] over sides[1]): "<name>-ns/op" (the mean), "<name>-allocs/op",
 // "<name>-B/op", "time-ratio" (the median of the blocks' ratios) and
@@ -45,7 +45,15 @@ const Block = 8
 // counters' readings; it is not one of the figures.
 func Run(b *testing.B, sides [2]Side) Result {
 	b.Helper()
-	for range 4 {
+	return RunBlocks(b, Block, 4, sides)
+}
+
+// RunBlocks is [Run] with blocks of block operations after warmup warm-up
+// operations of each side: for operations long enough that one per block
+// reads the counters rarely enough, such as large uploads.
+func RunBlocks(b *testing.B, block, warmup int, sides [2]Side) Result {
+	b.Helper()
+	for range warmup {
 		sides[0].Run(b)
 		sides[1].Run(b)
 	}
@@ -55,11 +63,11 @@ func Run(b *testing.B, sides [2]Side) Result {
 		ratios        []float64
 	)
 	b.ResetTimer()
-	for block := 0; res.Ops < int64(b.N); block++ {
-		n := min(Block, int64(b.N)-res.Ops)
+	for i := 0; res.Ops < int64(b.N); i++ {
+		n := min(int64(block), int64(b.N)-res.Ops)
 		var took [2]time.Duration
 		for k := range 2 {
-			s := (block + k) % 2
+			s := (i + k) % 2
 			runtime.ReadMemStats(&before)
 			start := time.Now()
 			for range n {
