@@ -37,6 +37,8 @@ const maxResponseBody = 32 << 20
 // tell its own generations from others: see [Client.CreateGeneration].
 type Client struct {
 	apiKey   string
+	auth     []string    // the Authorization header's value, shared by every request
+	baseURL  baseURL     // the service address, parsed once
 	base     *config     // New's options, resolved
 	api      *api.Client // requests retried by the billing-safe policy
 	once     *api.Client // requests sent at most once (multipart upload)
@@ -51,6 +53,8 @@ type config struct {
 	bulk    *http.Client          // multipart uploads to the API: transfer timeout and middleware
 	storage *http.Client          // storage attempts: transfer timeout and middleware
 	rc      *retryablehttp.Client // retries API attempts
+
+	userAgent []string // the User-Agent header's value, shared by every request
 }
 
 // New returns a client for the project of apiKey. An empty apiKey is read
@@ -90,7 +94,10 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 			s.transfer = t
 		}
 	}
-	c := &Client{apiKey: apiKey, claims: newClaims(), searches: newSearchLocks()}
+	c := &Client{apiKey: apiKey, auth: []string{apiKey}, claims: newClaims(), searches: newSearchLocks()}
+	if c.baseURL, err = newBaseURL(base); err != nil {
+		return nil, fmt.Errorf("mediagen: base URL: %w", err)
+	}
 	c.base = c.resolve(s)
 	auth := api.WithRequestEditorFn(c.authorize)
 	if c.api, err = api.NewClient(base, api.WithHTTPClient(retryDoer{c}), auth); err != nil {
@@ -108,12 +115,18 @@ func (c *Client) RetryPolicy() RetryPolicy { return c.base.s.retry }
 
 // resolve builds the HTTP clients settings s asks for.
 func (c *Client) resolve(s settings) *config {
-	cfg := &config{s: s}
+	cfg := &config{s: s, userAgent: []string{s.userAgent}}
 	transport := s.httpClient.Transport
 	if len(s.middleware) > 0 {
 		transport = &middlewareTransport{next: transport, mw: s.middleware}
 	}
-	cfg.api = &http.Client{Transport: transport, CheckRedirect: s.httpClient.CheckRedirect, Jar: s.httpClient.Jar, Timeout: s.timeout}
+	// The API's per-attempt bound is a deadline on the attempt's context, not
+	// http.Client.Timeout, which starts a goroutine for every request.
+	apiTransport := transport
+	if s.timeout > 0 {
+		apiTransport = &attemptTimeout{next: transport, d: s.timeout}
+	}
+	cfg.api = &http.Client{Transport: apiTransport, CheckRedirect: s.httpClient.CheckRedirect, Jar: s.httpClient.Jar}
 	// A multipart upload carries files to the API: it is a transfer.
 	cfg.bulk = &http.Client{Transport: transport, CheckRedirect: s.httpClient.CheckRedirect, Jar: s.httpClient.Jar, Timeout: s.transfer}
 	// No jar for storage: cookies of the API host must not travel there.
@@ -211,15 +224,23 @@ func init() {
 }
 
 // authorize adds the key, User-Agent and the caller's headers to every API
-// request.
+// request the generated client builds.
 func (c *Client) authorize(ctx context.Context, req *http.Request) error {
+	c.setHeaders(ctx, req)
+	return nil
+}
+
+// setHeaders adds the key, User-Agent and the caller's headers to req. The
+// key's and User-Agent's values are slices shared by every request and
+// never modified: net/http only reads them, and middleware that changes a
+// header replaces the slice.
+func (c *Client) setHeaders(ctx context.Context, req *http.Request) {
 	cfg := c.configOf(ctx)
 	for k, vs := range cfg.s.header {
 		req.Header[k] = append(req.Header[k], vs...)
 	}
-	req.Header.Set("Authorization", c.apiKey)
-	req.Header.Set("User-Agent", cfg.s.userAgent)
-	return nil
+	req.Header["Authorization"] = c.auth
+	req.Header["User-Agent"] = cfg.userAgent
 }
 
 // decode reads an answer: into out on 2xx, or into an error otherwise. When
@@ -240,15 +261,25 @@ func (c *Client) decode(ctx context.Context, resp *http.Response, err error, out
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
 		return nil
 	}
-	// Decoded as it streams in: no copy of the whole body first.
-	dec := json.NewDecoder(io.LimitReader(resp.Body, maxResponseBody))
-	if err := dec.Decode(out); err != nil {
+	// Decoded as it streams in: no copy of the whole body first. What
+	// follows is drained, up to 64 KiB, so the connection is reused. A body
+	// of a known length within that needs no limit of its own.
+	var body io.Reader = resp.Body
+	var limited *io.LimitedReader
+	if resp.ContentLength < 0 || resp.ContentLength > 64<<10 {
+		limited = &io.LimitedReader{R: resp.Body, N: maxResponseBody}
+		body = limited
+	}
+	if err := json.NewDecoder(body).Decode(out); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return newBodyError(resp, err)
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if limited != nil {
+		limited.N = 64 << 10
+	}
+	_, _ = io.Copy(io.Discard, body)
 	return nil
 }
 

@@ -108,10 +108,11 @@ const (
 // avatar the clip length is known only after rendering, so the result is a
 // range. RawArgs{FeatureName: [FeatureVoiceClone]} prices a voice clone.
 func (p Pricing) Estimate(args Args) (Estimate, error) {
-	feature, m, _, err := encodeArgs(args)
+	a, err := encodeArgs(args)
 	if err != nil {
 		return Estimate{}, err
 	}
+	feature, m := a.feature, a.params()
 	name := CanonicalFeature(feature)
 	if name == "" {
 		name = feature

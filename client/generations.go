@@ -35,7 +35,7 @@ import (
 // processes) submit the same feature and arguments seconds apart and one
 // attempt fails ambiguously, both may be handed the same generation.
 func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option) (*Generation, error) {
-	feature, params, _, err := generationArgs(args)
+	a, err := generationArgs(args)
 	if err != nil {
 		return nil, err
 	}
@@ -43,22 +43,26 @@ func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option
 	if err != nil {
 		return nil, err
 	}
-	body := &model.CreateGenerationRequest{Feature: model.Feature(feature), Args: params, WebhookURL: cfg.s.webhookURL}
-	return submit(ctx, c, cfg, c.generationCharge(feature, params, body))
+	body, err := createGenerationRequestBody(a, cfg.s.webhookURL)
+	if err != nil {
+		return nil, err
+	}
+	return submit(ctx, c, cfg, c.generationCharge(a, body))
 }
 
-// generationCharge describes creating a generation; body nil only searches.
-func (c *Client) generationCharge(feature string, params map[string]any, body *model.CreateGenerationRequest) charge[Generation] {
+// generationCharge describes creating a generation with args and body, the
+// encoded request; body nil only searches.
+func (c *Client) generationCharge(args *encodedArgs, body []byte) charge[Generation] {
 	return charge[Generation]{
 		// The arguments as a map marshal with sorted keys: the same key
 		// whether they came typed (CreateGeneration) or raw (FindGeneration).
 		key: func() string {
-			b, _ := json.Marshal(params)
-			return feature + "\x00" + string(b)
+			b, _ := json.Marshal(args.params())
+			return args.feature + "\x00" + string(b)
 		},
 		what: "generation",
 		post: func(ctx context.Context) (*Generation, error) {
-			resp, err := c.api.CreateGeneration(ctx, *body)
+			resp, err := c.createGeneration(ctx, body)
 			var env model.GenerationEnvelope
 			if err := c.decode(ctx, resp, err, &env); err != nil {
 				return nil, err
@@ -70,9 +74,9 @@ func (c *Client) generationCharge(feature string, params map[string]any, body *m
 		},
 		id: func(g *Generation) string { return g.ID },
 		find: func(ctx context.Context, win searchWindow) ([]*Generation, time.Time, error) {
-			return c.findGenerations(ctx, feature, params, win)
+			return c.findGenerations(ctx, args.feature, args.params(), win)
 		},
-		blame: func(e *UncertainError) { e.Args = RawArgs{FeatureName: feature, Values: params} },
+		blame: func(e *UncertainError) { e.Args = RawArgs{FeatureName: args.feature, Values: args.params()} },
 	}
 }
 
@@ -136,7 +140,7 @@ func (c *Client) GetGeneration(ctx context.Context, id string, opts ...Option) (
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.api.GetGeneration(ctx, id)
+	resp, err := c.getGeneration(ctx, id)
 	var env model.GenerationEnvelope
 	if err := c.decode(ctx, resp, err, &env); err != nil {
 		return nil, err
@@ -170,43 +174,63 @@ func deleted(err error, st *call) error {
 	return err
 }
 
-// generationArgs returns the feature of args, the JSON object sent and its
-// encoding, after the checks the interface document allows the client to
-// make. The object is decoded from the encoding, so it compares equal to
-// the params a generation echoes exactly when their JSON does.
-func generationArgs(args Args) (string, map[string]any, []byte, error) {
-	feature, m, raw, err := encodeArgs(args)
-	if err != nil {
-		return "", nil, nil, err
-	}
-	if err := checkArgs(feature, m); err != nil {
-		return "", nil, nil, err
-	}
-	return feature, m, raw, nil
+// encodedArgs are the arguments of one generation, encoded once: raw is
+// what is sent, and params, decoded from raw when first needed (for a
+// check or a search), compares equal to the params a generation echoes
+// exactly when their JSON does.
+type encodedArgs struct {
+	feature string
+	raw     []byte
+	m       map[string]any
 }
 
-// encodeArgs returns the feature of args, and args as a JSON object and as
-// its encoding.
-func encodeArgs(args Args) (string, map[string]any, []byte, error) {
+// params returns the arguments as a JSON object, decoding raw on first use.
+// raw is known to encode an object.
+func (a *encodedArgs) params() map[string]any {
+	if a.m == nil {
+		if err := json.Unmarshal(a.raw, &a.m); err != nil || a.m == nil {
+			a.m = map[string]any{}
+		}
+	}
+	return a.m
+}
+
+// generationArgs encodes args and makes the checks the interface document
+// allows the client to make.
+func generationArgs(args Args) (*encodedArgs, error) {
+	a, err := encodeArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	if CanonicalFeature(a.feature) == FeatureLogoReveal {
+		if err := checkArgs(a.feature, a.params()); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// encodeArgs returns args with their feature, encoded.
+func encodeArgs(args Args) (*encodedArgs, error) {
 	if args == nil {
-		return "", nil, nil, fmt.Errorf("%w: nil arguments", ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: nil arguments", ErrInvalidArgument)
 	}
 	if v := reflect.ValueOf(args); v.Kind() == reflect.Pointer && v.IsNil() {
-		return "", nil, nil, fmt.Errorf("%w: arguments are a nil %T", ErrInvalidArgument, args)
+		return nil, fmt.Errorf("%w: arguments are a nil %T", ErrInvalidArgument, args)
 	}
 	feature := args.Feature()
 	if feature == "" {
-		return "", nil, nil, fmt.Errorf("%w: empty feature", ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: empty feature", ErrInvalidArgument)
 	}
 	raw, err := json.Marshal(args)
 	if err != nil {
-		return "", nil, nil, fmt.Errorf("%w: arguments: %v", ErrInvalidArgument, err)
+		return nil, fmt.Errorf("%w: arguments: %v", ErrInvalidArgument, err)
 	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		return "", nil, nil, fmt.Errorf("%w: arguments must encode as a JSON object, got %T", ErrInvalidArgument, args)
+	// json.Marshal output is compact and valid: an object starts with '{'.
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, fmt.Errorf("%w: arguments must encode as a JSON object, got %T", ErrInvalidArgument, args)
 	}
-	return feature, m, raw, nil
+	return &encodedArgs{feature: feature, raw: raw}, nil
 }
 
 // checkArgs applies what the interface document states about arguments; the

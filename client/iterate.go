@@ -43,8 +43,7 @@ func (c *Client) listGenerations(ctx context.Context, p ListParams) (*Generation
 	if p.Limit < 0 {
 		return nil, nil, fmt.Errorf("%w: negative limit %d", ErrInvalidArgument, p.Limit)
 	}
-	q := model.ListGenerationsParams{Feature: p.Feature, Limit: p.Limit, Cursor: p.Cursor}
-	resp, err := c.api.ListGenerations(ctx, &q)
+	resp, err := c.listGenerationsPage(ctx, p)
 	var list model.GenerationList
 	if err := c.decode(ctx, resp, err, &list); err != nil {
 		return nil, nil, err

@@ -23,7 +23,12 @@ func TestAttemptTimeouts(t *testing.T) {
 	}
 	timeouts := func(cfg *config) [2]time.Duration {
 		assert.Equal(t, cfg.storage.Timeout, cfg.bulk.Timeout, "a multipart upload is a transfer")
-		return [2]time.Duration{cfg.api.Timeout, cfg.storage.Timeout}
+		var api time.Duration
+		if at, ok := cfg.api.Transport.(*attemptTimeout); ok {
+			api = at.d
+		}
+		assert.Zero(t, cfg.api.Timeout, "API attempts are bounded by attemptTimeout")
+		return [2]time.Duration{api, cfg.storage.Timeout}
 	}
 
 	c := newClient()

@@ -151,7 +151,9 @@ const (
 // the row the attempt may have created, claims and returns it, and resends
 // only when there is none, at most MaxRetries times.
 func submit[T any](ctx context.Context, c *Client, cfg *config, ch charge[T]) (*T, error) {
-	log := cfg.s.logger.With(slog.String("what", ch.what))
+	// Only failures are logged: no logger is derived on the way to success.
+	log := cfg.s.logger
+	what := slog.String("what", ch.what)
 	for attempt := 0; ; attempt++ {
 		start := cfg.s.clock.Now()
 		ctxCall, st := withCall(ctx, classCharging)
@@ -166,7 +168,7 @@ func submit[T any](ctx context.Context, c *Client, cfg *config, ch charge[T]) (*
 			// Another caller's search took our row while our answer was on
 			// its way; the row its own attempt created is ours to find.
 			log.DebugContext(ctx, "mediagen: created row already claimed by a search; searching for the one it left",
-				slog.String("id", ch.id(row)))
+				what, slog.String("id", ch.id(row)))
 			win = searchWindow{start: start, floor: prev.bound}
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
@@ -174,7 +176,7 @@ func submit[T any](ctx context.Context, c *Client, cfg *config, ch charge[T]) (*
 			return nil, err
 		default:
 			log.DebugContext(ctx, "mediagen: ambiguous failure; searching for a row the attempt may have created",
-				slog.String("error", err.Error()))
+				what, slog.String("error", err.Error()))
 			win = searchWindow{start: start}
 		}
 		// A gateway can give up (504, a reset) while the service is still
@@ -193,7 +195,7 @@ func submit[T any](ctx context.Context, c *Client, cfg *config, ch charge[T]) (*
 			return nil, ue
 		}
 		if found != nil {
-			log.DebugContext(ctx, "mediagen: found and claimed the row of an earlier attempt", slog.String("id", ch.id(found)))
+			log.DebugContext(ctx, "mediagen: found and claimed the row of an earlier attempt", what, slog.String("id", ch.id(found)))
 			return found, nil
 		}
 		if attempt >= cfg.s.retry.MaxRetries {
@@ -202,7 +204,7 @@ func submit[T any](ctx context.Context, c *Client, cfg *config, ch charge[T]) (*
 			}
 			return nil, err
 		}
-		log.DebugContext(ctx, "mediagen: no row found; submitting again", slog.Int("attempt", attempt+2))
+		log.DebugContext(ctx, "mediagen: no row found; submitting again", what, slog.Int("attempt", attempt+2))
 	}
 }
 
@@ -381,7 +383,7 @@ func (c *Client) FindGeneration(ctx context.Context, e *UncertainError, opts ...
 	if e == nil || e.Args == nil {
 		return nil, fmt.Errorf("%w: FindGeneration needs the *UncertainError of a CreateGeneration", ErrInvalidArgument)
 	}
-	feature, params, _, err := encodeArgs(e.Args)
+	a, err := encodeArgs(e.Args)
 	if err != nil {
 		return nil, err
 	}
@@ -392,7 +394,7 @@ func (c *Client) FindGeneration(ctx context.Context, e *UncertainError, opts ...
 	return finishSearch(ctx, e, func(g *Generation) string { return g.ID },
 		func(id string) (*Generation, error) { return c.GetGeneration(ctx, id, opts...) },
 		func() (*Generation, error) {
-			return search(ctx, c, cfg, c.generationCharge(feature, params, nil), e.win)
+			return search(ctx, c, cfg, c.generationCharge(a, nil), e.win)
 		})
 }
 

@@ -75,16 +75,16 @@ func TestSearchLocksHonourTheContext(t *testing.T) {
 func TestSearchKeyIgnoresHowArgsCame(t *testing.T) {
 	c, err := New("mg_key_123456", WithBaseURL("https://api.example.com"))
 	require.NoError(t, err)
+	key := func(args Args) string {
+		t.Helper()
+		a, err := encodeArgs(args)
+		require.NoError(t, err)
+		return c.generationCharge(a, nil).key()
+	}
 	typed := LogoRevealArgs{Image: "file_1", Mode: "fast", Prompt: "gold", AspectRatio: Aspect16x9}
-	feature, params, _, err := encodeArgs(typed)
-	require.NoError(t, err)
-	raw := RawArgs{FeatureName: feature, Values: map[string]any{"prompt": "gold", "aspectRatio": "16:9", "mode": "fast", "image": "file_1"}}
-	rf, rparams, _, err := encodeArgs(raw)
-	require.NoError(t, err)
-	assert.Equal(t, c.generationCharge(feature, params, nil).key(), c.generationCharge(rf, rparams, nil).key())
+	raw := RawArgs{FeatureName: typed.Feature(), Values: map[string]any{"prompt": "gold", "aspectRatio": "16:9", "mode": "fast", "image": "file_1"}}
+	assert.Equal(t, key(typed), key(raw))
 	other := typed
 	other.Prompt = "silver"
-	_, oparams, _, err := encodeArgs(other)
-	require.NoError(t, err)
-	assert.NotEqual(t, c.generationCharge(feature, params, nil).key(), c.generationCharge(feature, oparams, nil).key())
+	assert.NotEqual(t, key(typed), key(other))
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -51,6 +52,8 @@ type call struct {
 	// (it broke after sending, or a gateway answered 5xx), so a retried
 	// DELETE that finds nothing knows why.
 	acted atomic.Bool
+	// trace reports the transport's progress; allocated with the call.
+	trace httptrace.ClientTrace
 }
 
 type callKey struct{}
@@ -59,11 +62,10 @@ type callKey struct{}
 // got as far as a connection, composing with any trace the caller installed.
 func withCall(ctx context.Context, class callClass) (context.Context, *call) {
 	st := &call{class: class}
+	st.trace.GetConn = func(string) { st.traced.Store(true) }
+	st.trace.GotConn = func(httptrace.GotConnInfo) { st.sent.Store(true) }
 	ctx = context.WithValue(ctx, callKey{}, st)
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		GetConn: func(string) { st.traced.Store(true) },
-		GotConn: func(httptrace.GotConnInfo) { st.sent.Store(true) },
-	})
+	ctx = httptrace.WithClientTrace(ctx, &st.trace)
 	return ctx, st
 }
 
@@ -209,8 +211,19 @@ func (c *Client) beforeAttempt(_ retryablehttp.Logger, req *http.Request, attemp
 type retryDoer struct{ c *Client }
 
 func (d retryDoer) Do(req *http.Request) (*http.Response, error) {
+	rreq, err := retryablehttp.FromRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	return d.c.retry(rreq)
+}
+
+// retry sends rreq with the billing-safe policy and the settings of the
+// call its context carries.
+func (c *Client) retry(rreq *retryablehttp.Request) (*http.Response, error) {
+	req := rreq.Request
 	ctx := req.Context()
-	cfg := d.c.configOf(ctx)
+	cfg := c.configOf(ctx)
 	if callFrom(ctx) == nil && req.Method != http.MethodGet && req.Method != http.MethodHead {
 		class := classSafe
 		if req.Method == http.MethodPost || req.Method == http.MethodPatch {
@@ -218,12 +231,9 @@ func (d retryDoer) Do(req *http.Request) (*http.Response, error) {
 		}
 		ctx, _ = withCall(ctx, class)
 		req = req.WithContext(ctx)
+		rreq.Request = req
 	}
 	start := time.Now()
-	rreq, err := retryablehttp.FromRequest(req)
-	if err != nil {
-		return nil, err
-	}
 	resp, err := cfg.rc.Do(rreq)
 	finish(cfg, req, start, resp, err)
 	return resp, err
@@ -287,6 +297,54 @@ func logResult(req *http.Request, l *slog.Logger, start time.Time, resp *http.Re
 		attrs = append(attrs, slog.Int("status", resp.StatusCode))
 	}
 	l.LogAttrs(ctx, level, msg, attrs...)
+}
+
+// attemptTimeout bounds each attempt of an API request, middleware
+// included, from sending it to the end of reading its answer, by a deadline
+// on the attempt's context; a redirect followed within the attempt gets a
+// bound of its own. Unlike http.Client.Timeout it starts no goroutine: the
+// deadline's timer is released when the body is read to its end or closed.
+// A request that runs out of time fails with an error whose Timeout method
+// reports true, as with http.Client.Timeout.
+type attemptTimeout struct {
+	next http.RoundTripper // nil for http.DefaultTransport
+	d    time.Duration
+}
+
+func (t *attemptTimeout) RoundTrip(req *http.Request) (*http.Response, error) {
+	next := t.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), t.d)
+	resp, err := next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose releases an attempt's deadline once its body is read to the
+// end or closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.cancel()
+	}
+	return n, err
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // middlewareTransport runs the caller's middleware around each attempt.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/internal/refserver"
 )
@@ -57,4 +59,73 @@ func BenchmarkGenerationsRequests(b *testing.B) {
 		waits += n
 	}
 	b.ReportMetric(float64(requests)/float64(waits), "requests/wait")
+}
+
+// BenchmarkPairVideoWaits compares, in requests, waiting on 100 logo-reveal
+// videos with one Generations call against 100 separate Generation waits,
+// each submitted just before its wait so that it costs what it would alone.
+// "fresh": the 100 are the newest generations. "buried": 10,000 newer
+// videos of the same feature sit above them, so the filtered list shows
+// none of them on its first page. Both sides check at the same moments
+// (fixedJitter) on the reference server's fake clock, so the counts are
+// exact, not timed, and the order of the sides cannot change them. Metrics:
+// "batch-requests", "separate-requests", "rounds" (of the batch), and
+// "requests-ratio" (batch over separate).
+//
+//	go test -run '^$' -bench PairVideoWaits -benchtime 1x ./poll/
+func BenchmarkPairVideoWaits(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		newer int
+	}{{"fresh", 0}, {"buried", 10_000}} {
+		b.Run(tc.name, func(b *testing.B) {
+			var w videoWaits
+			for b.Loop() {
+				w = measureVideoWaits(b, 100, tc.newer)
+			}
+			b.ReportMetric(float64(w.batch), "batch-requests")
+			b.ReportMetric(float64(w.separate), "separate-requests")
+			b.ReportMetric(float64(w.rounds), "rounds")
+			b.ReportMetric(float64(w.batch)/float64(w.separate), "requests-ratio")
+		})
+	}
+}
+
+// videoWaits is what waiting on n videos cost each way.
+type videoWaits struct {
+	batch, rounds int64 // requests and rounds of one Generations call
+	separate      int64 // requests of n Generation calls
+}
+
+// measureVideoWaits counts the requests of waiting on n logo-reveal videos
+// under newer generations of the same feature: with one Generations call,
+// and with n separate Generation calls on a server of their own.
+func measureVideoWaits(b *testing.B, n, newer int) videoWaits {
+	ctx := context.Background()
+	batch := newEnv(b, refserver.WithRenderScale(1))
+	batch.srv.Ref.SetBalance(batch.srv.APIKey, 10_000_000)
+	logo := batch.logo(b)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = batch.videoOf(b, logo).ID
+	}
+	submitMany(b, batch.c, newer, client.LogoRevealArgs{Image: logo, Prompt: "a newer reveal"})
+	batch.count.reset()
+	results, err := Generations(ctx, batch.c, ids, withClock(batch.clock), fixedJitter())
+	require.NoError(b, err)
+	for _, r := range results {
+		require.Equal(b, client.StatusDone, r.Generation.Status)
+	}
+	w := videoWaits{batch: batch.count.requests(), rounds: int64(len(batch.clock.waits()) + 1)}
+
+	single := newEnv(b, refserver.WithRenderScale(1))
+	logo = single.logo(b)
+	single.count.reset()
+	for range n {
+		g, err := Generation(ctx, single.c, single.videoOf(b, logo).ID, withClock(single.clock), fixedJitter())
+		require.NoError(b, err)
+		require.Equal(b, client.StatusDone, g.Status)
+	}
+	w.separate = single.count.requests()
+	return w
 }

@@ -640,7 +640,7 @@ func TestGenerationsBuriedVideosCostNoMoreThanSeparateWaits(t *testing.T) {
 }
 
 // submitMany submits n generations of args, a few at a time.
-func submitMany(t *testing.T, c *client.Client, n int, args client.Args) {
+func submitMany(t testing.TB, c *client.Client, n int, args client.Args) {
 	t.Helper()
 	const workers = 8
 	var next atomic.Int64
