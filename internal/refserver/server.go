@@ -147,6 +147,7 @@ type Server struct {
 	retired           retiredVoices
 	initial           []initialProject
 	signKey           []byte
+	macs              sync.Pool // of *signer, keyed with signKey
 	faults            *fault.Injector
 	deliveryOpts      delivery.Options
 	noDelivery        bool
