@@ -339,24 +339,14 @@ func (l *loader) do(ctx context.Context, method, path string, body io.Reader, bu
 }
 
 // probe times GETs of random stored generations and 100-row pages from
-// random cursors, one request at a time with the load paused, and reads
-// the heap once the newest generation finished.
+// random cursors, one request at a time with the load paused, once the
+// newest generation finished (so no transition is pending), and then reads
+// the heap. GETs and pages alternate, so that both sample the same stretch
+// of the server's life: a collection of a large heap lasts long enough to
+// slow a short run of one kind only.
 func (l *loader) probe(ctx context.Context, stored int, heap0 float64) (point, error) {
 	p := point{stored: stored, heapPerGen: -1}
-	rng := rand.New(rand.NewPCG(uint64(stored), 7))
 	var buf bytes.Buffer
-	times := make([]time.Duration, 0, l.c.probes)
-	for range l.c.probes {
-		id := l.ids[rng.IntN(stored)]
-		t0 := time.Now()
-		code, body, err := l.do(ctx, http.MethodGet, "/v3/generations/"+id, nil, &buf)
-		times = append(times, time.Since(t0))
-		if err != nil || code != http.StatusOK {
-			return p, fmt.Errorf("probe GET %s: %d %.200s %v", id, code, body, err)
-		}
-	}
-	p.get = summarize(times)
-
 	cursors := []string{""}
 	for len(cursors) < maxWalkPages {
 		next, err := l.page(ctx, cursors[len(cursors)-1], &buf)
@@ -371,21 +361,36 @@ func (l *loader) probe(ctx context.Context, stored int, heap0 float64) (point, e
 	if len(cursors) > 1 {
 		cursors = cursors[:len(cursors)-1] // the last page may be short
 	}
-	times = times[:0]
-	for range l.c.probes {
-		c := cursors[rng.IntN(len(cursors))]
-		t0 := time.Now()
-		if _, err := l.page(ctx, c, &buf); err != nil {
-			return p, err
-		}
-		times = append(times, time.Since(t0))
+	if err := l.awaitDone(ctx, l.ids[stored-1]); err != nil {
+		return p, err
 	}
-	p.page = summarize(times)
+
+	rng := rand.New(rand.NewPCG(uint64(stored), 7))
+	gets := make([]time.Duration, 0, l.c.probes)
+	pages := make([]time.Duration, 0, l.c.probes)
+	for i := range l.c.probes {
+		for k := range 2 {
+			if (i+k)%2 == 0 {
+				id := l.ids[rng.IntN(stored)]
+				t0 := time.Now()
+				code, body, err := l.do(ctx, http.MethodGet, "/v3/generations/"+id, nil, &buf)
+				gets = append(gets, time.Since(t0))
+				if err != nil || code != http.StatusOK {
+					return p, fmt.Errorf("probe GET %s: %d %.200s %v", id, code, body, err)
+				}
+				continue
+			}
+			c := cursors[rng.IntN(len(cursors))]
+			t0 := time.Now()
+			if _, err := l.page(ctx, c, &buf); err != nil {
+				return p, err
+			}
+			pages = append(pages, time.Since(t0))
+		}
+	}
+	p.get, p.page = summarize(gets), summarize(pages)
 
 	if heap0 >= 0 {
-		if err := l.awaitDone(ctx, l.ids[stored-1]); err != nil {
-			return p, err
-		}
 		h, err := l.heap(ctx)
 		if err != nil {
 			return p, err
@@ -417,8 +422,8 @@ func (l *loader) page(ctx context.Context, cursor string, buf *bytes.Buffer) (st
 	return *page.NextCursor, nil
 }
 
-// awaitDone polls generation id until it is done, so that the heap is read
-// with every generation finished (they all render for the same time).
+// awaitDone polls generation id until it is done, so that probes and the
+// heap see every generation finished (they all render for the same time).
 func (l *loader) awaitDone(ctx context.Context, id string) error {
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {

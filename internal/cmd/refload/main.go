@@ -1,9 +1,10 @@
 // Command refload measures the reference server under load: keep-alive
 // workers submit a generation and read it back (a create+get pair) until the
 // server stores -n generations, and the command prints pairs per second for
-// every window of -window generations, then GET and 100-row page latencies
-// at each checkpoint, with the load paused. Given the server's debug
-// listener it also prints the live heap per stored generation.
+// every window of -window generations, and GET and 100-row page latencies
+// at each checkpoint (-checkpoints), with the load paused and every
+// generation finished. Given the server's debug listener it also prints the
+// live heap per stored generation.
 //
 // Against a server already running (it needs a balance that covers -n
 // image generations):
@@ -84,7 +85,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.workers, "workers", 32, "concurrent keep-alive workers, at most 512")
 	fs.IntVar(&c.window, "window", 10_000, "generations per reported window")
 	points := fs.String("checkpoints", "1000,10000,100000", "stored counts at which latencies (and heap) are measured, load paused")
-	fs.IntVar(&c.probes, "probes", 300, "GETs and pages timed at each checkpoint")
+	fs.IntVar(&c.probes, "probes", 1000, "GETs and pages timed at each checkpoint")
 	fs.DurationVar(&c.maxTime, "max-time", 10*time.Minute, "give up after this long, at most 1h")
 	spawn := fs.Bool("spawn", false, "start the reference server and the floor in fresh processes, alternately")
 	rounds := fs.Int("rounds", 1, "with -spawn: rounds of (reference, floor), the order swapped every other round")
