@@ -19,6 +19,8 @@ import (
 // file is an uploaded reference file. Only what validation needs is kept,
 // never the bytes, so memory does not grow with uploads.
 type file struct {
+	timer // its expiry
+
 	id        string
 	projectID string
 	name      string // multipart only
@@ -47,6 +49,14 @@ func (f *file) expired(now time.Time) bool {
 		return !now.Before(f.reservedUntil)
 	}
 	return !f.isLive(now)
+}
+
+// due returns when f expires if nothing else happens to it.
+func (f *file) due() time.Time {
+	if f.landed.IsZero() {
+		return f.reservedUntil
+	}
+	return f.landed.Add(retention)
 }
 
 // liveFile returns p's file id if its bytes landed and it has not expired.
@@ -136,6 +146,7 @@ func (s *Server) UploadFiles(ctx context.Context, req api.UploadFilesRequestObje
 		f.id = "file_" + randomHex(12)
 		f.landed = now
 		s.files[f.id] = f
+		s.timers.schedule(f, f.due())
 		out.Files[i] = model.File{ID: f.id, OriginalName: f.name, Size: f.size}
 	}
 	return api.UploadFiles200JSONResponse(out), nil
@@ -233,6 +244,7 @@ func (s *Server) CreateUploadURL(ctx context.Context, req api.CreateUploadURLReq
 		mediaType: ct, kind: kind, reservedUntil: ceilSecond(now.Add(uploadURLValidity)),
 	}
 	s.files[f.id] = f
+	s.timers.schedule(f, f.due())
 	length := strconv.FormatInt(b, 10)
 	return api.CreateUploadURL200JSONResponse{
 		File:      model.FileRef{ID: f.id},

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"maps"
-	"sort"
 	"strings"
 	"time"
 
@@ -33,6 +32,8 @@ const (
 
 // generation is the server's record of one generation.
 type generation struct {
+	timer // its next transition: running, end of render or expiry
+
 	id         string
 	projectID  string
 	projectKey string
@@ -66,6 +67,29 @@ func (g *generation) terminal() bool {
 	return false
 }
 
+// due returns when g next changes: it starts running, its render ends, or
+// it expires, whichever comes first.
+func (g *generation) due() time.Time {
+	switch {
+	case g.status == model.GenerationStatusPending:
+		return earliest(g.runningAt, g.expiresAt)
+	case !g.terminal():
+		return earliest(g.endAt, g.expiresAt)
+	}
+	return g.expiresAt
+}
+
+// earliest returns the earlier of a and b.
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// before orders generations as lists show them, newest first.
+func (g *generation) before(o *generation) bool { return newer(g, o) }
+
 // visible reports whether the project still sees the generation at now.
 func (g *generation) visible(projectID string, now time.Time) bool {
 	return g != nil && !g.deleted && g.projectID == projectID && now.Before(g.expiresAt)
@@ -89,6 +113,34 @@ func renderDuration(kind string, spec outputSpec) time.Duration {
 // that every render passes through pending and running.
 func (s *Server) scaled(d time.Duration) time.Duration {
 	return max(time.Duration(float64(d)*s.scale), time.Millisecond)
+}
+
+// list adds g to the indexes its project's pages are read from. The caller
+// holds s.mu.
+func (s *Server) list(p *project, g *generation) {
+	p.gens.Insert(g)
+	idx := p.byFeature[g.canonical]
+	if idx == nil {
+		if p.byFeature == nil {
+			p.byFeature = map[string]*rowIndex[*generation]{}
+		}
+		idx = &rowIndex[*generation]{}
+		p.byFeature[g.canonical] = idx
+	}
+	idx.Insert(g)
+}
+
+// unlist takes g out of its project's indexes, once deleted or expired.
+// The caller holds s.mu.
+func (s *Server) unlist(g *generation) {
+	p, ok := s.projects[g.projectKey]
+	if !ok {
+		return
+	}
+	p.gens.Remove(g)
+	if idx := p.byFeature[g.canonical]; idx != nil {
+		idx.Remove(g)
+	}
 }
 
 // CreateGeneration answers POST /v3/generations: validates the feature and
@@ -150,7 +202,7 @@ func (s *Server) CreateGeneration(ctx context.Context, req api.CreateGenerationR
 		charge:      charge,
 		base:        baseFrom(ctx),
 		out:         spec,
-		requestDate: now,
+		requestDate: now.Round(0), // wall time only, so the index and cursors agree on the order
 		runningAt:   now.Add(time.Duration(float64(d) * pendingShare)),
 		endAt:       now.Add(d),
 		expiresAt:   now.Add(retention),
@@ -159,6 +211,8 @@ func (s *Server) CreateGeneration(ctx context.Context, req api.CreateGenerationR
 		webhookURL:  req.Body.WebhookURL,
 	}
 	s.gens[g.id] = g
+	s.list(p, g)
+	s.timers.schedule(g, g.due())
 	return api.CreateGeneration200JSONResponse{Generation: s.generationView(g, g.base)}, nil
 }
 
@@ -177,11 +231,10 @@ func (s *Server) GetGeneration(ctx context.Context, req api.GetGenerationRequest
 	if aerr != nil {
 		return aerr, nil
 	}
-	s.settle()
-	s.mu.Lock()
+	now := s.lockSettled()
 	defer s.mu.Unlock()
 	g := s.gens[req.ID]
-	if !g.visible(p.id, s.clock.Now()) {
+	if !g.visible(p.id, now) {
 		return notFoundf("generation %q not found (generations are removed 24 hours after the request)", req.ID), nil
 	}
 	return api.GetGeneration200JSONResponse{Generation: s.generationView(g, baseFrom(ctx))}, nil
@@ -195,24 +248,28 @@ func (s *Server) DeleteGeneration(ctx context.Context, req api.DeleteGenerationR
 	if aerr != nil {
 		return aerr, nil
 	}
-	s.settle()
-	s.mu.Lock()
+	now := s.lockSettled()
 	defer s.mu.Unlock()
 	g := s.gens[req.ID]
-	if !g.visible(p.id, s.clock.Now()) {
+	if !g.visible(p.id, now) {
 		return notFoundf("generation %q not found", req.ID), nil
 	}
+	s.unlist(g)
 	g.deleted = true
 	s.cancelEvent(g.id)
 	if g.terminal() {
+		// Nothing is left to settle; an unfinished render keeps its timer
+		// so that a failure is still refunded.
 		delete(s.gens, g.id)
+		s.timers.cancel(g)
 	}
 	return api.DeleteGeneration200JSONResponse{Success: true}, nil
 }
 
 // ListGenerations answers GET /v3/generations: newest first, keyset
 // pagination on (requestDate, id), so pages stay stable while rows are
-// added or deleted.
+// added or deleted. A page is read from the project's index, so its cost
+// does not grow with the rows stored.
 func (s *Server) ListGenerations(ctx context.Context, req api.ListGenerationsRequestObject) (api.ListGenerationsResponseObject, error) {
 	p, aerr := caller(ctx)
 	if aerr != nil {
@@ -239,29 +296,30 @@ func (s *Server) ListGenerations(ctx context.Context, req api.ListGenerationsReq
 		}
 	}
 
-	s.settle()
-	s.mu.Lock()
+	s.lockSettled()
 	defer s.mu.Unlock()
-	now := s.clock.Now()
-	rows := make([]*generation, 0)
-	for _, g := range s.gens {
-		if !g.visible(p.id, now) || (filter != "" && g.canonical != filter) {
-			continue
-		}
-		if after != nil && !after.before(g) {
-			continue
-		}
-		rows = append(rows, g)
+	// Settled at this instant, the project's indexes hold exactly the rows
+	// it sees: deleted and expired ones were taken out.
+	idx := &p.gens
+	if filter != "" {
+		idx = p.byFeature[filter]
 	}
-	sort.Slice(rows, func(i, j int) bool { return newer(rows[i], rows[j]) })
-	page := model.GenerationList{Generations: make([]model.Generation, 0, min(limit, len(rows)))}
-	for i, g := range rows {
-		if i == limit {
-			next := encodeCursor(rows[i-1])
-			page.NextCursor = &next
-			break
-		}
+	var from func(*generation) bool
+	if after != nil {
+		from = after.before
+	}
+	var rows []*generation
+	more := false
+	if idx != nil {
+		rows, more = idx.Page(from, limit)
+	}
+	page := model.GenerationList{Generations: make([]model.Generation, 0, len(rows))}
+	for _, g := range rows {
 		page.Generations = append(page.Generations, s.generationView(g, baseFrom(ctx)))
+	}
+	if more {
+		next := encodeCursor(rows[len(rows)-1])
+		page.NextCursor = &next
 	}
 	return api.ListGenerations200JSONResponse(page), nil
 }
@@ -288,7 +346,7 @@ type cursor struct {
 
 // before reports whether g comes after the cursor's row in list order.
 func (c cursor) before(g *generation) bool {
-	return newer(&generation{requestDate: c.t, id: c.id}, g)
+	return newestFirst(c.t, c.id, g.requestDate, g.id)
 }
 
 func encodeCursor(g *generation) string {

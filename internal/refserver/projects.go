@@ -28,6 +28,12 @@ type project struct {
 	// previousUntil, so receivers can switch without losing events.
 	previous      string
 	previousUntil time.Time
+
+	// The project's rows in list order, newest first, kept by the server
+	// under its lock so that pages are read without a scan or a sort.
+	gens      rowIndex[*generation]             // visible generations
+	byFeature map[string]*rowIndex[*generation] // the same, by canonical feature
+	clones    rowIndex[*clone]
 }
 
 // public is what [Server.Project] tells a caller about p.

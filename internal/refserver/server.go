@@ -147,6 +147,7 @@ type Server struct {
 	retired           retiredVoices
 	initial           []initialProject
 	signKey           []byte
+	macs              sync.Pool // of *signer, keyed with signKey
 	faults            *fault.Injector
 	deliveryOpts      delivery.Options
 	noDelivery        bool
@@ -158,9 +159,11 @@ type Server struct {
 	gens      map[string]*generation     // by id, deleted in-flight ones included
 	files     map[string]*file           // by id, reserved and live
 	clones    map[string]*clone          // by id
+	training  map[*clone]struct{}        // clones still training, at most maxTraining
 	favorites map[string]map[string]bool // project id -> catalog voice id
 	pending   map[string]bool            // generation id -> its queued event is still wanted
 	seq       uint64
+	timers    timers // the next transition of every row that has one
 
 	events *eventQueue
 	mux    *http.ServeMux
@@ -182,6 +185,7 @@ func New(opts ...Option) *Server {
 		gens:      map[string]*generation{},
 		files:     map[string]*file{},
 		clones:    map[string]*clone{},
+		training:  map[*clone]struct{}{},
 		favorites: map[string]map[string]bool{},
 		pending:   map[string]bool{},
 		stop:      make(chan struct{}),

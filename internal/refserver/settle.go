@@ -21,30 +21,66 @@ func (s *Server) Settle() {
 // settle applies the transitions due now and queues their events.
 func (s *Server) settle() {
 	s.mu.Lock()
+	s.settleLocked(s.clock.Now())
+	s.mu.Unlock()
+}
+
+// lockSettled takes s.mu and applies the transitions due now, so that the
+// caller reads the state of one instant, which it returns. The caller
+// unlocks s.mu.
+func (s *Server) lockSettled() time.Time {
+	s.mu.Lock()
 	now := s.clock.Now()
+	s.settleLocked(now)
+	return now
+}
+
+// settleLocked applies the transitions due at now, earliest first. Only the
+// rows whose timer is due are touched, so the work is that of the
+// transitions, whatever the number of rows. The caller holds s.mu.
+func (s *Server) settleLocked(now time.Time) {
 	var events []Event
-	for id, g := range s.gens {
-		if ev, ok := s.advanceGeneration(g, now); ok {
+	for r := s.timers.next(now); r != nil; r = s.timers.next(now) {
+		var ev Event
+		ok := false
+		switch r := r.(type) {
+		case *generation:
+			ev, ok = s.settleGeneration(r, now)
+		case *clone:
+			ev, ok = s.advanceClone(r, now)
+			delete(s.training, r)
+		case *file:
+			// A reservation's timer is set for its URL's expiry; if the
+			// bytes landed since, the file lives on until its retention.
+			if r.expired(now) {
+				delete(s.files, r.id)
+			} else {
+				s.timers.schedule(r, r.due())
+			}
+		}
+		if ok {
 			events = append(events, ev)
-		}
-		if (g.deleted && g.terminal()) || !now.Before(g.expiresAt) {
-			delete(s.gens, id)
-		}
-	}
-	for _, c := range s.clones {
-		if ev, ok := s.advanceClone(c, now); ok {
-			events = append(events, ev)
-		}
-	}
-	for id, f := range s.files {
-		if f.expired(now) {
-			delete(s.files, id)
 		}
 	}
 	// Queued under the lock, so that once a settle returns, every event
 	// of a transition already applied is in the queue.
 	s.queueEvents(events)
-	s.mu.Unlock()
+}
+
+// settleGeneration applies g's transitions due at now, drops it once it is
+// gone for good, and otherwise schedules its next one. The caller holds
+// s.mu.
+func (s *Server) settleGeneration(g *generation, now time.Time) (Event, bool) {
+	ev, ok := s.advanceGeneration(g, now)
+	if (g.deleted && g.terminal()) || !now.Before(g.expiresAt) {
+		delete(s.gens, g.id)
+		if !g.deleted {
+			s.unlist(g)
+		}
+		return ev, ok
+	}
+	s.timers.schedule(g, g.due())
+	return ev, ok
 }
 
 // advanceGeneration moves g through pending, running and its end. A render
@@ -73,7 +109,7 @@ func (s *Server) advanceGeneration(g *generation, now time.Time) (Event, bool) {
 			p.balance += g.charge
 		}
 	}
-	if g.deleted {
+	if g.deleted || !s.wantsEvent(g.webhookURL) {
 		return Event{}, false
 	}
 	view := s.generationView(g, g.base)
@@ -92,7 +128,8 @@ type eventQueue struct {
 
 	mu      sync.Mutex
 	cond    *sync.Cond
-	queue   []Event
+	queue   []Event // queue[head:] waits for dispatch
+	head    int
 	busy    bool
 	closed  bool
 	stopped chan struct{}
@@ -121,6 +158,13 @@ func (q *eventQueue) push(events []Event) bool {
 	if q.closed {
 		return false
 	}
+	if q.head > 0 && q.head >= len(q.queue)/2 {
+		// Slide the waiting events down rather than let the array grow
+		// behind a queue that never drains.
+		n := copy(q.queue, q.queue[q.head:])
+		clear(q.queue[n:])
+		q.queue, q.head = q.queue[:n], 0
+	}
 	q.queue = append(q.queue, events...)
 	q.cond.Broadcast()
 	return true
@@ -130,7 +174,7 @@ func (q *eventQueue) push(events []Event) bool {
 func (q *eventQueue) wait() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for (len(q.queue) > 0 || q.busy) && !q.closed {
+	for (len(q.queue) > q.head || q.busy) && !q.closed {
 		q.cond.Wait()
 	}
 }
@@ -153,14 +197,20 @@ func (q *eventQueue) run() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for {
-		for len(q.queue) == 0 && !q.closed {
+		for len(q.queue) == q.head && !q.closed {
 			q.cond.Wait()
 		}
-		if len(q.queue) == 0 {
+		if len(q.queue) == q.head {
 			return
 		}
-		ev := q.queue[0]
-		q.queue = q.queue[1:]
+		ev := q.queue[q.head]
+		// Clear the slot so the dispatched event can be freed, and start
+		// over at the front of the array once it drained.
+		q.queue[q.head] = Event{}
+		q.head++
+		if q.head == len(q.queue) {
+			q.queue, q.head = q.queue[:0], 0
+		}
 		q.busy = true
 		q.mu.Unlock()
 		q.sink(ev)

@@ -1,6 +1,7 @@
 package refserver
 
 import (
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -93,4 +94,23 @@ func TestEventQueueWithoutSinkDropsEvents(t *testing.T) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	assert.Empty(t, q.queue)
+}
+
+func TestEventQueueReleasesDispatchedEvents(t *testing.T) {
+	var n int
+	q := newEventQueue(func(Event) { n++ })
+	defer q.close()
+	for i := range 100 {
+		q.push([]Event{{Name: "generation.done", Generation: &model.Generation{ID: "gen_" + strconv.Itoa(i)}}})
+		if i%7 == 0 {
+			q.wait()
+		}
+	}
+	q.wait()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	assert.Equal(t, 100, n)
+	for i, ev := range q.queue[:cap(q.queue)] {
+		assert.Nil(t, ev.Generation, "slot %d still holds an event", i)
+	}
 }

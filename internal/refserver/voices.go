@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
@@ -29,6 +28,8 @@ const (
 
 // clone is one of a project's cloned voices.
 type clone struct {
+	timer // the end of its training
+
 	id          string
 	projectID   string
 	projectKey  string
@@ -43,6 +44,11 @@ type clone struct {
 	endAt       time.Time // training ends; the responseDate once it has
 	status      model.VoiceStatus
 	errMsg      string
+}
+
+// before orders clones as lists show them, newest first.
+func (c *clone) before(o *clone) bool {
+	return newestFirst(c.requestDate, c.id, o.requestDate, o.id)
 }
 
 // newUUID returns a random RFC 4122 version 4 UUID, the shape of every
@@ -99,6 +105,9 @@ func (s *Server) CreateVoice(ctx context.Context, req api.CreateVoiceRequestObje
 		description: req.Body.Description, webhookURL: req.Body.WebhookURL,
 	}
 	s.clones[c.id] = c
+	p.clones.Insert(c)
+	s.training[c] = struct{}{}
+	s.timers.schedule(c, c.endAt)
 	return api.CreateVoice200JSONResponse{Voice: cloneView(c)}, nil
 }
 
@@ -130,10 +139,7 @@ func (s *Server) checkVoiceSample(p *project, id string, now time.Time) *apiErro
 func (s *Server) trainingSlot(now time.Time) (int, bool) {
 	n := 0
 	var first time.Time
-	for _, c := range s.clones {
-		if c.status != model.VoiceStatusRunning {
-			continue
-		}
+	for c := range s.training { // at most maxTraining
 		n++
 		if first.IsZero() || c.endAt.Before(first) {
 			first = c.endAt
@@ -162,6 +168,9 @@ func (s *Server) advanceClone(c *clone, now time.Time) (Event, bool) {
 		}
 	default:
 		c.status = model.VoiceStatusDone
+	}
+	if !s.wantsEvent(c.webhookURL) {
+		return Event{}, false
 	}
 	view := cloneView(c)
 	return Event{
@@ -261,7 +270,7 @@ func (s *Server) ListVoices(ctx context.Context, req api.ListVoicesRequestObject
 	now := s.clock.Now()
 	out := model.VoiceList{Voices: []model.Voice{}}
 	if wantProject && !favOnly {
-		for _, c := range s.projectClones(p) {
+		for c := range p.clones.All() {
 			out.Voices = append(out.Voices, cloneView(c))
 		}
 	}
@@ -276,20 +285,6 @@ func (s *Server) ListVoices(ctx context.Context, req api.ListVoicesRequestObject
 		}
 	}
 	return api.ListVoices200JSONResponse(out), nil
-}
-
-// projectClones returns p's clones, newest first. The caller holds s.mu.
-func (s *Server) projectClones(p *project) []*clone {
-	var mine []*clone
-	for _, c := range s.clones {
-		if c.projectID == p.id {
-			mine = append(mine, c)
-		}
-	}
-	sort.Slice(mine, func(i, j int) bool {
-		return newestFirst(mine[i].requestDate, mine[i].id, mine[j].requestDate, mine[j].id)
-	})
-	return mine
 }
 
 // GetVoice answers GET /v3/voices/{id}: a catalog voice by uuid or slug, or
@@ -325,6 +320,9 @@ func (s *Server) DeleteVoice(ctx context.Context, req api.DeleteVoiceRequestObje
 		return notFoundf("voice %q is not one of this project's clones", req.ID), nil
 	}
 	delete(s.clones, c.id)
+	p.clones.Remove(c)
+	delete(s.training, c)
+	s.timers.cancel(c)
 	return api.DeleteVoice200JSONResponse{Success: true}, nil
 }
 

@@ -71,6 +71,13 @@ func (s *Server) deliver(ev Event) {
 	}
 }
 
+// wantsEvent reports whether an event for a row with this webhook URL
+// reaches anyone: the sink sees every event, the sender those with a URL.
+// Events nobody would receive are not built.
+func (s *Server) wantsEvent(webhookURL string) bool {
+	return s.sink != nil || (s.sender != nil && webhookURL != "")
+}
+
 // queueEvents queues events for dispatch and remembers the generations
 // among them, so that a DELETE arriving before dispatch cancels their
 // event. The caller holds s.mu.

@@ -39,6 +39,11 @@
 //
 //	go run ./internal/cmd/refserver -test-control -allow-http-webhooks -api-key KEY
 //	curl -s -X POST -H 'Authorization: KEY' -d '{"duration":"24h1m"}' http://127.0.0.1:8080/test/v1/clock/advance
+//
+// -debug-addr ADDR serves net/http/pprof under /debug/pprof/ and the live
+// heap after a collection under /debug/heap on a second listener, and
+// prints its URL as MEDIAGEN_DEBUG_URL after the other lines;
+// internal/cmd/refload reads it.
 package main
 
 import (
@@ -51,8 +56,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -88,6 +95,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	balance := fs.Float64("balance", 100, "starting balance of every project, in USD")
 	scale := fs.Float64("render-scale", 1, "multiplier of render and training durations (0.01 makes them fast)")
 	allowHTTP := fs.Bool("allow-http-webhooks", false, "accept http:// webhook URLs on loopback hosts")
+	debugAddr := fs.String("debug-addr", "", "serve pprof and the live heap on this address (keep it loopback)")
 	testControl := fs.Bool("test-control", false, "serve the test-control API under "+refserver.TestControlPrefix+"/ (clock, balance, webhook secret, voices, faults)")
 	var faults fault.Config
 	fs.Int64Var(&faults.Seed, "fault-seed", 0, "seed of the fault draws")
@@ -154,6 +162,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var debugLn net.Listener
+	if *debugAddr != "" {
+		if debugLn, err = net.Listen("tcp", *debugAddr); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	first, _ := srv.Project(keys[0])
 	base := "http://" + dialable(ln.Addr())
 	fmt.Fprintf(stdout, "MEDIAGEN_BASE_URL=%s\nMEDIAGEN_API_KEY=%s\nMEDIAGEN_WEBHOOK_SECRET=%s\n", base, first.APIKey, first.WebhookSecret)
@@ -162,6 +177,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *testControl {
 		fmt.Fprintf(stdout, "MEDIAGEN_TEST_CONTROL_URL=%s%s\n", base, refserver.TestControlPrefix)
 		handler = withTestControl(srv)
+	}
+	if debugLn != nil {
+		fmt.Fprintf(stdout, "MEDIAGEN_DEBUG_URL=http://%s\n", dialable(debugLn.Addr()))
+		debug := &http.Server{Handler: debugHandler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = debug.Serve(debugLn) }()
+		defer debug.Close()
 	}
 	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
@@ -187,6 +208,25 @@ func withTestControl(srv *refserver.Server) http.Handler {
 		}
 		srv.ServeHTTP(w, r)
 	})
+}
+
+// debugHandler serves the profiles of net/http/pprof and /debug/heap, the
+// live heap in bytes after a collection, as {"heapAlloc": N}.
+func debugHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/debug/heap", func(w http.ResponseWriter, _ *http.Request) {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, "{\"heapAlloc\":%d}\n", m.HeapAlloc)
+	})
+	return mux
 }
 
 // faulty reports whether any fault flag asks for a fault.

@@ -43,7 +43,10 @@ func startLogging(t *testing.T, stderr io.Writer, args ...string) (map[string]st
 	vars := map[string]string{}
 	want := 3
 	if slices.Contains(args, "-test-control") {
-		want = 4 // MEDIAGEN_TEST_CONTROL_URL too
+		want++ // MEDIAGEN_TEST_CONTROL_URL too
+	}
+	if slices.Contains(args, "-debug-addr") {
+		want++ // MEDIAGEN_DEBUG_URL too
 	}
 	sc := bufio.NewScanner(pr)
 	for len(vars) < want && sc.Scan() {
@@ -280,5 +283,27 @@ func TestRunReportsDroppedWebhooks(t *testing.T) {
 		15*time.Second, 50*time.Millisecond, stderr.String())
 	assert.Equal(t, int32(2), attempts.Load())
 	assert.Contains(t, stderr.String(), "generation.done")
+	require.NoError(t, stop())
+}
+
+func TestRunServesTheDebugListenerApart(t *testing.T) {
+	vars, stop := start(t, "-addr", "127.0.0.1:0", "-api-key", "K", "-debug-addr", "127.0.0.1:0", "-test-control")
+	dbg := vars["MEDIAGEN_DEBUG_URL"]
+	require.True(t, strings.HasPrefix(dbg, "http://127.0.0.1:"), dbg)
+	assert.NotEqual(t, vars["MEDIAGEN_BASE_URL"], dbg)
+	assert.Contains(t, vars, "MEDIAGEN_TEST_CONTROL_URL")
+
+	status, body := get(t, dbg+"/debug/heap", "")
+	require.Equal(t, http.StatusOK, status)
+	var heap struct {
+		HeapAlloc uint64 `json:"heapAlloc"`
+	}
+	require.NoError(t, json.Unmarshal(body, &heap), string(body))
+	assert.Positive(t, heap.HeapAlloc)
+	status, _ = get(t, dbg+"/debug/pprof/", "")
+	assert.Equal(t, http.StatusOK, status)
+	status, _ = get(t, vars["MEDIAGEN_BASE_URL"]+"/debug/heap", "K")
+	assert.Equal(t, http.StatusNotFound, status, "not on the API listener")
+
 	require.NoError(t, stop())
 }
