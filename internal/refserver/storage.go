@@ -113,7 +113,38 @@ func (s *Server) serveStorage(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", mime)
 	w.Header().Set("Cache-Control", "private, max-age=3600")
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+	http.ServeContent(&contentWriter{ResponseWriter: w}, r, "", time.Time{}, bytes.NewReader(body))
+}
+
+// contentWriter gives the refusals of http.ServeContent (416 for a Range
+// that selects nothing, 412 for a failed precondition), which it writes in
+// plain text, the JSON error body every other answer has.
+type contentWriter struct {
+	http.ResponseWriter
+	refused bool
+}
+
+func (w *contentWriter) WriteHeader(code int) {
+	if code < 400 || w.refused {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	w.refused = true
+	w.Header().Del("Cache-Control")
+	w.Header().Del("X-Content-Type-Options")
+	msg := "a precondition of the request failed"
+	if code == http.StatusRequestedRangeNotSatisfiable {
+		msg = "the Range header selects no bytes of the object"
+	}
+	writeError(w.ResponseWriter, newError(code, model.ErrorCodeInvalidArgument, "%s", msg))
+}
+
+// Write drops ServeContent's own text after a refusal.
+func (w *contentWriter) Write(b []byte) (int, error) {
+	if w.refused {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 // generationAsset makes one asset of a finished, visible generation.

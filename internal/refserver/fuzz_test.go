@@ -1,0 +1,316 @@
+package refserver
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go/internal/feature"
+	"github.com/mediagen/mediagen-go/internal/refserver/catalog"
+)
+
+// The seed corpora are in testdata/fuzz/<FuzzName>/; inputs name the
+// fixtures of fuzzenv_test.go by placeholders (KEYA, IMAGEID, ASSETURL...).
+
+// FuzzHandlers sends arbitrary requests (method, target, headers, body) to
+// every route of the server and of its test-control API. Whatever comes in:
+// no panic, no 5xx (faults are off), every error answered with the
+// documented JSON body, money moved only by a 2xx of a charging route (or
+// of the test-control balance setter) and by exactly what the answer says,
+// and storage serving or accepting bytes only through a URL the server
+// signed.
+func FuzzHandlers(f *testing.F) {
+	f.Add("GET", "/v3/generations/GENID", "Authorization: KEYA", []byte(nil))
+	f.Add("POST", "/v3/generations", "Authorization: KEYA\nContent-Type: application/json",
+		[]byte(`{"feature":"image/generation","args":{"prompt":"a red fox"}}`))
+	host := newFuzzHost(f)
+	f.Fuzz(func(t *testing.T, method, target, headers string, body []byte) {
+		e := host.env(t)
+		method, target, header, body, ok := fuzzRequest(e, method, target, headers, body)
+		if !ok {
+			return
+		}
+		before := e.balances()
+		rec := e.serve(method, target, header, body)
+		after := e.balances()
+
+		require.Less(t, rec.Code, 500, "%s %s: %s", method, target, rec.Body)
+		requireErrorBody(t, method, rec)
+		u, err := url.ParseRequestURI(target)
+		require.NoError(t, err)
+		requireMoneyRule(t, method, u.Path, header, rec, before, after)
+		if strings.HasPrefix(u.Path, "/storage/") && rec.Code < 300 {
+			requireSigned(t, e, method, u, header, body)
+		}
+	})
+}
+
+// requireErrorBody checks that an error answer carries the documented body:
+// {"error":{"code","message"}}, the 402 shape being a superset of it.
+func requireErrorBody(t *testing.T, method string, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	if rec.Code < 400 || method == http.MethodHead {
+		return
+	}
+	require.Equal(t, "application/json", rec.Header().Get("Content-Type"), "%d %s", rec.Code, rec.Body)
+	var e model.Error
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e), "%d %s", rec.Code, rec.Body)
+	require.NotEmpty(t, e.Error.Code, "%d %s", rec.Code, rec.Body)
+	require.NotEmpty(t, e.Error.Message, "%d %s", rec.Code, rec.Body)
+}
+
+// requireMoneyRule checks the balances around one request: only the
+// caller's project may change, only on a 2xx of a route that charges (down,
+// by what the answer reports) or of the test-control setter (to what it
+// answers).
+func requireMoneyRule(t *testing.T, method, path string, header http.Header, rec *httptest.ResponseRecorder, before, after map[string]int64) {
+	t.Helper()
+	for key, was := range before {
+		now := after[key]
+		if now == was {
+			continue
+		}
+		require.Equal(t, []string{key}, header.Values("Authorization"), "the balance of a project that did not call changed")
+		require.True(t, rec.Code >= 200 && rec.Code < 300, "%s %s answered %d and moved %d units: %s", method, path, rec.Code, now-was, rec.Body)
+		route := method + " " + path
+		switch route {
+		case "PUT " + TestControlPrefix + "/balance":
+			var st balanceState
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &st))
+			require.NotNil(t, st.Balance)
+			require.Equal(t, toUnits(*st.Balance), now)
+		case "POST /v3/generations":
+			var g model.GenerationEnvelope
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &g))
+			require.Equal(t, toUnits(g.Generation.BalanceUsed), was-now, "charged other than balanceUsed")
+		case "POST /v3/voices":
+			require.Equal(t, cost(feature.VoiceClone, nil), was-now, "a clone charged other than its price")
+		case "POST /v3/mcp":
+			res, ok := agentResult(rec.Body.Bytes())
+			require.True(t, ok, "the agent charged without a tool result: %s", rec.Body)
+			require.False(t, res.IsError, "the agent charged on an error result: %s", rec.Body)
+			var g model.GenerationEnvelope
+			require.NoError(t, json.Unmarshal(res.StructuredContent, &g), "%s", rec.Body)
+			require.Equal(t, toUnits(g.Generation.BalanceUsed), was-now, "charged other than balanceUsed")
+		default:
+			t.Fatalf("%s answered %d and moved %d units: %s", route, rec.Code, now-was, rec.Body)
+		}
+	}
+}
+
+// requireSigned checks a storage request that succeeded: it used one of
+// the URLs the fixtures were given, with its method, and an upload carried
+// exactly the signed bytes.
+func requireSigned(t *testing.T, e *fuzzEnv, method string, u *url.URL, header http.Header, body []byte) {
+	t.Helper()
+	q := u.Query()
+	for i, s := range e.signed {
+		sq := s.Query()
+		if u.Path != s.Path || q.Get("expires") != sq.Get("expires") || q.Get("signature") != sq.Get("signature") {
+			continue
+		}
+		if i == 0 { // the upload
+			require.Equal(t, http.MethodPut, method)
+			require.Equal(t, []string{"image/png"}, header.Values("Content-Type"))
+			require.Len(t, body, 64)
+		} else {
+			require.Contains(t, []string{http.MethodGet, http.MethodHead}, method)
+		}
+		return
+	}
+	t.Fatalf("storage answered %s %s, a URL the server did not sign", method, u)
+}
+
+// toolResult is the part of an MCP tools/call result the targets check.
+type toolResult struct {
+	IsError           bool            `json:"isError"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	Content           []struct {
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+// agentResult reads the JSON-RPC result out of the agent endpoint's event
+// stream; ok is false when the stream holds no result (an error or none).
+func agentResult(stream []byte) (toolResult, bool) {
+	sc := bufio.NewScanner(bytes.NewReader(stream))
+	sc.Buffer(nil, 4<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var msg struct {
+			Result *toolResult `json:"result"`
+		}
+		if json.Unmarshal([]byte(data), &msg) == nil && msg.Result != nil {
+			return *msg.Result, true
+		}
+	}
+	return toolResult{}, false
+}
+
+// FuzzGenerationArgs submits arbitrary arguments to every feature through
+// POST /v3/generations and judges the answer against DESIGN.md's argument
+// list, restated below independently of args.go: a call is accepted (200)
+// exactly when every argument is documented, well typed and in range, the
+// required ones present and the files and voices usable; a likeness
+// without permissionConfirmed is 403; anything else is 400. An accepted
+// call is charged once, exactly what the client's estimate says (within its
+// range for an avatar), and echoes its arguments; a refused one charges
+// nothing.
+func FuzzGenerationArgs(f *testing.F) {
+	f.Add("image/generation", []byte(`{"prompt":"a red fox","aspectRatio":"4:3","fineDetails":true}`))
+	f.Add("logo-reveal", []byte(`{"image":"IMAGEID","prompt":"sparks","duration":10,"resolution":"1080p","background":"#fff"}`))
+	host := newFuzzHost(f)
+	f.Fuzz(func(t *testing.T, name string, args []byte) {
+		if !utf8.ValidString(name) || !json.Valid(args) {
+			return // the body's own checks, which FuzzHandlers covers
+		}
+		e := host.env(t)
+		args = []byte(e.expand(string(args)))
+		quoted, err := json.Marshal(name)
+		require.NoError(t, err)
+		body := []byte(`{"feature":` + string(quoted) + `,"args":` + string(args) + `}`)
+
+		var decoded any
+		require.NoError(t, json.Unmarshal(args, &decoded))
+		want := expectedStatus(e, name, decoded)
+		if jsonTextProblem(body) != "" {
+			want = http.StatusBadRequest // invalid UTF-8 or a lone surrogate
+		}
+
+		before := e.balances()[fuzzKeyA]
+		rec := e.serve(http.MethodPost, "/v3/generations", http.Header{"Authorization": {fuzzKeyA}, "Content-Type": {"application/json"}}, body)
+		charged := before - e.balances()[fuzzKeyA]
+		require.Equal(t, want, rec.Code, "%s %s: %s", name, args, rec.Body)
+		if rec.Code != http.StatusOK {
+			requireErrorBody(t, http.MethodPost, rec)
+			require.Zero(t, charged, "a refused call was charged")
+			return
+		}
+		var g model.GenerationEnvelope
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &g))
+		require.Equal(t, decoded, g.Generation.Params, "the arguments are not echoed as sent")
+		require.Equal(t, toUnits(g.Generation.BalanceUsed), charged)
+		est, err := client.Pricing(pricingTable().Prices).Estimate(client.RawArgs{FeatureName: name, Values: decoded.(map[string]any)})
+		require.NoError(t, err, "the client cannot estimate a call the server accepted")
+		require.GreaterOrEqual(t, charged, toUnits(est.Min), "%s", est)
+		require.LessOrEqual(t, charged, toUnits(est.Max), "%s", est)
+		if est.Exact() {
+			require.Equal(t, toUnits(est.Min), charged, "%s", est)
+		}
+	})
+}
+
+// docArg is one documented argument: whether it is required, and whether a
+// present, non-null value is acceptable.
+type docArg struct {
+	required bool
+	ok       func(e *fuzzEnv, v any) bool
+}
+
+func docText(required bool, max int) docArg {
+	return docArg{required, func(_ *fuzzEnv, v any) bool {
+		s, isStr := v.(string)
+		return isStr && strings.TrimSpace(s) != "" && utf8.RuneCountInString(s) <= max
+	}}
+}
+
+func docEnum(values ...string) docArg {
+	return docArg{false, func(_ *fuzzEnv, v any) bool {
+		s, isStr := v.(string)
+		return isStr && slices.Contains(values, s)
+	}}
+}
+
+var docColourPattern = regexp.MustCompile(`^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$`)
+
+var (
+	docBool     = docArg{false, func(_ *fuzzEnv, v any) bool { _, ok := v.(bool); return ok }}
+	docAspect   = docEnum("1:1", "16:9", "9:16", "4:3", "3:4")
+	docRes      = docEnum("720p", "1080p")
+	docDuration = docArg{false, func(_ *fuzzEnv, v any) bool {
+		n, ok := v.(float64)
+		return ok && n == math.Trunc(n) && n >= 3 && n <= 10
+	}}
+	docColour = docArg{false, func(_ *fuzzEnv, v any) bool {
+		s, ok := v.(string)
+		return ok && docColourPattern.MatchString(s)
+	}}
+	// Of the fixtures, only IMAGEID is a whole image of project A.
+	docImage    = docArg{true, func(e *fuzzEnv, v any) bool { return v == e.ids["IMAGEID"] }}
+	docOptImage = docArg{false, docImage.ok}
+	// A catalog voice by id or slug, or project A's trained clone.
+	docVoice = docArg{true, func(e *fuzzEnv, v any) bool {
+		s, _ := v.(string)
+		_, inCatalog := catalog.LookupVoice(s)
+		return s != "" && (inCatalog || s == e.ids["VOICEID"])
+	}}
+	docPrompt    = docText(true, 10000)
+	docOptPrompt = docText(false, 10000)
+)
+
+// documented lists each feature's arguments as DESIGN.md states them.
+var documented = map[string]map[string]docArg{
+	"image/generation":        {"prompt": docPrompt, "aspectRatio": docAspect, "fineDetails": docBool, "image": docOptImage},
+	"image/self-portrait":     {"image": docImage, "prompt": docPrompt, "aspectRatio": docAspect, "permissionConfirmed": docBool},
+	"image/product-shot":      {"image": docImage, "prompt": docPrompt, "aspectRatio": docAspect, "fineDetails": docBool},
+	"image/ad":                {"image": docImage, "prompt": docPrompt, "aspectRatio": docAspect, "fineDetails": docBool},
+	"image/youtube-thumbnail": {"prompt": docPrompt, "image": docOptImage, "aspectRatio": docAspect, "fineDetails": docBool},
+	"video/logo-reveal": {"image": docImage, "prompt": docPrompt, "mode": docEnum("intro", "outro"),
+		"aspectRatio": docEnum("16:9", "9:16"), "background": docColour, "generateAudio": docBool,
+		"duration": docDuration, "resolution": docRes},
+	"video/object-reveal": {"image": docImage, "prompt": docPrompt, "aspectRatio": docAspect, "duration": docDuration, "resolution": docRes},
+	// Any feature takes an optional prompt from a template.
+	"video/avatar": {"voiceId": docVoice, "script": docText(true, 5000), "image": docOptImage, "aspectRatio": docAspect,
+		"resolution": docRes, "permissionConfirmed": docBool, "prompt": docOptPrompt},
+	"audio/voiceover": {"voiceId": docVoice, "script": docText(true, 20000), "prompt": docOptPrompt},
+}
+
+// expectedStatus is the answer DESIGN.md gives to a call of feature name
+// with args (decoded JSON) as project A: 200, 400 or 403.
+func expectedStatus(e *fuzzEnv, name string, args any) int {
+	info, ok := feature.Lookup(name)
+	if !ok {
+		return http.StatusBadRequest
+	}
+	m, ok := args.(map[string]any)
+	if !ok || m == nil {
+		return http.StatusBadRequest
+	}
+	doc := documented[info.Name]
+	// Every key is visited, in no particular order, so that the work does
+	// not depend on map order.
+	valid := true
+	for k, v := range m {
+		d, ok := doc[k]
+		valid = valid && ok && v != nil && d.ok(e, v)
+	}
+	for k, d := range doc {
+		_, ok := m[k]
+		valid = valid && (ok || !d.required)
+	}
+	if !valid {
+		return http.StatusBadRequest
+	}
+	if info.Name == "image/self-portrait" || info.Name == "video/avatar" {
+		if m["permissionConfirmed"] != true {
+			return http.StatusForbidden
+		}
+	}
+	return http.StatusOK
+}
