@@ -152,6 +152,20 @@ func (s *Server) UploadFiles(ctx context.Context, req api.UploadFilesRequestObje
 	return api.UploadFiles200JSONResponse(out), nil
 }
 
+// checkUploadType refuses a multipart upload that is not
+// multipart/form-data, the one type the interface document gives it:
+// net/http's reader also takes multipart/mixed, whose parts have no form
+// names a client can rely on.
+func checkUploadType(r *http.Request) *apiError {
+	if r.Method != http.MethodPost || r.URL.Path != "/v3/files/upload" {
+		return nil
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "multipart/form-data" {
+		return invalidf("the body must be multipart/form-data with files under the field \"files\"")
+	}
+	return nil
+}
+
 // readUploadPart reads and classifies one file of a multipart upload, and
 // closes the part.
 func readUploadPart(part *multipart.Part) (*file, *apiError) {

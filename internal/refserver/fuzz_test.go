@@ -4,14 +4,21 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"math"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
@@ -313,4 +320,250 @@ func expectedStatus(e *fuzzEnv, name string, args any) int {
 		}
 	}
 	return http.StatusOK
+}
+
+// cursorRow is a generation as list order sees it.
+type cursorRow struct {
+	t  time.Time
+	id string
+}
+
+// FuzzCursor lists a fixed set of generations from arbitrary cursors and
+// limits. A cursor is accepted (200) exactly when it decodes; the page is
+// then exactly the rows after the cursor's position in list order (newest
+// first, ties by id), at most limit of them (default 24, at most 100), with
+// a nextCursor exactly when rows remain, which decodes to the page's last
+// row. A decoded cursor's position survives encoding again.
+func FuzzCursor(f *testing.F) {
+	clock := NewFakeClock(testStart)
+	srv := New(WithClock(clock), WithProject(fuzzKeyA, 100), WithoutWebhookDelivery())
+	srv.Close()
+	list := func(query string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "/v3/generations?"+query, nil)
+		req.Header.Set("Authorization", fuzzKeyA)
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		return rec
+	}
+	// Rows one second apart, two at the same instant, one at a fraction of
+	// a second: every branch of the order.
+	var rows []cursorRow
+	for i, step := range []time.Duration{0, time.Second, 0, 1500 * time.Millisecond, time.Hour, time.Second, 0, time.Nanosecond} {
+		clock.Advance(step)
+		body := fmt.Sprintf(`{"feature":"image/generation","args":{"prompt":"row %d"}}`, i)
+		req := httptest.NewRequest(http.MethodPost, "/v3/generations", strings.NewReader(body))
+		req.Header.Set("Authorization", fuzzKeyA)
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		require.Equal(f, http.StatusOK, rec.Code, rec.Body.String())
+		var g model.GenerationEnvelope
+		require.NoError(f, json.Unmarshal(rec.Body.Bytes(), &g))
+		rows = append(rows, cursorRow{clock.Now(), g.Generation.ID})
+	}
+	slices.SortFunc(rows, func(a, b cursorRow) int {
+		if !a.t.Equal(b.t) {
+			return b.t.Compare(a.t)
+		}
+		return strings.Compare(b.id, a.id)
+	})
+	f.Add(encodeCursor(&generation{requestDate: rows[2].t, id: rows[2].id}), 2)
+	f.Add("", 0)
+
+	f.Fuzz(func(t *testing.T, cur string, limit int) {
+		c, err := decodeCursor(cur)
+		if err == nil && c.t.Year() >= 1 && c.t.Year() <= 9999 {
+			again, err := decodeCursor(encodeCursor(&generation{requestDate: c.t, id: c.id}))
+			require.NoError(t, err)
+			require.True(t, again.t.Equal(c.t), "%s became %s", c.t, again.t)
+			require.Equal(t, c.id, again.id)
+		}
+
+		rec := list(url.Values{"cursor": {cur}, "limit": {strconv.Itoa(limit)}}.Encode())
+		if cur == "" || err == nil {
+			require.Equal(t, http.StatusOK, rec.Code, "%q: %s", cur, rec.Body)
+		} else {
+			require.Equal(t, http.StatusBadRequest, rec.Code, "%q: %s", cur, rec.Body)
+			requireErrorBody(t, http.MethodGet, rec)
+			return
+		}
+		var page model.GenerationList
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &page))
+		want := rows
+		if cur != "" {
+			want = slices.DeleteFunc(slices.Clone(rows), func(r cursorRow) bool {
+				return !newestFirst(c.t, c.id, r.t, r.id)
+			})
+		}
+		size := 24
+		if limit >= 1 {
+			size = min(limit, 100)
+		}
+		more := len(want) > size
+		want = want[:min(size, len(want))]
+		got := make([]cursorRow, len(page.Generations))
+		for i, g := range page.Generations {
+			got[i] = cursorRow{g.RequestDate, g.ID}
+		}
+		require.Len(t, got, len(want))
+		for i := range want {
+			require.Equal(t, want[i].id, got[i].id, "row %d", i)
+		}
+		require.Equal(t, more, page.NextCursor != nil)
+		if more {
+			next, err := decodeCursor(*page.NextCursor)
+			require.NoError(t, err)
+			last := want[len(want)-1]
+			require.True(t, next.t.Equal(last.t))
+			require.Equal(t, last.id, next.id)
+		}
+	})
+}
+
+// uploadPart is a file of a multipart upload: its name and size.
+type uploadPart struct {
+	name string
+	size int
+}
+
+// FuzzUploadFiles posts arbitrary multipart bodies to POST
+// /v3/files/upload and compares the answer with the standard library's own
+// reading of the body: a body it cannot read, with no file under "files" or
+// more than ten is 400; an accepted one (200) lists exactly those files, in
+// order, with their names and sizes, and adds exactly them to the server; a
+// refused one adds none. Nothing is ever charged.
+func FuzzUploadFiles(f *testing.F) {
+	f.Add("multipart/form-data; boundary=B",
+		[]byte("--B\r\nContent-Disposition: form-data; name=\"files\"; filename=\"a.txt\"\r\n\r\nhello\r\n--B--\r\n"))
+	host := newFuzzHost(f)
+	f.Fuzz(func(t *testing.T, contentType string, body []byte) {
+		e := host.env(t)
+		want, werr := readUpload(contentType, body)
+		before, files := e.balances(), e.fileCount()
+		rec := e.serve(http.MethodPost, "/v3/files/upload", http.Header{"Authorization": {fuzzKeyA}, "Content-Type": {contentType}}, body)
+		require.Equal(t, before, e.balances(), "an upload moved money")
+		require.Less(t, rec.Code, 500, "%s", rec.Body)
+		requireErrorBody(t, http.MethodPost, rec)
+		if rec.Code != http.StatusOK {
+			require.Equal(t, http.StatusBadRequest, rec.Code, "%s", rec.Body)
+			require.Equal(t, files, e.fileCount(), "a refused upload kept files")
+			return
+		}
+		require.NoError(t, werr, "accepted a body the standard library cannot read")
+		require.NotEmpty(t, want, "accepted an upload without files")
+		require.LessOrEqual(t, len(want), maxFilesPerBatch)
+		var out model.FileList
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+		got := make([]uploadPart, len(out.Files))
+		for i, f := range out.Files {
+			got[i] = uploadPart{f.OriginalName, int(f.Size)}
+		}
+		require.Equal(t, want, got)
+		require.Equal(t, files+len(want), e.fileCount())
+	})
+}
+
+// readUpload reads the files under "files" of a multipart/form-data body
+// with the standard library alone.
+func readUpload(contentType string, body []byte) ([]uploadPart, error) {
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return nil, err
+	}
+	if mt != "multipart/form-data" || params["boundary"] == "" {
+		return nil, fmt.Errorf("not multipart/form-data with a boundary: %q", contentType)
+	}
+	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	var parts []uploadPart
+	for {
+		p, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return parts, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		data, err := io.ReadAll(p)
+		if err != nil {
+			return nil, err
+		}
+		if p.FormName() == "files" {
+			parts = append(parts, uploadPart{p.FileName(), len(data)})
+		}
+	}
+}
+
+// fileCount is the number of files the server holds, reserved or landed.
+func (e *fuzzEnv) fileCount() int {
+	e.srv.mu.Lock()
+	defer e.srv.mu.Unlock()
+	return len(e.srv.files)
+}
+
+// FuzzStorageURL sends arbitrary requests to the storage host, mostly
+// alterations of the two URLs the fixtures were signed (UPLOADURL and
+// ASSETURL), at an arbitrary time up to two days later. Storage may serve
+// or accept bytes only through the very URL it signed (same path, the
+// query holding exactly the signed expires and signature), with the signed
+// method, before the expiry, without an Authorization header, and for an
+// upload with exactly the signed Content-Type and length. Conversely the
+// very URL, fresh, is honoured. Never a 5xx.
+func FuzzStorageURL(f *testing.F) {
+	f.Add("GET", "ASSETURL", "", int64(0), []byte(nil))
+	f.Add("PUT", "UPLOADURL", "Content-Type: image/png", int64(899), bytes.Repeat([]byte{1}, 64))
+	host := newFuzzHost(f)
+	f.Fuzz(func(t *testing.T, method, target, headers string, skew int64, body []byte) {
+		e := host.env(t)
+		method, target, header, body, ok := fuzzRequest(e, method, target, headers, body)
+		if !ok {
+			return
+		}
+		u, err := url.ParseRequestURI(target)
+		require.NoError(t, err)
+		if skew < 0 {
+			skew = -(skew + 1)
+		}
+		e.clock.Advance(time.Duration(skew%(48*3600)) * time.Second)
+		rec := e.serve(method, target, header, body)
+		require.Less(t, rec.Code, 500, "%s %s: %s", method, target, rec.Body)
+		requireErrorBody(t, method, rec)
+
+		served := rec.Code < 300 || rec.Code == http.StatusNotModified
+		if !strings.HasPrefix(u.Path, "/storage/") {
+			return
+		}
+		signed := -1
+		for i, s := range e.signed {
+			if sameSignedURL(u, s) {
+				signed = i
+			}
+		}
+		if served {
+			require.GreaterOrEqual(t, signed, 0, "storage answered %d to %s %s, a URL it did not sign", rec.Code, method, target)
+			exp, err := strconv.ParseInt(u.Query().Get("expires"), 10, 64)
+			require.NoError(t, err)
+			require.True(t, e.clock.Now().Before(time.Unix(exp, 0)), "served after the expiry")
+			require.Empty(t, header.Values("Authorization"))
+			if signed == 0 {
+				require.Equal(t, http.MethodPut, method)
+				require.Equal(t, []string{"image/png"}, header.Values("Content-Type"))
+				require.Len(t, body, 64)
+			} else {
+				require.Contains(t, []string{http.MethodGet, http.MethodHead}, method)
+			}
+		}
+		if signed == 1 && method == http.MethodGet && len(header) == 0 {
+			exp, _ := strconv.ParseInt(u.Query().Get("expires"), 10, 64)
+			if e.clock.Now().Before(time.Unix(exp, 0)) && e.clock.Now().Before(testStart.Add(retention)) {
+				require.Equal(t, http.StatusOK, rec.Code, "the signed URL, fresh, was refused: %s", rec.Body)
+			}
+		}
+	})
+}
+
+// sameSignedURL reports whether u is the signed URL s: the same path, and
+// a query of exactly s's expires and signature, once each.
+func sameSignedURL(u, s *url.URL) bool {
+	q, sq := u.Query(), s.Query()
+	return u.Path == s.Path && len(q) == 2 &&
+		slices.Equal(q["expires"], sq["expires"]) && slices.Equal(q["signature"], sq["signature"])
 }

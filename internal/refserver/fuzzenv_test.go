@@ -47,6 +47,8 @@ import (
 //	UPLOADID          a file reserved for a signed upload of a 64-byte PNG
 //	UPLOADURL         the path and query of that signed PUT
 //	ASSETURL          the path and query of GENID's signed output
+//	UPLOADPATH, UPLOADEXP, UPLOADSIG, ASSETPATH, ASSETEXP, ASSETSIG
+//	                  the path, expires and signature of those two URLs
 const (
 	fuzzKeyA = "fuzz-key-a"
 	fuzzKeyB = "fuzz-key-b"
@@ -164,6 +166,8 @@ func (e *fuzzEnv) populate(t testing.TB) {
 		"BADIMAGEID", bad, "IMAGEID", img, "AUDIOID", sample,
 		"GENID", g.Generation.ID, "VOICEID", v.Voice.ID, "UPLOADID", u.File.ID,
 		"UPLOADURL", e.signed[0].RequestURI(), "ASSETURL", e.signed[1].RequestURI(),
+		"UPLOADPATH", e.signed[0].Path, "UPLOADEXP", e.signed[0].Query().Get("expires"), "UPLOADSIG", e.signed[0].Query().Get("signature"),
+		"ASSETPATH", e.signed[1].Path, "ASSETEXP", e.signed[1].Query().Get("expires"), "ASSETSIG", e.signed[1].Query().Get("signature"),
 	}
 	e.subst = strings.NewReplacer(pairs...)
 	e.ids = map[string]string{}

@@ -48,14 +48,22 @@ func (s *Server) assetURL(base, collection, id, name string, expires time.Time) 
 	return s.signedURL(base, http.MethodGet, "/storage/"+collection+"/"+id+"/"+name, expires)
 }
 
-// checkSignature verifies a storage request's signature and expiry.
+// checkSignature verifies a storage request's signature and expiry. The
+// query must be exactly what was signed, expires and signature once each
+// and expires as written: an altered URL is refused even where the change
+// would not alter what it grants (a padded expiry, a repeated or added
+// parameter), as a storage service checks the query it signed.
 func (s *Server) checkSignature(r *http.Request, method string, extra ...string) *apiError {
-	exp, err := strconv.ParseInt(r.URL.Query().Get("expires"), 10, 64)
-	if err != nil {
-		return forbiddenf("the URL is not signed")
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil || len(q) != 2 || len(q["expires"]) != 1 || len(q["signature"]) != 1 {
+		return forbiddenf("the URL is not signed: its query must be exactly the signed expires and signature")
+	}
+	exp, err := strconv.ParseInt(q.Get("expires"), 10, 64)
+	if err != nil || strconv.FormatInt(exp, 10) != q.Get("expires") {
+		return forbiddenf("the URL is not signed: expires is not as signed")
 	}
 	want := s.signature(method, r.URL.Path, exp, extra...)
-	if !hmac.Equal([]byte(want), []byte(r.URL.Query().Get("signature"))) {
+	if !hmac.Equal([]byte(want), []byte(q.Get("signature"))) {
 		return forbiddenf("the signature does not match")
 	}
 	if !s.clock.Now().Before(time.Unix(exp, 0)) {
