@@ -567,3 +567,76 @@ func sameSignedURL(u, s *url.URL) bool {
 	return u.Path == s.Path && len(q) == 2 &&
 		slices.Equal(q["expires"], sq["expires"]) && slices.Equal(q["signature"], sq["signature"])
 }
+
+// chargingTools are the agent tools that submit a generation.
+var chargingTools = map[string]bool{
+	"create_generation": true, "generate_ad": true, "generate_youtube_thumbnail": true, "generate_self_portrait": true,
+	"generate_product_shot": true, "generate_avatar_video": true, "generate_logo_reveal": true,
+	"generate_object_reveal": true, "generate_voiceover": true,
+}
+
+var httpStatusPrefix = regexp.MustCompile(`^HTTP (\d{3})\b`)
+
+// FuzzAgentToolCall calls agent tools (POST /v3/mcp, JSON-RPC tools/call)
+// with arbitrary names and arguments. Never a panic or a 5xx, in HTTP or in
+// a tool result; money moves only with a successful result of a tool that
+// submits a generation, by what the result reports; and create_generation
+// refuses exactly as POST /v3/generations does for the same body.
+func FuzzAgentToolCall(f *testing.F) {
+	f.Add("create_generation", []byte(`{"feature":"image/generation","args":{"prompt":"from an agent"}}`))
+	f.Add("generate_logo_reveal", []byte(`{"image":"IMAGEID","prompt":"sparks","duration":11}`))
+	host := newFuzzHost(f)
+	f.Fuzz(func(t *testing.T, tool string, arguments []byte) {
+		if !json.Valid(arguments) {
+			return // the body's own checks, which FuzzHandlers covers
+		}
+		e := host.env(t)
+		arguments = []byte(e.expand(string(arguments)))
+		name, err := json.Marshal(tool)
+		require.NoError(t, err)
+		body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":` + string(name) + `,"arguments":` + string(arguments) + `}}`)
+		header := http.Header{"Authorization": {fuzzKeyA}, "Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+
+		before := e.balances()
+		rec := e.serve(http.MethodPost, "/v3/mcp", header, body)
+		after := e.balances()
+		require.Less(t, rec.Code, 500, "%s", rec.Body)
+		requireErrorBody(t, http.MethodPost, rec)
+		requireMoneyRule(t, http.MethodPost, "/v3/mcp", header, rec, before, after)
+		res, ok := agentResult(rec.Body.Bytes())
+		if !ok {
+			return // a JSON-RPC error: an unknown tool or arguments off its schema
+		}
+		summary := ""
+		if len(res.Content) > 0 {
+			summary = res.Content[0].Text
+		}
+		m := httpStatusPrefix.FindStringSubmatch(summary)
+		if m != nil {
+			status, err := strconv.Atoi(m[1])
+			require.NoError(t, err)
+			require.Less(t, status, 500, "a tool answered %s", summary)
+		}
+		if !res.IsError {
+			if after[fuzzKeyA] == before[fuzzKeyA] {
+				require.False(t, chargingTools[tool], "a generation was submitted for free: %s", summary)
+			}
+			return
+		}
+		if tool != "create_generation" || m == nil {
+			return
+		}
+		var in struct {
+			Feature    string          `json:"feature"`
+			Args       json.RawMessage `json:"args"`
+			WebhookURL string          `json:"webhookUrl,omitempty"`
+		}
+		if json.Unmarshal(arguments, &in) != nil {
+			return // the tool read what the route would not: nothing to compare
+		}
+		direct, err := json.Marshal(in)
+		require.NoError(t, err)
+		again := e.serve(http.MethodPost, "/v3/generations", http.Header{"Authorization": {fuzzKeyA}, "Content-Type": {"application/json"}}, direct)
+		require.Equal(t, m[1], strconv.Itoa(again.Code), "the tool answered %q, the route %s", summary, again.Body)
+	})
+}
