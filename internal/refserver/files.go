@@ -120,8 +120,13 @@ func (s *Server) UploadFiles(ctx context.Context, req api.UploadFilesRequestObje
 			return uploadReadError(err), nil
 		}
 		if part.FormName() != "files" {
-			_, _ = io.Copy(io.Discard, part)
+			// Read to its end all the same: a body cut inside a part that
+			// is not a file is as malformed as one cut inside a file.
+			_, err := io.Copy(io.Discard, part)
 			part.Close()
+			if err != nil {
+				return uploadReadError(err), nil
+			}
 			continue
 		}
 		if len(got) == maxFilesPerBatch {
