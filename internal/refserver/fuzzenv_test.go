@@ -23,17 +23,17 @@ import (
 )
 
 // The fuzz targets of this package share one server per target and process
-// (a fuzzing worker runs one input at a time) with fixtures, built anew
-// after any input that changed its state, so every input meets the fixture
-// state whatever ran before it: a verdict never depends on history. Building
-// a server per input would cost milliseconds (the agent endpoint's tool
-// schemas), and most inputs are refused or only read.
+// (a fuzzing worker runs one input at a time) with fixtures, restored after
+// any input that changed its state, so every input meets the fixture state
+// whatever ran before it: a verdict never depends on history. A new server
+// per input would cost milliseconds (the agent endpoint's tool schemas);
+// most inputs are refused or only read.
 //
-// The rebuild happens at the end of the input that caused it and the
-// server runs no background goroutine (it is closed once built; requests
-// settle lazily), so the coverage an input earns is the same on every run
-// of it: otherwise the fuzzing engine keeps finding "new" coverage it
-// cannot reproduce and spends its time minimizing it.
+// The restore runs at the end of the input that caused it, and the server
+// runs no background goroutine (it is closed once built; requests settle
+// lazily), so an input's coverage depends on neither the input before it
+// nor a ticker: coverage the engine cannot reproduce makes it minimize in
+// vain instead of fuzzing.
 //
 // Inputs name the fixtures by placeholders, which fuzzEnv.expand replaces
 // with the ids and signed URLs of the current server:
