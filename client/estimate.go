@@ -133,6 +133,16 @@ func (p Pricing) Estimate(args Args) (Estimate, error) {
 			return Estimate{}, err
 		}
 	}
+	// Checked before the units: a call billed for none would otherwise hide
+	// a negative price behind a cost of -0.
+	if !validFactor(e.Price) {
+		return Estimate{}, fmt.Errorf("mediagen: the price list gives %s a price of %v USD; not a price", name, e.Price)
+	}
+	for _, mult := range e.Multipliers {
+		if !validFactor(mult.Factor) {
+			return Estimate{}, fmt.Errorf("mediagen: the price list gives %s=%s a multiplier of %v; not a price", mult.Argument, mult.Value, mult.Factor)
+		}
+	}
 	if e.MinUnits, e.MaxUnits, err = units(e.Unit, m); err != nil {
 		return Estimate{}, err
 	}
@@ -143,6 +153,14 @@ func (p Pricing) Estimate(args Args) (Estimate, error) {
 	}
 	return e, nil
 }
+
+// validFactor reports whether a price or multiplier of a price list can
+// make a price: finite and not negative.
+func validFactor(x float64) bool { return x >= 0 && !math.IsInf(x, 0) }
+
+// maxDuration bounds the seconds an estimate counts: past 2^53 a float64
+// no longer holds every whole number, and an int may hold fewer.
+const maxDuration = min(1<<53, math.MaxInt)
 
 // documentedUnit is the unit the interface document states for feature, for
 // a price entry that does not carry one.
@@ -230,6 +248,9 @@ func units(u PricingUnit, args map[string]any) (int, int, error) {
 			f, isNum := v.(float64)
 			if !isNum || f != math.Trunc(f) || f < 0 {
 				return 0, 0, fmt.Errorf("%w: duration %v is not a whole number of seconds", ErrInvalidArgument, v)
+			}
+			if f > maxDuration {
+				return 0, 0, fmt.Errorf("%w: duration %v is out of range", ErrInvalidArgument, v)
 			}
 			d = int(f)
 		}

@@ -230,3 +230,27 @@ func TestEstimateNilArguments(t *testing.T) {
 	})
 	assert.ErrorIs(t, err, client.ErrInvalidArgument)
 }
+
+// A duration too large for the count of seconds is the argument's fault,
+// not a broken price list.
+func TestEstimateHugeDuration(t *testing.T) {
+	for _, d := range []float64{1e300, 9223372036854775808} {
+		_, err := testPricing(t).Estimate(client.RawArgs{FeatureName: client.FeatureLogoReveal, Values: map[string]any{"duration": d}})
+		require.ErrorIs(t, err, client.ErrInvalidArgument, "%v", d)
+	}
+}
+
+// A negative price or multiplier is refused even when no unit is billed,
+// where the cost alone would read -0.
+func TestEstimateRefusesNegativePrices(t *testing.T) {
+	for _, list := range []string{
+		`{"video/logo-reveal": {"price": -1, "unit": "second"}}`,
+		`{"video/logo-reveal": {"price": 1, "unit": "second", "variants": {"resolution": {"720p": -1}}}}`,
+	} {
+		var p client.Pricing
+		require.NoError(t, json.Unmarshal([]byte(list), &p))
+		_, err := p.Estimate(client.RawArgs{FeatureName: client.FeatureLogoReveal, Values: map[string]any{"duration": 0}})
+		require.ErrorContains(t, err, "not a price", list)
+		require.NotErrorIs(t, err, client.ErrInvalidArgument)
+	}
+}

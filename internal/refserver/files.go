@@ -120,8 +120,13 @@ func (s *Server) UploadFiles(ctx context.Context, req api.UploadFilesRequestObje
 			return uploadReadError(err), nil
 		}
 		if part.FormName() != "files" {
-			_, _ = io.Copy(io.Discard, part)
+			// Read to its end all the same: a body cut inside a part that
+			// is not a file is as malformed as one cut inside a file.
+			_, err := io.Copy(io.Discard, part)
 			part.Close()
+			if err != nil {
+				return uploadReadError(err), nil
+			}
 			continue
 		}
 		if len(got) == maxFilesPerBatch {
@@ -150,6 +155,20 @@ func (s *Server) UploadFiles(ctx context.Context, req api.UploadFilesRequestObje
 		out.Files[i] = model.File{ID: f.id, OriginalName: f.name, Size: f.size}
 	}
 	return api.UploadFiles200JSONResponse(out), nil
+}
+
+// checkUploadType refuses a multipart upload that is not
+// multipart/form-data, the one type the interface document gives it:
+// net/http's reader also takes multipart/mixed, whose parts have no form
+// names a client can rely on.
+func checkUploadType(r *http.Request) *apiError {
+	if r.Method != http.MethodPost || r.URL.Path != "/v3/files/upload" {
+		return nil
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "multipart/form-data" {
+		return invalidf("the body must be multipart/form-data with files under the field \"files\"")
+	}
+	return nil
 }
 
 // readUploadPart reads and classifies one file of a multipart upload, and

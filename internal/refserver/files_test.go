@@ -148,3 +148,27 @@ func TestUploadURLRequest(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, resp.StatusCode(), "exactly 30 MiB and an alias type are accepted")
 }
+
+// net/http's multipart reader also takes multipart/mixed; the route is
+// multipart/form-data only.
+func TestUploadIsFormDataOnly(t *testing.T) {
+	h := newHarness(t)
+	ct, body := multipartBody(t, map[string][]byte{"a.txt": []byte("hello")}, []string{"a.txt"}, nil)
+	mixed := strings.Replace(ct, "multipart/form-data", "multipart/mixed", 1)
+	status, hdr, b := h.raw(http.MethodPost, "/v3/files/upload", keyA, mixed, bytes.NewReader(body.Bytes()))
+	assert.Equal(t, http.StatusBadRequest, status, string(b))
+	assert.Equal(t, "invalid_argument", errorCode(t, hdr, b))
+	status, _, b = h.raw(http.MethodPost, "/v3/files/upload", keyA, ct, body)
+	assert.Equal(t, http.StatusOK, status, string(b))
+}
+
+// A body cut inside a part that is not a file is malformed too, and keeps
+// none of the files before it.
+func TestUploadCutInsideAnotherPart(t *testing.T) {
+	h := newHarness(t)
+	body := "--B\r\nContent-Disposition: form-data; name=\"files\"; filename=\"a.txt\"\r\n\r\nhello\r\n" +
+		"--B\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\ncut her"
+	status, hdr, b := h.raw(http.MethodPost, "/v3/files/upload", keyA, "multipart/form-data; boundary=B", strings.NewReader(body))
+	assert.Equal(t, http.StatusBadRequest, status, string(b))
+	assert.Equal(t, "invalid_argument", errorCode(t, hdr, b))
+}

@@ -304,6 +304,10 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		writeError(w, aerr)
 		return
 	}
+	if aerr := checkUploadType(r); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
 	// Served through the mux, not h, so that path values are set.
 	s.mux.ServeHTTP(w, r)
 }

@@ -125,7 +125,7 @@ func errorCode(t *testing.T, h http.Header, body []byte) string {
 }
 
 // multipartBody builds a multipart form with one part per file under "files".
-func multipartBody(t *testing.T, files map[string][]byte, order []string, types map[string]string) (string, *bytes.Buffer) {
+func multipartBody(t testing.TB, files map[string][]byte, order []string, types map[string]string) (string, *bytes.Buffer) {
 	t.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)

@@ -69,14 +69,22 @@ func (s *Server) assetURL(base, collection, id, name string, expires time.Time) 
 	return s.signedURL(base, http.MethodGet, "/storage/"+collection+"/"+id+"/"+name, expires)
 }
 
-// checkSignature verifies a storage request's signature and expiry.
+// checkSignature verifies a storage request's signature and expiry. The
+// query must be exactly what was signed, expires and signature once each
+// and expires as written: an altered URL is refused even where the change
+// would not alter what it grants (a padded expiry, a repeated or added
+// parameter), as a storage service checks the query it signed.
 func (s *Server) checkSignature(r *http.Request, method string, extra ...string) *apiError {
-	exp, err := strconv.ParseInt(r.URL.Query().Get("expires"), 10, 64)
-	if err != nil {
-		return forbiddenf("the URL is not signed")
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil || len(q) != 2 || len(q["expires"]) != 1 || len(q["signature"]) != 1 {
+		return forbiddenf("the URL is not signed: its query must be exactly the signed expires and signature")
+	}
+	exp, err := strconv.ParseInt(q.Get("expires"), 10, 64)
+	if err != nil || strconv.FormatInt(exp, 10) != q.Get("expires") {
+		return forbiddenf("the URL is not signed: expires is not as signed")
 	}
 	want := s.signature(method, r.URL.Path, exp, extra...)
-	if !hmac.Equal([]byte(want), []byte(r.URL.Query().Get("signature"))) {
+	if !hmac.Equal([]byte(want), []byte(q.Get("signature"))) {
 		return forbiddenf("the signature does not match")
 	}
 	if !s.clock.Now().Before(time.Unix(exp, 0)) {
@@ -134,7 +142,38 @@ func (s *Server) serveStorage(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", mime)
 	w.Header().Set("Cache-Control", "private, max-age=3600")
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+	http.ServeContent(&contentWriter{ResponseWriter: w}, r, "", time.Time{}, bytes.NewReader(body))
+}
+
+// contentWriter gives the refusals of http.ServeContent (416 for a Range
+// that selects nothing, 412 for a failed precondition), which it writes in
+// plain text, the JSON error body every other answer has.
+type contentWriter struct {
+	http.ResponseWriter
+	refused bool
+}
+
+func (w *contentWriter) WriteHeader(code int) {
+	if code < 400 || w.refused {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	w.refused = true
+	w.Header().Del("Cache-Control")
+	w.Header().Del("X-Content-Type-Options")
+	msg := "a precondition of the request failed"
+	if code == http.StatusRequestedRangeNotSatisfiable {
+		msg = "the Range header selects no bytes of the object"
+	}
+	writeError(w.ResponseWriter, newError(code, model.ErrorCodeInvalidArgument, "%s", msg))
+}
+
+// Write drops ServeContent's own text after a refusal.
+func (w *contentWriter) Write(b []byte) (int, error) {
+	if w.refused {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 // generationAsset makes one asset of a finished, visible generation.

@@ -164,3 +164,39 @@ func TestAssetURLsAreSignedAndRefuseAuthorization(t *testing.T) {
 	status, _, _ = h.raw(http.MethodDelete, out.Image, "", "", nil)
 	assert.Equal(t, http.StatusMethodNotAllowed, status)
 }
+
+// A URL altered where the change would grant nothing more (a padded
+// expiry, a repeated or added parameter) is still not the URL signed.
+func TestStorageRefusesAlteredQueries(t *testing.T) {
+	h := newHarness(t)
+	g := h.finish("image/generation", map[string]any{"prompt": "a fox"})
+	u, err := url.Parse(g.Output.Image)
+	require.NoError(t, err)
+	exp, sig := u.Query().Get("expires"), u.Query().Get("signature")
+	base := h.ts.URL + u.Path
+	for _, query := range []string{
+		"expires=0" + exp + "&signature=" + sig,
+		"expires=%2B" + exp + "&signature=" + sig,
+		"expires=" + exp + "&signature=" + sig + "&expires=1",
+		"expires=" + exp + "&signature=" + sig + "&x=1",
+		"expires=" + exp + ";x&signature=" + sig,
+	} {
+		status, hdr, body := h.raw(http.MethodGet, base+"?"+query, "", "", nil)
+		assert.Equal(t, http.StatusForbidden, status, query)
+		assert.Equal(t, "forbidden", errorCode(t, hdr, body), query)
+	}
+	h.fetch(base+"?signature="+sig+"&expires="+exp, "image/png") // the order is free
+}
+
+// ServeContent's own refusals carry the JSON error body too.
+func TestStorageRangeRefusalIsJSON(t *testing.T) {
+	h := newHarness(t)
+	g := h.finish("image/generation", map[string]any{"prompt": "a fox"})
+	req, err := http.NewRequest(http.MethodGet, g.Output.Image, nil)
+	require.NoError(t, err)
+	req.Header.Set("Range", "bytes=999999-")
+	status, hdr, body := h.rawRequest(req)
+	assert.Equal(t, http.StatusRequestedRangeNotSatisfiable, status)
+	assert.Equal(t, "invalid_argument", errorCode(t, hdr, body))
+	assert.Empty(t, hdr.Get("Cache-Control"))
+}
