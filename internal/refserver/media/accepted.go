@@ -1,62 +1,18 @@
 package media
 
 import (
-	"mime"
 	"strings"
+
+	"github.com/mediagen/mediagen-go/internal/mediatype"
 )
-
-// acceptedKinds maps every accepted canonical media type to its kind.
-var acceptedKinds = map[string]Kind{
-	TypePNG:         Image,
-	TypeJPEG:        Image,
-	TypeGIF:         Image,
-	TypeWebP:        Image,
-	TypeWAV:         Audio,
-	TypeMP3:         Audio,
-	TypeOGG:         Audio,
-	TypeFLAC:        Audio,
-	TypeM4A:         Audio,
-	TypeWebMAudio:   Audio,
-	TypeMP4:         Video,
-	TypeQuickTime:   Video,
-	TypeWebM:        Video,
-	TypePDF:         Document,
-	TypeZIP:         Document,
-	TypeJSON:        Document,
-	TypeText:        Document,
-	"text/markdown": Document,
-	"text/csv":      Document,
-}
-
-// aliases maps other spellings clients really send to the canonical type.
-// Only names in actual use by browsers and operating systems are listed;
-// invented ones such as image/jpg are deliberately refused.
-var aliases = map[string]string{
-	"audio/x-wav":                  TypeWAV,
-	"audio/wave":                   TypeWAV,
-	"audio/vnd.wave":               TypeWAV,
-	"audio/mp3":                    TypeMP3,
-	"audio/x-flac":                 TypeFLAC,
-	"audio/x-m4a":                  TypeM4A,
-	"application/x-zip-compressed": TypeZIP,
-}
 
 // Canonical returns the canonical spelling of a declared media type:
 // lower-cased, parameters removed, aliases resolved. The second result is
-// false when the type is malformed or not accepted by the service.
+// false when the type is malformed or not accepted by the service. The list
+// is internal/mediatype's, the one package upload checks against too.
 func Canonical(contentType string) (string, bool) {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return "", false
-	}
-	mt = strings.ToLower(mt)
-	if c, ok := aliases[mt]; ok {
-		mt = c
-	}
-	if _, ok := acceptedKinds[mt]; !ok {
-		return "", false
-	}
-	return mt, true
+	mt, _, ok := mediatype.Canonical(contentType)
+	return mt, ok
 }
 
 // Accepted reports whether a declared media type is one the service accepts
@@ -67,17 +23,17 @@ func Canonical(contentType string) (string, bool) {
 //
 //	image:    image/png, image/jpeg, image/gif, image/webp
 //	audio:    audio/wav (audio/x-wav, audio/wave, audio/vnd.wave),
-//	          audio/mpeg (audio/mp3), audio/ogg, audio/flac (audio/x-flac),
+//	          audio/mpeg (audio/mp3), audio/ogg (application/ogg), audio/flac (audio/x-flac),
 //	          audio/mp4 (audio/x-m4a), audio/webm
 //	video:    video/mp4, video/quicktime, video/webm
 //	document: application/pdf, application/zip (application/x-zip-compressed),
 //	          application/json, text/plain, text/markdown, text/csv
 func Accepted(contentType string) (Kind, bool) {
-	mt, ok := Canonical(contentType)
+	_, k, ok := mediatype.Canonical(contentType)
 	if !ok {
 		return Unknown, false
 	}
-	return acceptedKinds[mt], true
+	return k, true
 }
 
 // Compatible reports whether bytes that Detect classified as detected may be

@@ -10,7 +10,7 @@ func TestAccepted(t *testing.T) {
 	for ct, want := range map[string]Kind{
 		"image/png": Image, "IMAGE/JPEG": Image, "image/gif": Image, "image/webp": Image,
 		"audio/wav": Audio, "audio/x-wav": Audio, "audio/wave": Audio, "audio/vnd.wave": Audio,
-		"audio/mpeg": Audio, "audio/mp3": Audio, "audio/ogg; codecs=opus": Audio,
+		"audio/mpeg": Audio, "audio/mp3": Audio, "audio/ogg; codecs=opus": Audio, "application/ogg": Audio,
 		"audio/flac": Audio, "audio/x-flac": Audio, "audio/mp4": Audio, "audio/x-m4a": Audio, "audio/webm": Audio,
 		"video/mp4": Video, "video/quicktime": Video, "video/webm;codecs=\"vp9,opus\"": Video,
 		"application/pdf": Document, "application/zip": Document, "application/x-zip-compressed": Document,
@@ -38,6 +38,7 @@ func TestCanonical(t *testing.T) {
 		"application/x-zip-compressed":   TypeZIP,
 		"text/plain; charset=ISO-8859-1": TypeText,
 		"text/csv":                       "text/csv",
+		"application/ogg":                TypeOGG,
 	} {
 		got, ok := Canonical(in)
 		assert.True(t, ok, in)

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mediagen/mediagen-go/internal/mediatype"
 )
 
 // Detect identifies media from its leading bytes (never from a file name)
@@ -18,7 +20,7 @@ import (
 // track; WebM is audio/webm only when its Tracks hold no video track.
 func Detect(b []byte) (mediaType string, kind Kind) {
 	mt := detectType(b)
-	if k, ok := acceptedKinds[mt]; ok {
+	if _, k, ok := mediatype.Canonical(mt); ok {
 		return mt, k
 	}
 	return TypeOctetStream, Unknown
