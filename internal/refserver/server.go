@@ -286,18 +286,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 
 	h, pattern := s.mux.Handler(r)
 	if pattern == "" {
-		// The mux answers unknown paths and wrong methods in text; find out
-		// which it is and answer in JSON instead.
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, r)
-		if rec.Code == http.StatusMethodNotAllowed {
-			if allow := rec.Header().Get("Allow"); allow != "" {
-				w.Header().Set("Allow", allow)
-			}
-			writeError(w, newError(http.StatusMethodNotAllowed, model.ErrorCodeMethodNotAllowed, "method %s is not allowed on %s", r.Method, r.URL.Path))
-			return
-		}
-		writeError(w, notFoundf("no route %s %s", r.Method, r.URL.Path))
+		writeNoRoute(w, r, h)
 		return
 	}
 	if aerr := bufferJSONBody(r); aerr != nil {
@@ -427,4 +416,20 @@ func (s *Server) tick() {
 			s.settle()
 		}
 	}
+}
+
+// writeNoRoute answers a request no pattern of a mux matched, given the
+// handler the mux chose for it: the mux answers unknown paths and wrong
+// methods in text, so find out which it is and answer in JSON instead.
+func writeNoRoute(w http.ResponseWriter, r *http.Request, h http.Handler) {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	if rec.Code == http.StatusMethodNotAllowed {
+		if allow := rec.Header().Get("Allow"); allow != "" {
+			w.Header().Set("Allow", allow)
+		}
+		writeError(w, newError(http.StatusMethodNotAllowed, model.ErrorCodeMethodNotAllowed, "method %s is not allowed on %s", r.Method, r.URL.Path))
+		return
+	}
+	writeError(w, notFoundf("no route %s %s", r.Method, r.URL.Path))
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"time"
 
@@ -89,19 +88,8 @@ func (tc *testControl) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), projectKey{}, p))
-	if _, pattern := tc.mux.Handler(r); pattern == "" {
-		// The mux answers in text; tell a wrong method from an unknown path
-		// and answer in JSON as /v3 does.
-		rec := httptest.NewRecorder()
-		tc.mux.ServeHTTP(rec, r)
-		if rec.Code == http.StatusMethodNotAllowed {
-			if allow := rec.Header().Get("Allow"); allow != "" {
-				w.Header().Set("Allow", allow)
-			}
-			writeError(w, newError(http.StatusMethodNotAllowed, model.ErrorCodeMethodNotAllowed, "method %s is not allowed on %s", r.Method, r.URL.Path))
-			return
-		}
-		writeError(w, notFoundf("no route %s %s", r.Method, r.URL.Path))
+	if h, pattern := tc.mux.Handler(r); pattern == "" {
+		writeNoRoute(w, r, h) // in JSON, as /v3 answers
 		return
 	}
 	tc.mux.ServeHTTP(w, r)
