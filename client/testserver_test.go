@@ -2,7 +2,6 @@ package client_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"slices"
 	"sync"
 	"testing"
@@ -12,64 +11,18 @@ import (
 	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/internal/link"
 	"github.com/mediagen/mediagen-go/internal/refserver"
+	"github.com/mediagen/mediagen-go/internal/reftest"
 )
 
-// testServer is a reference server for the client's own tests: unlike
-// clienttest's it exposes the server itself (faults, balances, projects)
-// and its listener, and its clients sleep on the wall clock, so retry and
+// testServer is the reference server of the module's tests; its clients
+// sleep on the wall clock unless a test installs NewClock's, so retry and
 // search timing is what users see against the real service.
-type testServer struct {
-	URL, APIKey, WebhookSecret string
-	Ref                        *refserver.Server
-	HTTP                       *httptest.Server
-	Clock                      *refserver.FakeClock
-	tb                         testing.TB
-}
+type testServer struct{ *reftest.Server }
 
 func newTestServer(t testing.TB, opts ...refserver.Option) *testServer {
 	t.Helper()
-	clock := refserver.NewFakeClock(clienttest.StartTime)
-	defaults := []refserver.Option{
-		refserver.WithClock(clock),
-		refserver.WithRenderScale(0.01),
-		refserver.WithProject(clienttest.APIKey, clienttest.Balance),
-		refserver.WithAllowHTTPWebhooks(),
-	}
-	ref := refserver.New(append(defaults, opts...)...)
-	hs := httptest.NewServer(ref)
-	t.Cleanup(func() {
-		hs.Close()
-		ref.Close()
-	})
-	s := &testServer{URL: hs.URL, APIKey: clienttest.APIKey, Ref: ref, HTTP: hs, Clock: clock, tb: t}
-	if p, ok := ref.Project(clienttest.APIKey); ok {
-		s.WebhookSecret = p.WebhookSecret
-	}
-	return s
+	return &testServer{reftest.New(t, opts...)}
 }
-
-// Client returns a client of the default project with fast retries.
-func (s *testServer) Client(opts ...client.Option) *client.Client {
-	defaults := []client.Option{
-		client.WithBaseURL(s.URL),
-		client.WithHTTPClient(s.HTTP.Client()),
-		client.WithRetryWait(time.Millisecond, 10*time.Millisecond),
-	}
-	c, err := client.New(s.APIKey, append(defaults, opts...)...)
-	if err != nil {
-		s.tb.Fatal(err)
-	}
-	return c
-}
-
-// Advance moves the fake clock and settles the server.
-func (s *testServer) Advance(d time.Duration) {
-	s.Clock.Advance(d)
-	s.Ref.Settle()
-}
-
-// Balance returns the default project's balance.
-func (s *testServer) Balance() float64 { return s.Ref.Balance(s.APIKey) }
 
 // testClock is a client clock whose waits take no wall time: a wait moves
 // it forward instead, so a test can run a search budget of minutes in

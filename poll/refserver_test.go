@@ -20,6 +20,7 @@ import (
 	"github.com/mediagen/mediagen-go/internal/link"
 	"github.com/mediagen/mediagen-go/internal/refserver"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"
+	"github.com/mediagen/mediagen-go/internal/reftest"
 	"github.com/mediagen/mediagen-go/upload"
 )
 
@@ -51,7 +52,7 @@ func (c *counter) requests() int64 { return c.gets.Load() + c.lists.Load() }
 // env is a reference server, a counting client, and a clock that moves the
 // server's fake clock whenever a wait sleeps.
 type env struct {
-	srv   *testServer
+	srv   *reftest.Server
 	c     *client.Client
 	count *counter
 	clock *fakeClock
@@ -59,7 +60,7 @@ type env struct {
 
 func newEnv(t testing.TB, opts ...refserver.Option) *env {
 	t.Helper()
-	srv := newTestServer(t, opts...)
+	srv := reftest.New(t, opts...)
 	count := &counter{base: srv.HTTP.Client().Transport}
 	e := &env{srv: srv, c: srv.Client(client.WithHTTPClient(&http.Client{Transport: count})), count: count, clock: newFakeClock()}
 	e.clock.onSleep = srv.Advance
