@@ -1,6 +1,10 @@
 package client
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/mediagen/mediagen-go"
+)
 
 // Args are the arguments of one generation, and know their feature: one of
 // the typed structs below (such as [LogoRevealArgs]), or [RawArgs] for a
@@ -9,7 +13,7 @@ import "encoding/json"
 // [Pricing.Estimate].
 type Args interface {
 	// Feature returns the feature the arguments are for, in either spelling.
-	Feature() string
+	Feature() mediagen.Feature
 }
 
 // RawArgs are free-form arguments: FeatureName (canonical or legacy
@@ -18,12 +22,12 @@ type Args interface {
 //
 //	client.RawArgs{FeatureName: "logo-reveal", Values: map[string]any{"image": id, "prompt": "sparks"}}
 type RawArgs struct {
-	FeatureName string
+	FeatureName mediagen.Feature
 	Values      map[string]any
 }
 
 // Feature returns FeatureName.
-func (a RawArgs) Feature() string { return a.FeatureName }
+func (a RawArgs) Feature() mediagen.Feature { return a.FeatureName }
 
 // MarshalJSON encodes Values, so RawArgs and the typed structs encode alike.
 func (a RawArgs) MarshalJSON() ([]byte, error) {
@@ -78,7 +82,7 @@ type SelfPortraitArgs struct {
 }
 
 // Feature returns [FeatureSelfPortrait].
-func (SelfPortraitArgs) Feature() string { return FeatureSelfPortrait }
+func (SelfPortraitArgs) Feature() mediagen.Feature { return mediagen.FeatureImageSelfPortrait }
 
 // ImageGenerationArgs are the arguments of [FeatureImageGeneration].
 type ImageGenerationArgs struct {
@@ -89,7 +93,7 @@ type ImageGenerationArgs struct {
 }
 
 // Feature returns [FeatureImageGeneration].
-func (ImageGenerationArgs) Feature() string { return FeatureImageGeneration }
+func (ImageGenerationArgs) Feature() mediagen.Feature { return mediagen.FeatureImageGeneration }
 
 // ProductShotArgs are the arguments of [FeatureProductShot].
 type ProductShotArgs struct {
@@ -100,7 +104,7 @@ type ProductShotArgs struct {
 }
 
 // Feature returns [FeatureProductShot].
-func (ProductShotArgs) Feature() string { return FeatureProductShot }
+func (ProductShotArgs) Feature() mediagen.Feature { return mediagen.FeatureImageProductShot }
 
 // YoutubeThumbnailArgs are the arguments of [FeatureYoutubeThumbnail].
 // AspectRatio defaults to 16:9.
@@ -112,7 +116,7 @@ type YoutubeThumbnailArgs struct {
 }
 
 // Feature returns [FeatureYoutubeThumbnail].
-func (YoutubeThumbnailArgs) Feature() string { return FeatureYoutubeThumbnail }
+func (YoutubeThumbnailArgs) Feature() mediagen.Feature { return mediagen.FeatureImageYoutubeThumbnail }
 
 // AdArgs are the arguments of [FeatureAd].
 type AdArgs struct {
@@ -123,7 +127,7 @@ type AdArgs struct {
 }
 
 // Feature returns [FeatureAd].
-func (AdArgs) Feature() string { return FeatureAd }
+func (AdArgs) Feature() mediagen.Feature { return mediagen.FeatureImageAd }
 
 // LogoRevealArgs are the arguments of [FeatureLogoReveal], billed per
 // second of clip. Prompt directs the motion around the logo (effect, scene,
@@ -141,7 +145,7 @@ type LogoRevealArgs struct {
 }
 
 // Feature returns [FeatureLogoReveal].
-func (LogoRevealArgs) Feature() string { return FeatureLogoReveal }
+func (LogoRevealArgs) Feature() mediagen.Feature { return mediagen.FeatureVideoLogoReveal }
 
 // ObjectRevealArgs are the arguments of [FeatureObjectReveal], billed per
 // second of clip. Duration is 3 to 10 seconds, default 5.
@@ -154,7 +158,7 @@ type ObjectRevealArgs struct {
 }
 
 // Feature returns [FeatureObjectReveal].
-func (ObjectRevealArgs) Feature() string { return FeatureObjectReveal }
+func (ObjectRevealArgs) Feature() mediagen.Feature { return mediagen.FeatureVideoObjectReveal }
 
 // AvatarArgs are the arguments of [FeatureAvatar]: a portrait speaking
 // Script (1 to 5,000 characters) in the voice VoiceID. It is billed per
@@ -172,7 +176,7 @@ type AvatarArgs struct {
 }
 
 // Feature returns [FeatureAvatar].
-func (AvatarArgs) Feature() string { return FeatureAvatar }
+func (AvatarArgs) Feature() mediagen.Feature { return mediagen.FeatureVideoAvatar }
 
 // VoiceoverArgs are the arguments of [FeatureVoiceover]: Script (1 to
 // 20,000 characters) spoken in the voice VoiceID, billed per started 1,000
@@ -184,4 +188,4 @@ type VoiceoverArgs struct {
 }
 
 // Feature returns [FeatureVoiceover].
-func (VoiceoverArgs) Feature() string { return FeatureVoiceover }
+func (VoiceoverArgs) Feature() mediagen.Feature { return mediagen.FeatureAudioVoiceover }

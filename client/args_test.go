@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"encoding/json"
+	"github.com/mediagen/mediagen-go"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,7 +16,7 @@ import (
 )
 
 // featureArgs are the typed arguments, each named like its contract schema.
-var featureArgs = []interface{ Feature() string }{
+var featureArgs = []client.Args{
 	client.SelfPortraitArgs{}, client.ImageGenerationArgs{}, client.ProductShotArgs{},
 	client.YoutubeThumbnailArgs{}, client.AdArgs{}, client.LogoRevealArgs{},
 	client.ObjectRevealArgs{}, client.AvatarArgs{}, client.VoiceoverArgs{},
@@ -35,7 +36,7 @@ func TestArgsMatchTheContract(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(openapi.Spec(), &spec))
 
-	var features []string
+	var features []mediagen.Feature
 	for _, args := range featureArgs {
 		typ := reflect.TypeOf(args)
 		t.Run(typ.Name(), func(t *testing.T) {

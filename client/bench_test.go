@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/mediagen/mediagen-go/client"
@@ -179,7 +181,7 @@ func BenchmarkPairGetGeneration(b *testing.B) {
 			}
 		}
 		raw = func(b *testing.B) {
-			var env struct{ Generation client.Generation }
+			var env struct{ Generation mediagen.Generation }
 			rawDo(b, t.hc, http.MethodGet, t.url+"/v3/generations/"+t.id, t.key, nil, http.StatusOK, &env)
 		}
 		return sdk, raw
@@ -199,7 +201,7 @@ func BenchmarkPairListGenerations(b *testing.B) {
 		}
 		raw = func(b *testing.B) {
 			var page struct {
-				Generations []client.Generation
+				Generations []mediagen.Generation
 				NextCursor  *string
 			}
 			rawDo(b, t.hc, http.MethodGet, url, t.key, nil, http.StatusOK, &page)
@@ -223,13 +225,13 @@ func BenchmarkPairCreateGeneration(b *testing.B) {
 		}
 		raw = func(b *testing.B) {
 			body, err := json.Marshal(struct {
-				Feature string                     `json:"feature"`
+				Feature mediagen.Feature           `json:"feature"`
 				Args    client.ImageGenerationArgs `json:"args"`
-			}{client.FeatureImageGeneration, args})
+			}{mediagen.FeatureImageGeneration, args})
 			if err != nil {
 				b.Fatal(err)
 			}
-			var env struct{ Generation client.Generation }
+			var env struct{ Generation mediagen.Generation }
 			rawDo(b, t.hc, http.MethodPost, url, t.key, body, http.StatusCreated, &env)
 		}
 		return sdk, raw

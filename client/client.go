@@ -11,8 +11,8 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/api/model"
 	"github.com/mediagen/mediagen-go/internal/link"
 )
 
@@ -190,7 +190,7 @@ func (c *Client) inside(opts []Option) (*link.Client, error) {
 		return nil, err
 	}
 	return &link.Client{
-		UploadFiles: func(ctx context.Context, contentType string, body io.Reader) ([]model.File, error) {
+		UploadFiles: func(ctx context.Context, contentType string, body io.Reader) ([]mediagen.File, error) {
 			if cfg != c.base {
 				ctx = context.WithValue(ctx, configKey{}, cfg)
 			}

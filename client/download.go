@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/mediagen/mediagen-go/internal/link"
 	"github.com/mediagen/mediagen-go/internal/retry"
 )
@@ -229,8 +231,8 @@ type SavedOutput struct {
 // a transfer that breaks midway is retried from the start. Outputs expire
 // with the generation, 24 hours after its request: save what you keep. A
 // generation not done yet is refused with [ErrInvalidArgument].
-func (c *Client) SaveOutput(ctx context.Context, g *Generation, dir string, opts ...Option) (*SavedOutput, error) {
-	if g == nil || g.Status != StatusDone {
+func (c *Client) SaveOutput(ctx context.Context, g *mediagen.Generation, dir string, opts ...Option) (*SavedOutput, error) {
+	if g == nil || g.Status != mediagen.GenerationStatusDone {
 		status := "nil"
 		if g != nil {
 			status = string(g.Status)
@@ -251,7 +253,7 @@ func (c *Client) SaveOutput(ctx context.Context, g *Generation, dir string, opts
 	out := g.Output
 	saved := &SavedOutput{}
 	if out.URL() == "" {
-		if g.Kind != KindText && out.Text == "" {
+		if g.Kind != mediagen.KindText && out.Text == "" {
 			return nil, fmt.Errorf("mediagen: generation %s is done but its output has no URL", g.ID)
 		}
 		saved.Path = filepath.Join(dir, name+".txt")
@@ -263,7 +265,7 @@ func (c *Client) SaveOutput(ctx context.Context, g *Generation, dir string, opts
 		}
 		return saved, nil
 	}
-	if saved.Path, err = saveURL(ctx, in, out.URL(), filepath.Join(dir, name), out.Mime); err != nil {
+	if saved.Path, err = saveURL(ctx, in, out.URL(), filepath.Join(dir, name), out.MIME); err != nil {
 		return nil, err
 	}
 	if out.Poster != "" {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -56,7 +58,7 @@ func TestDownload(t *testing.T) {
 	require.NoError(t, c.Download(ctx, g.Output.URL(), &buf))
 	want, ct := storedBytes(t, srv, g.Output.URL())
 	assert.Equal(t, want, buf.Bytes(), "the asset's bytes")
-	assert.Equal(t, g.Output.Mime, ct)
+	assert.Equal(t, g.Output.MIME, ct)
 	_, err := png.DecodeConfig(bytes.NewReader(buf.Bytes()))
 	require.NoError(t, err, "a whole PNG")
 
@@ -266,7 +268,7 @@ func TestSaveOutput(t *testing.T) {
 	})
 	t.Run("video and its poster", func(t *testing.T) {
 		g := doneGeneration(t, ctx, srv, c, client.AvatarArgs{VoiceID: voice.ID, Script: "Welcome back.", AspectRatio: client.Aspect1x1, PermissionConfirmed: true})
-		require.Equal(t, client.KindVideo, g.Kind)
+		require.Equal(t, mediagen.KindVideo, g.Kind)
 		require.NotEmpty(t, g.Output.Poster)
 		dir := t.TempDir()
 		saved, err := c.SaveOutput(ctx, g, dir)
@@ -286,7 +288,7 @@ func TestSaveOutput(t *testing.T) {
 	})
 	t.Run("audio", func(t *testing.T) {
 		g := doneGeneration(t, ctx, srv, c, client.VoiceoverArgs{VoiceID: voice.ID, Script: "Hello there."})
-		require.Equal(t, client.KindAudio, g.Kind)
+		require.Equal(t, mediagen.KindAudio, g.Kind)
 		dir := t.TempDir()
 		saved, err := c.SaveOutput(ctx, g, dir)
 		require.NoError(t, err)
@@ -323,14 +325,14 @@ func TestSaveOutput(t *testing.T) {
 	t.Run("only a done generation", func(t *testing.T) {
 		pending, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "not yet"})
 		require.NoError(t, err)
-		require.Equal(t, client.StatusPending, pending.Status)
+		require.Equal(t, mediagen.GenerationStatusPending, pending.Status)
 		dir := filepath.Join(t.TempDir(), "out")
 		_, err = c.SaveOutput(ctx, pending, dir)
 		require.ErrorIs(t, err, client.ErrInvalidArgument)
 		assert.Contains(t, err.Error(), "pending")
 		assert.NoDirExists(t, dir, "nothing created")
 
-		failed := &client.Generation{ID: "gen_1", Status: client.StatusError, Error: "render failed"}
+		failed := &mediagen.Generation{ID: "gen_1", Status: mediagen.GenerationStatusError, Error: "render failed"}
 		_, err = c.SaveOutput(ctx, failed, dir)
 		require.ErrorIs(t, err, client.ErrInvalidArgument)
 		_, err = c.SaveOutput(ctx, nil, dir)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mediagen/mediagen-go"
 )
 
 // Multiplier is one priced argument of an [Estimate]: the value the call
@@ -23,14 +25,14 @@ type Multiplier struct {
 // service rounds. When the units are known only after rendering (the length
 // of an avatar clip), Min and Max bound the charge; otherwise they are equal.
 type Estimate struct {
-	Feature     string       // canonical feature name
-	Price       float64      // base price per unit, USD
-	Unit        PricingUnit  // what Price is charged per
-	Multipliers []Multiplier // in order of argument name
-	MinUnits    int          // units billed, at least
-	MaxUnits    int          // units billed, at most
-	Min         float64      // cost at MinUnits, USD
-	Max         float64      // cost at MaxUnits, USD
+	Feature     mediagen.Feature     // canonical spelling
+	Price       float64              // base price per unit, USD
+	Unit        mediagen.PricingUnit // what Price is charged per
+	Multipliers []Multiplier         // in order of argument name
+	MinUnits    int                  // units billed, at least
+	MaxUnits    int                  // units billed, at most
+	Min         float64              // cost at MinUnits, USD
+	Max         float64              // cost at MaxUnits, USD
 }
 
 // Exact reports whether the cost is known before the call (Min == Max).
@@ -48,7 +50,7 @@ func (e Estimate) String() string {
 		}
 		fmt.Fprintf(&b, " × %s (%s=%s%s)", strconv.FormatFloat(m.Factor, 'f', -1, 64), m.Argument, m.Value, def)
 	}
-	if e.Unit != UnitCall || e.MaxUnits != 1 {
+	if e.Unit != mediagen.PricingUnitCall || e.MaxUnits != 1 {
 		units := strconv.Itoa(e.MinUnits)
 		if e.MaxUnits != e.MinUnits {
 			units += "–" + strconv.Itoa(e.MaxUnits)
@@ -65,13 +67,13 @@ func (e Estimate) String() string {
 
 func fmtUSD(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
-func unitNoun(u PricingUnit) string {
+func unitNoun(u mediagen.PricingUnit) string {
 	switch u {
-	case UnitSecond:
+	case mediagen.PricingUnitSecond:
 		return "seconds"
-	case Unit15s:
+	case mediagen.PricingUnitPer15Seconds:
 		return "started 15 s"
-	case Unit1000Chars:
+	case mediagen.PricingUnitPer1000Chars:
 		return "started 1,000 chars"
 	default:
 		return "calls"
@@ -122,9 +124,6 @@ func (p Pricing) Estimate(args Args) (Estimate, error) {
 		return Estimate{}, fmt.Errorf("%w: no price for feature %q on this plan", ErrInvalidArgument, feature)
 	}
 	e := Estimate{Feature: name, Price: entry.Price, Unit: documentedUnit(name)}
-	if entry.Price == 0 {
-		e.Price = entry.Amount
-	}
 	if entry.Unit != "" {
 		e.Unit = entry.Unit
 	}
@@ -164,16 +163,16 @@ const maxDuration = min(1<<53, math.MaxInt)
 
 // documentedUnit is the unit the interface document states for feature, for
 // a price entry that does not carry one.
-func documentedUnit(feature string) PricingUnit {
+func documentedUnit(feature mediagen.Feature) mediagen.PricingUnit {
 	switch feature {
-	case FeatureLogoReveal, FeatureObjectReveal:
-		return UnitSecond
-	case FeatureAvatar:
-		return Unit15s
-	case FeatureVoiceover:
-		return Unit1000Chars
+	case mediagen.FeatureVideoLogoReveal, mediagen.FeatureVideoObjectReveal:
+		return mediagen.PricingUnitSecond
+	case mediagen.FeatureVideoAvatar:
+		return mediagen.PricingUnitPer15Seconds
+	case mediagen.FeatureAudioVoiceover:
+		return mediagen.PricingUnitPer1000Chars
 	default:
-		return UnitCall
+		return mediagen.PricingUnitCall
 	}
 }
 
@@ -240,9 +239,9 @@ func sortedKeys(m map[string]float64) []string {
 }
 
 // units counts the units a call is billed for: at least and at most.
-func units(u PricingUnit, args map[string]any) (int, int, error) {
+func units(u mediagen.PricingUnit, args map[string]any) (int, int, error) {
 	switch u {
-	case UnitSecond:
+	case mediagen.PricingUnitSecond:
 		d := defaultDuration
 		if v, ok := args["duration"]; ok {
 			f, isNum := v.(float64)
@@ -255,17 +254,17 @@ func units(u PricingUnit, args map[string]any) (int, int, error) {
 			d = int(f)
 		}
 		return d, d, nil
-	case Unit15s:
+	case mediagen.PricingUnitPer15Seconds:
 		script, _ := args["script"].(string)
 		clip := max(1, ceilDiv(utf8.RuneCountInString(script), avatarCharsPerSecond))
 		lo := max(1, int(math.Floor(avatarMinFactor*float64(clip))))
 		hi := int(math.Ceil(avatarMaxFactor * float64(clip)))
 		return ceilDiv(lo, 15), ceilDiv(hi, 15), nil
-	case Unit1000Chars:
+	case mediagen.PricingUnitPer1000Chars:
 		script, _ := args["script"].(string)
 		n := ceilDiv(utf8.RuneCountInString(script), 1000)
 		return n, n, nil
-	case UnitCall, "":
+	case mediagen.PricingUnitCall, "":
 		return 1, 1, nil
 	default:
 		return 0, 0, fmt.Errorf("mediagen: unknown pricing unit %q; this version of the client cannot estimate it", u)

@@ -2,6 +2,7 @@ package client
 
 import (
 	"encoding/json"
+	"github.com/mediagen/mediagen-go"
 	"math"
 	"testing"
 
@@ -45,9 +46,9 @@ func FuzzEstimate(f *testing.F) {
 		if json.Unmarshal(args, &values) != nil {
 			return
 		}
-		e, err := p.Estimate(RawArgs{FeatureName: feature, Values: values})
+		e, err := p.Estimate(RawArgs{FeatureName: mediagen.Feature(feature), Values: values})
 		if err != nil {
-			if len(list) == 0 && CanonicalFeature(feature) != "" {
+			if len(list) == 0 && CanonicalFeature(mediagen.Feature(feature)) != "" {
 				require.ErrorIs(t, err, ErrInvalidArgument, "the reference list refused %q %s", feature, args)
 			}
 			return

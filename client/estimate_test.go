@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -31,27 +33,27 @@ func TestEstimate(t *testing.T) {
 	p := testPricing(t)
 	for _, tc := range []struct {
 		name     string
-		feature  string
+		feature  mediagen.Feature
 		args     any
 		min, max float64
 		units    [2]int
 		text     string
 	}{
-		{"flat, variant at its default", client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "p"}, 0.04, 0.04, [2]int{1, 1},
+		{"flat, variant at its default", mediagen.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "p"}, 0.04, 0.04, [2]int{1, 1},
 			"image/generation: 0.04 USD/call × 1 (fineDetails=off, default) = 0.04 USD"},
-		{"boolean variant on", client.FeatureImageGeneration, map[string]any{"prompt": "p", "fineDetails": true}, 0.06, 0.06, [2]int{1, 1},
+		{"boolean variant on", mediagen.FeatureImageGeneration, map[string]any{"prompt": "p", "fineDetails": true}, 0.06, 0.06, [2]int{1, 1},
 			"image/generation: 0.04 USD/call × 1.5 (fineDetails=on) = 0.06 USD"},
 		{"legacy spelling", "image-generation", map[string]any{"prompt": "p", "fineDetails": false}, 0.04, 0.04, [2]int{1, 1}, ""},
-		{"per second, duration defaults to 5", client.FeatureLogoReveal, client.LogoRevealArgs{Image: "f", Prompt: "p"}, 0.5, 0.5, [2]int{5, 5},
+		{"per second, duration defaults to 5", mediagen.FeatureVideoLogoReveal, client.LogoRevealArgs{Image: "f", Prompt: "p"}, 0.5, 0.5, [2]int{5, 5},
 			"video/logo-reveal: 0.1 USD/second × 1 (generateAudio=off, default) × 1 (resolution=720p, default) × 5 seconds = 0.5 USD"},
-		{"every multiplier, in argument order", client.FeatureLogoReveal, client.LogoRevealArgs{Image: "f", Prompt: "p", Duration: 8, Resolution: client.Resolution1080p, GenerateAudio: true}, 1.44, 1.44, [2]int{8, 8}, ""},
-		{"per started 1,000 characters", client.FeatureVoiceover, client.VoiceoverArgs{VoiceID: "v", Script: strings.Repeat("a", 2001)}, 0.45, 0.45, [2]int{3, 3},
+		{"every multiplier, in argument order", mediagen.FeatureVideoLogoReveal, client.LogoRevealArgs{Image: "f", Prompt: "p", Duration: 8, Resolution: client.Resolution1080p, GenerateAudio: true}, 1.44, 1.44, [2]int{8, 8}, ""},
+		{"per started 1,000 characters", mediagen.FeatureAudioVoiceover, client.VoiceoverArgs{VoiceID: "v", Script: strings.Repeat("a", 2001)}, 0.45, 0.45, [2]int{3, 3},
 			"audio/voiceover: 0.15 USD/1000chars × 3 started 1,000 chars = 0.45 USD"},
-		{"characters, not bytes", client.FeatureVoiceover, client.VoiceoverArgs{VoiceID: "v", Script: strings.Repeat("é", 1000)}, 0.15, 0.15, [2]int{1, 1}, ""},
-		{"avatar short script", client.FeatureAvatar, client.AvatarArgs{VoiceID: "v", Script: strings.Repeat("a", 100)}, 0.5, 0.5, [2]int{1, 1}, ""},
-		{"avatar length only known as a range", client.FeatureAvatar, client.AvatarArgs{VoiceID: "v", Script: strings.Repeat("a", 250), Resolution: client.Resolution1080p}, 0.75, 1.5, [2]int{1, 2},
+		{"characters, not bytes", mediagen.FeatureAudioVoiceover, client.VoiceoverArgs{VoiceID: "v", Script: strings.Repeat("é", 1000)}, 0.15, 0.15, [2]int{1, 1}, ""},
+		{"avatar short script", mediagen.FeatureVideoAvatar, client.AvatarArgs{VoiceID: "v", Script: strings.Repeat("a", 100)}, 0.5, 0.5, [2]int{1, 1}, ""},
+		{"avatar length only known as a range", mediagen.FeatureVideoAvatar, client.AvatarArgs{VoiceID: "v", Script: strings.Repeat("a", 250), Resolution: client.Resolution1080p}, 0.75, 1.5, [2]int{1, 2},
 			"video/avatar: 0.5 USD/15s × 1.5 (resolution=1080p) × 1–2 started 15 s = 0.75–1.5 USD"},
-		{"voice clone", client.FeatureVoiceClone, nil, 1, 1, [2]int{1, 1}, ""},
+		{"voice clone", mediagen.FeatureVoiceClone, nil, 1, 1, [2]int{1, 1}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, err := p.Estimate(asArgs(t, tc.feature, tc.args))
@@ -68,13 +70,13 @@ func TestEstimate(t *testing.T) {
 
 	_, err := p.Estimate(client.RawArgs{FeatureName: "video/unknown"})
 	assert.ErrorIs(t, err, client.ErrInvalidArgument)
-	_, err = p.Estimate(client.RawArgs{FeatureName: client.FeatureObjectReveal})
+	_, err = p.Estimate(client.RawArgs{FeatureName: mediagen.FeatureVideoObjectReveal})
 	assert.ErrorIs(t, err, client.ErrInvalidArgument, "not on this plan")
-	_, err = p.Estimate(client.RawArgs{FeatureName: client.FeatureLogoReveal, Values: map[string]any{"resolution": "4k"}})
+	_, err = p.Estimate(client.RawArgs{FeatureName: mediagen.FeatureVideoLogoReveal, Values: map[string]any{"resolution": "4k"}})
 	assert.ErrorIs(t, err, client.ErrInvalidArgument)
-	_, err = p.Estimate(client.RawArgs{FeatureName: client.FeatureLogoReveal, Values: map[string]any{"duration": 2.5}})
+	_, err = p.Estimate(client.RawArgs{FeatureName: mediagen.FeatureVideoLogoReveal, Values: map[string]any{"duration": 2.5}})
 	assert.ErrorIs(t, err, client.ErrInvalidArgument)
-	_, err = p.Estimate(client.RawArgs{FeatureName: client.FeatureLogoReveal, Values: map[string]any{"generateAudio": "yes"}})
+	_, err = p.Estimate(client.RawArgs{FeatureName: mediagen.FeatureVideoLogoReveal, Values: map[string]any{"generateAudio": "yes"}})
 	assert.ErrorIs(t, err, client.ErrInvalidArgument, "a priced boolean given as a string")
 	_, err = p.Estimate(client.RawArgs{Values: map[string]any{"prompt": "p"}})
 	assert.ErrorIs(t, err, client.ErrInvalidArgument, "no feature")
@@ -111,14 +113,14 @@ func TestEstimateMatchesCharges(t *testing.T) {
 		}
 		return strings.Repeat("a", n)
 	}
-	argsFor := func(feature string) map[string]any {
+	argsFor := func(feature mediagen.Feature) map[string]any {
 		m := map[string]any{}
 		switch feature {
-		case client.FeatureVoiceover:
+		case mediagen.FeatureAudioVoiceover:
 			m["voiceId"], m["script"] = pick(voice.ID, voice.Slug), script(20_000)
 			maybe(m, "prompt", "warm and slow")
 			return m
-		case client.FeatureAvatar:
+		case mediagen.FeatureVideoAvatar:
 			m["voiceId"], m["script"], m["permissionConfirmed"] = voice.ID, script(5_000), true
 			maybe(m, "resolution", pick("720p", "1080p"))
 			maybe(m, "aspectRatio", pick("1:1", "16:9", "9:16", "4:3", "3:4"))
@@ -128,22 +130,22 @@ func TestEstimateMatchesCharges(t *testing.T) {
 		m["prompt"] = fmt.Sprintf("prompt %d", rng.IntN(1000))
 		m["image"] = img
 		switch feature {
-		case client.FeatureLogoReveal:
+		case mediagen.FeatureVideoLogoReveal:
 			maybe(m, "mode", pick("intro", "outro"))
 			maybe(m, "aspectRatio", pick("16:9", "9:16"))
 			maybe(m, "generateAudio", rng.IntN(2) == 0)
 			maybe(m, "duration", 3+rng.IntN(8))
 			maybe(m, "resolution", pick("720p", "1080p"))
 			maybe(m, "background", "#101820")
-		case client.FeatureObjectReveal:
+		case mediagen.FeatureVideoObjectReveal:
 			maybe(m, "duration", 3+rng.IntN(8))
 			maybe(m, "resolution", pick("720p", "1080p"))
-		case client.FeatureSelfPortrait:
+		case mediagen.FeatureImageSelfPortrait:
 			m["permissionConfirmed"] = true
 		default:
 			maybe(m, "fineDetails", rng.IntN(2) == 0)
 		}
-		if feature != client.FeatureLogoReveal {
+		if feature != mediagen.FeatureVideoLogoReveal {
 			maybe(m, "aspectRatio", pick("1:1", "16:9", "9:16", "4:3", "3:4"))
 		}
 		return m
@@ -170,14 +172,14 @@ func TestEstimateMatchesCharges(t *testing.T) {
 			require.LessOrEqual(t, g.BalanceUsed, e.Max+1e-9, "%s: %s", spelled, e)
 		}
 		charged += g.BalanceUsed
-		covered[feature] = true
+		covered[string(feature)] = true
 		for _, m := range e.Multipliers {
-			covered[feature+" "+m.Argument+"="+m.Value] = true
+			covered[string(feature)+" "+m.Argument+"="+m.Value] = true
 		}
 	}
 	assert.InDelta(t, charged, before-srv.Balance(), 1e-6, "the balance moved by exactly the charges")
 	for _, f := range client.Features() {
-		assert.True(t, covered[f], f)
+		assert.True(t, covered[string(f)], f)
 	}
 	for _, v := range []string{
 		"image/generation fineDetails=on", "image/generation fineDetails=off",
@@ -200,17 +202,17 @@ func TestEstimateEntryWithoutUnit(t *testing.T) {
 		"image/ad": {"amount": 0.08}
 	}`), &p))
 	for _, tc := range []struct {
-		feature  string
+		feature  mediagen.Feature
 		args     any
-		unit     client.PricingUnit
+		unit     mediagen.PricingUnit
 		min, max float64
 	}{
-		{"logo-reveal", client.LogoRevealArgs{Image: "f", Prompt: "p", Duration: 8}, client.UnitSecond, 0.8, 0.8},
-		{client.FeatureAvatar, client.AvatarArgs{VoiceID: "v", Script: strings.Repeat("a", 250)}, client.Unit15s, 0.5, 1},
-		{client.FeatureVoiceover, client.VoiceoverArgs{VoiceID: "v", Script: strings.Repeat("a", 1001)}, client.Unit1000Chars, 0.3, 0.3},
-		{client.FeatureAd, client.AdArgs{Image: "f", Prompt: "p"}, client.UnitCall, 0.08, 0.08},
+		{"logo-reveal", client.LogoRevealArgs{Image: "f", Prompt: "p", Duration: 8}, mediagen.PricingUnitSecond, 0.8, 0.8},
+		{mediagen.FeatureVideoAvatar, client.AvatarArgs{VoiceID: "v", Script: strings.Repeat("a", 250)}, mediagen.PricingUnitPer15Seconds, 0.5, 1},
+		{mediagen.FeatureAudioVoiceover, client.VoiceoverArgs{VoiceID: "v", Script: strings.Repeat("a", 1001)}, mediagen.PricingUnitPer1000Chars, 0.3, 0.3},
+		{mediagen.FeatureImageAd, client.AdArgs{Image: "f", Prompt: "p"}, mediagen.PricingUnitCall, 0.08, 0.08},
 	} {
-		t.Run(tc.feature, func(t *testing.T) {
+		t.Run(string(tc.feature), func(t *testing.T) {
 			e, err := p.Estimate(asArgs(t, tc.feature, tc.args))
 			require.NoError(t, err)
 			assert.Equal(t, tc.unit, e.Unit)
@@ -222,7 +224,7 @@ func TestEstimateEntryWithoutUnit(t *testing.T) {
 
 func TestEstimateNilArguments(t *testing.T) {
 	p := testPricing(t)
-	e, err := p.Estimate(client.RawArgs{FeatureName: client.FeatureVoiceClone})
+	e, err := p.Estimate(client.RawArgs{FeatureName: mediagen.FeatureVoiceClone})
 	require.NoError(t, err, "a nil map is no arguments")
 	assert.InDelta(t, 1.0, e.Min, 1e-12)
 	require.NotPanics(t, func() {
@@ -235,7 +237,7 @@ func TestEstimateNilArguments(t *testing.T) {
 // not a broken price list.
 func TestEstimateHugeDuration(t *testing.T) {
 	for _, d := range []float64{1e300, 9223372036854775808} {
-		_, err := testPricing(t).Estimate(client.RawArgs{FeatureName: client.FeatureLogoReveal, Values: map[string]any{"duration": d}})
+		_, err := testPricing(t).Estimate(client.RawArgs{FeatureName: mediagen.FeatureVideoLogoReveal, Values: map[string]any{"duration": d}})
 		require.ErrorIs(t, err, client.ErrInvalidArgument, "%v", d)
 	}
 }
@@ -249,7 +251,7 @@ func TestEstimateRefusesNegativePrices(t *testing.T) {
 	} {
 		var p client.Pricing
 		require.NoError(t, json.Unmarshal([]byte(list), &p))
-		_, err := p.Estimate(client.RawArgs{FeatureName: client.FeatureLogoReveal, Values: map[string]any{"duration": 0}})
+		_, err := p.Estimate(client.RawArgs{FeatureName: mediagen.FeatureVideoLogoReveal, Values: map[string]any{"duration": 0}})
 		require.ErrorContains(t, err, "not a price", list)
 		require.NotErrorIs(t, err, client.ErrInvalidArgument)
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/poll"
@@ -37,7 +39,7 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("an image costs %g USD per %s\n", prices[client.FeatureImageGeneration].Price, prices[client.FeatureImageGeneration].Unit)
+	fmt.Printf("an image costs %g USD per %s\n", prices[mediagen.FeatureImageGeneration].Price, prices[mediagen.FeatureImageGeneration].Unit)
 	// Output: an image costs 0.04 USD per call
 }
 
@@ -76,7 +78,7 @@ func ExampleClient_Generations() {
 	}
 
 	// Pages of two are fetched as the loop goes, newest first.
-	for g, err := range c.Generations(ctx, client.ListParams{Feature: client.FeatureImageGeneration, Limit: 2}) {
+	for g, err := range c.Generations(ctx, client.ListParams{Feature: mediagen.FeatureImageGeneration, Limit: 2}) {
 		if err != nil {
 			log.Fatal(err)
 		}

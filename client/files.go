@@ -5,14 +5,15 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
 )
 
 // CreateUploadURL reserves a signed upload of exactly size bytes of
 // contentType: step 1 of the two-step upload (the upload package does all
 // steps): PUT the bytes to its UploadURL, without the API key, before it
 // expires. Reserving charges nothing, so it is retried like a read.
-func (c *Client) CreateUploadURL(ctx context.Context, size int64, contentType string, opts ...Option) (*UploadURL, error) {
+func (c *Client) CreateUploadURL(ctx context.Context, size int64, contentType string, opts ...Option) (*mediagen.UploadURL, error) {
 	if size < 0 || contentType == "" {
 		return nil, fmt.Errorf("%w: CreateUploadURL needs a size >= 0 and a content type", ErrInvalidArgument)
 	}
@@ -21,8 +22,8 @@ func (c *Client) CreateUploadURL(ctx context.Context, size int64, contentType st
 		return nil, err
 	}
 	ctx, _ = withCall(ctx, classSafe)
-	resp, err := c.api.CreateUploadURL(ctx, model.CreateUploadURLRequest{Bytes: size, ContentType: contentType})
-	var u UploadURL
+	resp, err := c.api.CreateUploadURL(ctx, api.CreateUploadURLRequest{Bytes: size, ContentType: contentType})
+	var u mediagen.UploadURL
 	if err := c.decode(ctx, resp, err, &u); err != nil {
 		return nil, err
 	}
@@ -32,9 +33,9 @@ func (c *Client) CreateUploadURL(ctx context.Context, size int64, contentType st
 // uploadFiles sends a multipart/form-data body package upload built (files
 // under the field "files") and returns the files in submission order. The
 // body is streamed, not buffered, and therefore never retried.
-func (c *Client) uploadFiles(ctx context.Context, contentType string, body io.Reader) ([]File, error) {
+func (c *Client) uploadFiles(ctx context.Context, contentType string, body io.Reader) ([]mediagen.File, error) {
 	resp, err := c.once.UploadFilesWithBody(ctx, contentType, body)
-	var list model.FileList
+	var list api.FileList
 	if err := c.decode(ctx, resp, err, &list); err != nil {
 		return nil, err
 	}

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"io"
 	"net/http"
-	"strconv"
 	"testing"
+
+	"github.com/mediagen/mediagen-go"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -49,7 +50,7 @@ func TestSignedUpload(t *testing.T) {
 	u, err := c.CreateUploadURL(ctx, int64(len(png)), "image/png")
 	require.NoError(t, err)
 	assert.Equal(t, "PUT", string(u.Method))
-	assert.Equal(t, strconv.Itoa(len(png)), u.Headers.ContentLength)
+	assert.Equal(t, int64(len(png)), u.Headers.ContentLength)
 	assert.Equal(t, "image/png", u.Headers.ContentType)
 	assert.Positive(t, u.ExpiresIn)
 
@@ -64,7 +65,7 @@ func TestSignedUpload(t *testing.T) {
 
 	g, err := c.CreateGeneration(ctx, client.AdArgs{Image: u.File.ID, Prompt: "summer sale"})
 	require.NoError(t, err)
-	assert.Equal(t, client.StatusPending, g.Status)
+	assert.Equal(t, mediagen.GenerationStatusPending, g.Status)
 
 	_, err = c.CreateUploadURL(ctx, 31_457_281, "image/png")
 	var apiErr *client.APIError

@@ -10,7 +10,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
 )
 
 // CreateGeneration submits a generation with args, typed (such as
@@ -34,7 +35,7 @@ import (
 // Only this Client's own calls are told apart: when two Clients (or
 // processes) submit the same feature and arguments seconds apart and one
 // attempt fails ambiguously, both may be handed the same generation.
-func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option) (*Generation, error) {
+func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option) (*mediagen.Generation, error) {
 	a, err := generationArgs(args)
 	if err != nil {
 		return nil, err
@@ -52,18 +53,18 @@ func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option
 
 // generationCharge describes creating a generation with args and body, the
 // encoded request; body nil only searches.
-func (c *Client) generationCharge(args *encodedArgs, body []byte) charge[Generation] {
-	return charge[Generation]{
+func (c *Client) generationCharge(args *encodedArgs, body []byte) charge[mediagen.Generation] {
+	return charge[mediagen.Generation]{
 		// The arguments as a map marshal with sorted keys: the same key
 		// whether they came typed (CreateGeneration) or raw (FindGeneration).
 		key: func() string {
 			b, _ := json.Marshal(args.params())
-			return args.feature + "\x00" + string(b)
+			return string(args.feature) + "\x00" + string(b)
 		},
 		what: "generation",
-		post: func(ctx context.Context) (*Generation, error) {
+		post: func(ctx context.Context) (*mediagen.Generation, error) {
 			resp, err := c.createGeneration(ctx, body)
-			var env model.GenerationEnvelope
+			var env api.GenerationEnvelope
 			if err := c.decode(ctx, resp, err, &env); err != nil {
 				return nil, err
 			}
@@ -72,8 +73,8 @@ func (c *Client) generationCharge(args *encodedArgs, body []byte) charge[Generat
 			}
 			return &env.Generation, nil
 		},
-		id: func(g *Generation) string { return g.ID },
-		find: func(ctx context.Context, win searchWindow) ([]*Generation, time.Time, error) {
+		id: func(g *mediagen.Generation) string { return g.ID },
+		find: func(ctx context.Context, win searchWindow) ([]*mediagen.Generation, time.Time, error) {
 			return c.findGenerations(ctx, args.feature, args.params(), win)
 		},
 		blame: func(e *UncertainError) { e.Args = RawArgs{FeatureName: args.feature, Values: args.params()} },
@@ -88,9 +89,9 @@ const maxSearchPages = 10
 // findGenerations lists the project's generations of feature newest first
 // and returns those whose params equal want and that were requested inside
 // win, oldest first.
-func (c *Client) findGenerations(ctx context.Context, feature string, want map[string]any, win searchWindow) ([]*Generation, time.Time, error) {
+func (c *Client) findGenerations(ctx context.Context, feature mediagen.Feature, want map[string]any, win searchWindow) ([]*mediagen.Generation, time.Time, error) {
 	var (
-		out   []*Generation
+		out   []*mediagen.Generation
 		bound time.Time
 	)
 	ctx = withSearch(ctx)
@@ -115,7 +116,7 @@ func (c *Client) findGenerations(ctx context.Context, feature string, want map[s
 			// The feature as spelled: the row must echo what this call sent.
 			// Params was decoded from JSON as want was, so equal JSON is
 			// equal values.
-			if string(g.Feature) == feature && reflect.DeepEqual(map[string]any(g.Params), want) {
+			if g.Feature == feature && reflect.DeepEqual(map[string]any(g.Params), want) {
 				out = append(out, g)
 			}
 		}
@@ -125,14 +126,14 @@ func (c *Client) findGenerations(ctx context.Context, feature string, want map[s
 		p.Cursor = pg.NextCursor
 	}
 	slices.Reverse(out)
-	c.configOf(ctx).s.logger.DebugContext(ctx, "mediagen: searched generations", slog.String("feature", feature),
+	c.configOf(ctx).s.logger.DebugContext(ctx, "mediagen: searched generations", slog.String("feature", string(feature)),
 		slog.Int("matches", len(out)), slog.Time("since", bound))
 	return out, bound, nil
 }
 
 // GetGeneration returns the generation id. It answers [ErrNotFound] once the
 // generation was deleted or expired (24 hours after the request).
-func (c *Client) GetGeneration(ctx context.Context, id string, opts ...Option) (*Generation, error) {
+func (c *Client) GetGeneration(ctx context.Context, id string, opts ...Option) (*mediagen.Generation, error) {
 	if id == "" {
 		return nil, fmt.Errorf("%w: empty generation id", ErrInvalidArgument)
 	}
@@ -141,7 +142,7 @@ func (c *Client) GetGeneration(ctx context.Context, id string, opts ...Option) (
 		return nil, err
 	}
 	resp, err := c.getGeneration(ctx, id)
-	var env model.GenerationEnvelope
+	var env api.GenerationEnvelope
 	if err := c.decode(ctx, resp, err, &env); err != nil {
 		return nil, err
 	}
@@ -179,7 +180,7 @@ func deleted(err error, st *call) error {
 // check or a search), compares equal to the params a generation echoes
 // exactly when their JSON does.
 type encodedArgs struct {
-	feature string
+	feature mediagen.Feature
 	raw     []byte
 	m       map[string]any
 }
@@ -202,7 +203,7 @@ func generationArgs(args Args) (*encodedArgs, error) {
 	if err != nil {
 		return nil, err
 	}
-	if CanonicalFeature(a.feature) == FeatureLogoReveal {
+	if CanonicalFeature(a.feature) == mediagen.FeatureVideoLogoReveal {
 		if err := checkArgs(a.feature, a.params()); err != nil {
 			return nil, err
 		}
@@ -235,8 +236,8 @@ func encodeArgs(args Args) (*encodedArgs, error) {
 
 // checkArgs applies what the interface document states about arguments; the
 // service judges everything else.
-func checkArgs(feature string, args map[string]any) error {
-	if CanonicalFeature(feature) != FeatureLogoReveal {
+func checkArgs(feature mediagen.Feature, args map[string]any) error {
+	if CanonicalFeature(feature) != mediagen.FeatureVideoLogoReveal {
 		return nil
 	}
 	var errs []error
@@ -267,7 +268,7 @@ func checkArgs(feature string, args map[string]any) error {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrInvalidArgument, FeatureLogoReveal, err)
+		return fmt.Errorf("%w: %s: %w", ErrInvalidArgument, mediagen.FeatureVideoLogoReveal, err)
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -20,10 +22,10 @@ func TestGenerationLifecycle(t *testing.T) {
 	img := uploadPNG(t, ctx, c)
 	args := client.LogoRevealArgs{Image: img, Prompt: "sparks gather into the logo", Mode: client.ModeOutro, Duration: 4, Resolution: client.Resolution1080p}
 
-	g, err := c.CreateGeneration(ctx, asArgs(t, client.FeatureLogoReveal, args))
+	g, err := c.CreateGeneration(ctx, asArgs(t, mediagen.FeatureVideoLogoReveal, args))
 	require.NoError(t, err)
-	assert.Equal(t, client.StatusPending, g.Status)
-	assert.Equal(t, client.KindVideo, g.Kind)
+	assert.Equal(t, mediagen.GenerationStatusPending, g.Status)
+	assert.Equal(t, mediagen.KindVideo, g.Kind)
 	assert.InDelta(t, 0.6, g.BalanceUsed, 1e-9) // 0.10 × 1.5 × 4 s
 	assert.InDelta(t, clienttest.Balance-0.6, srv.Balance(), 1e-9)
 	assert.Equal(t, map[string]any{"image": img, "prompt": args.Prompt, "mode": "outro", "duration": 4.0, "resolution": "1080p"}, g.Params)
@@ -33,14 +35,14 @@ func TestGenerationLifecycle(t *testing.T) {
 	srv.Advance(10 * time.Minute)
 	got, err := c.GetGeneration(ctx, g.ID)
 	require.NoError(t, err)
-	assert.Equal(t, client.StatusDone, got.Status)
+	assert.Equal(t, mediagen.GenerationStatusDone, got.Status)
 	assert.True(t, got.Terminal())
 	require.NotEmpty(t, got.Output.Video)
 	assert.Equal(t, got.Output.Video, got.Output.URL())
 	assert.NotEmpty(t, got.Output.Poster)
 	assert.Positive(t, got.Output.DurationMs)
 	assert.Empty(t, got.Error)
-	assert.Equal(t, "video/mp4", got.Output.Mime)
+	assert.Equal(t, "video/mp4", got.Output.MIME)
 
 	require.NoError(t, c.DeleteGeneration(ctx, g.ID))
 	_, err = c.GetGeneration(ctx, g.ID)
@@ -58,27 +60,27 @@ func TestCreateGenerationLegacySpelling(t *testing.T) {
 	g, err := c.CreateGeneration(ctx, legacy)
 	require.NoError(t, err)
 	assert.Equal(t, "logo-reveal", string(g.Feature), "the feature is echoed as submitted")
-	assert.Equal(t, client.FeatureLogoReveal, client.CanonicalFeature(string(g.Feature)))
-	assert.Equal(t, client.KindVideo, g.Kind)
+	assert.Equal(t, mediagen.FeatureVideoLogoReveal, client.CanonicalFeature(g.Feature))
+	assert.Equal(t, mediagen.KindVideo, g.Kind)
 	assert.Equal(t, map[string]any{"image": img, "prompt": "a slow zoom", "duration": 4.0}, g.Params)
 	prices, err := c.Pricing(ctx)
 	require.NoError(t, err)
 	e, err := prices.Estimate(legacy)
 	require.NoError(t, err)
-	assert.Equal(t, client.FeatureLogoReveal, e.Feature, "priced under the canonical name")
+	assert.Equal(t, mediagen.FeatureVideoLogoReveal, e.Feature, "priced under the canonical name")
 	assert.InDelta(t, e.Min, g.BalanceUsed, 1e-9)
 
-	m, err := c.CreateGeneration(ctx, client.RawArgs{FeatureName: client.FeatureLogoReveal, Values: map[string]any{"image": img, "prompt": "a fast zoom"}})
+	m, err := c.CreateGeneration(ctx, client.RawArgs{FeatureName: mediagen.FeatureVideoLogoReveal, Values: map[string]any{"image": img, "prompt": "a fast zoom"}})
 	require.NoError(t, err)
-	assert.Equal(t, client.FeatureLogoReveal, string(m.Feature))
+	assert.Equal(t, mediagen.FeatureVideoLogoReveal, m.Feature)
 
-	for _, filter := range []string{"logo-reveal", client.FeatureLogoReveal} {
+	for _, filter := range []mediagen.Feature{"logo-reveal", mediagen.FeatureVideoLogoReveal} {
 		page, err := c.ListGenerations(ctx, client.ListParams{Feature: filter})
 		require.NoError(t, err)
 		require.Len(t, page.Generations, 2, filter)
 		assert.ElementsMatch(t, []string{g.ID, m.ID}, []string{page.Generations[0].ID, page.Generations[1].ID})
 	}
-	page, err := c.ListGenerations(ctx, client.ListParams{Feature: client.FeatureAvatar})
+	page, err := c.ListGenerations(ctx, client.ListParams{Feature: mediagen.FeatureVideoAvatar})
 	require.NoError(t, err)
 	assert.Empty(t, page.Generations)
 }
@@ -95,9 +97,9 @@ func TestCreateGenerationRefusedBeforeSending(t *testing.T) {
 
 	cases := map[string]client.Args{
 		"mode not in the document": client.LogoRevealArgs{Image: "f", Prompt: "p", Mode: "sideways"},
-		"aspect ratio of a reveal": client.RawArgs{FeatureName: client.FeatureLogoReveal, Values: map[string]any{"image": "f", "prompt": "p", "aspectRatio": "1:1"}},
+		"aspect ratio of a reveal": client.RawArgs{FeatureName: mediagen.FeatureVideoLogoReveal, Values: map[string]any{"image": "f", "prompt": "p", "aspectRatio": "1:1"}},
 		"missing logo":             client.RawArgs{FeatureName: "logo-reveal", Values: map[string]any{"prompt": "p"}},
-		"duration not an integer":  client.RawArgs{FeatureName: client.FeatureLogoReveal, Values: map[string]any{"image": "f", "prompt": "p", "duration": 4.5}},
+		"duration not an integer":  client.RawArgs{FeatureName: mediagen.FeatureVideoLogoReveal, Values: map[string]any{"image": "f", "prompt": "p", "duration": 4.5}},
 		"args not an object":       listArgs{"a"},
 		"empty feature":            client.RawArgs{Values: map[string]any{"prompt": "p"}},
 		"nil typed args":           (*client.ImageGenerationArgs)(nil),
@@ -158,7 +160,7 @@ func TestCreateGenerationErrors(t *testing.T) {
 		require.ErrorIs(t, err, client.ErrPermissionRequired)
 		g, err := c.CreateGeneration(ctx, client.SelfPortraitArgs{Image: img, Prompt: "p", PermissionConfirmed: true})
 		require.NoError(t, err)
-		assert.Equal(t, client.KindImage, g.Kind)
+		assert.Equal(t, mediagen.KindImage, g.Kind)
 	})
 	t.Run("404 not found", func(t *testing.T) {
 		_, err := c.GetGeneration(ctx, "gen_does_not_exist")
@@ -182,14 +184,14 @@ func TestCreateGenerationWebhookURL(t *testing.T) {
 
 	g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "p"}, client.WithWebhookURL("http://127.0.0.1:9/hook"))
 	require.NoError(t, err)
-	assert.Equal(t, client.StatusPending, g.Status)
+	assert.Equal(t, mediagen.GenerationStatusPending, g.Status)
 }
 
 // roundTripFunc adapts a function to http.RoundTripper.
 // listArgs are arguments that do not encode as a JSON object.
 type listArgs []string
 
-func (listArgs) Feature() string { return client.FeatureImageGeneration }
+func (listArgs) Feature() mediagen.Feature { return mediagen.FeatureImageGeneration }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
 

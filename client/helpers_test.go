@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/mediagen/mediagen-go/client"
@@ -74,9 +76,9 @@ func uploadWAV(t testing.TB, ctx context.Context, c *client.Client, d time.Durat
 }
 
 // catalogVoice returns the id of a catalog voice.
-func catalogVoice(t testing.TB, ctx context.Context, c *client.Client) *client.Voice {
+func catalogVoice(t testing.TB, ctx context.Context, c *client.Client) *mediagen.Voice {
 	t.Helper()
-	voices, err := c.Voices(ctx, client.VoiceFilter{Owner: client.VoiceOwnerService})
+	voices, err := c.Voices(ctx, client.VoiceFilter{Owner: mediagen.VoiceOwnerService})
 	require.NoError(t, err)
 	require.NotEmpty(t, voices)
 	return voices[0]
@@ -85,14 +87,14 @@ func catalogVoice(t testing.TB, ctx context.Context, c *client.Client) *client.V
 // asArgs turns a feature and arguments, as tables of cases write them, into
 // Args: typed arguments of that very spelling pass through; anything else
 // becomes RawArgs with the feature as spelled.
-func asArgs(t testing.TB, feature string, args any) client.Args {
+func asArgs(t testing.TB, feature mediagen.Feature, args any) client.Args {
 	t.Helper()
 	a, err := toArgs(feature, args)
 	require.NoError(t, err)
 	return a
 }
 
-func toArgs(feature string, args any) (client.Args, error) {
+func toArgs(feature mediagen.Feature, args any) (client.Args, error) {
 	if a, ok := args.(client.Args); ok {
 		if v := reflect.ValueOf(a); v.Kind() == reflect.Pointer && v.IsNil() {
 			return a, nil // as given: CreateGeneration and Estimate refuse it
@@ -180,13 +182,13 @@ func recorded(srv *testServer, answer func(r *http.Request, n int) (*http.Respon
 
 // doneGeneration creates a generation with args, lets it render and
 // returns it done.
-func doneGeneration(t testing.TB, ctx context.Context, srv *testServer, c *client.Client, args client.Args) *client.Generation {
+func doneGeneration(t testing.TB, ctx context.Context, srv *testServer, c *client.Client, args client.Args) *mediagen.Generation {
 	t.Helper()
 	g, err := c.CreateGeneration(ctx, args)
 	require.NoError(t, err)
 	srv.Advance(10 * time.Minute)
 	g, err = c.GetGeneration(ctx, g.ID)
 	require.NoError(t, err)
-	require.Equal(t, client.StatusDone, g.Status, g.Error)
+	require.Equal(t, mediagen.GenerationStatusDone, g.Status, g.Error)
 	return g
 }

@@ -6,7 +6,8 @@ import (
 	"iter"
 	"net/http"
 
-	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
 )
 
 // maxPageSize is the largest page the service serves.
@@ -15,14 +16,14 @@ const maxPageSize = 100
 // ListParams selects generations. The zero value lists all of them, newest
 // first, 24 to a page.
 type ListParams struct {
-	Feature string // only this feature; either spelling matches the same rows
-	Limit   int    // page size, 1 to 100; 0 means the service default (24); more is clamped to 100
-	Cursor  string // a NextCursor from an earlier page, to continue after it; "" starts at the newest
+	Feature mediagen.Feature // only this feature; either spelling matches the same rows
+	Limit   int              // page size, 1 to 100; 0 means the service default (24); more is clamped to 100
+	Cursor  string           // a NextCursor from an earlier page, to continue after it; "" starts at the newest
 }
 
 // GenerationPage is one page of generations, newest first.
 type GenerationPage struct {
-	Generations []*Generation
+	Generations []*mediagen.Generation
 	NextCursor  string // pass as ListParams.Cursor for the next page; "" on the last page
 }
 
@@ -44,11 +45,11 @@ func (c *Client) listGenerations(ctx context.Context, p ListParams) (*Generation
 		return nil, nil, fmt.Errorf("%w: negative limit %d", ErrInvalidArgument, p.Limit)
 	}
 	resp, err := c.listGenerationsPage(ctx, p)
-	var list model.GenerationList
+	var list api.GenerationList
 	if err := c.decode(ctx, resp, err, &list); err != nil {
 		return nil, nil, err
 	}
-	pg := &GenerationPage{Generations: make([]*Generation, len(list.Generations))}
+	pg := &GenerationPage{Generations: make([]*mediagen.Generation, len(list.Generations))}
 	for i := range list.Generations {
 		pg.Generations[i] = &list.Generations[i]
 	}
@@ -68,7 +69,7 @@ func (c *Client) listGenerations(ctx context.Context, p ListParams) (*Generation
 //
 // To stop and resume later, use a [GenerationIterator], which tells where it
 // stands.
-func (c *Client) Generations(ctx context.Context, p ListParams, opts ...Option) iter.Seq2[*Generation, error] {
+func (c *Client) Generations(ctx context.Context, p ListParams, opts ...Option) iter.Seq2[*mediagen.Generation, error] {
 	return c.GenerationIterator(p, opts...).All(ctx)
 }
 
@@ -80,11 +81,11 @@ type GenerationIterator struct {
 	c       *Client
 	opts    []Option
 	params  ListParams
-	cursor  string        // fetches the current page
-	page    []*Generation // the current page
-	pos     int           // rows of page already yielded
-	next    string        // the current page's NextCursor
-	fetched bool          // page holds the page cursor fetches
+	cursor  string                 // fetches the current page
+	page    []*mediagen.Generation // the current page
+	pos     int                    // rows of page already yielded
+	next    string                 // the current page's NextCursor
+	fetched bool                   // page holds the page cursor fetches
 }
 
 // GenerationIterator returns an iterator over the generations p selects,
@@ -98,8 +99,8 @@ func (c *Client) GenerationIterator(p ListParams, opts ...Option) *GenerationIte
 // the loop keeps the position: calling All again continues with the next
 // generation, none repeated or skipped. An error is yielded once and ends the
 // sequence; calling All again retries the page that failed.
-func (it *GenerationIterator) All(ctx context.Context) iter.Seq2[*Generation, error] {
-	return func(yield func(*Generation, error) bool) {
+func (it *GenerationIterator) All(ctx context.Context) iter.Seq2[*mediagen.Generation, error] {
+	return func(yield func(*mediagen.Generation, error) bool) {
 		for {
 			if it.pos < len(it.page) {
 				g := it.page[it.pos]

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -191,7 +193,7 @@ func TestWithResponseInto(t *testing.T) {
 	require.NoError(t, c.Download(ctx, done.Output.URL(), io.Discard, client.WithResponseInto(&fetched)))
 	require.NotNil(t, fetched)
 	assert.Equal(t, http.StatusOK, fetched.StatusCode)
-	assert.Equal(t, done.Output.Mime, fetched.Header.Get("Content-Type"))
+	assert.Equal(t, done.Output.MIME, fetched.Header.Get("Content-Type"))
 	assert.Equal(t, http.MethodGet, fetched.Request.Method)
 	var saved *http.Response
 	_, err = c.SaveOutput(ctx, done, t.TempDir(), client.WithResponseInto(&saved))
@@ -251,7 +253,7 @@ func TestPerCallTimeoutEndsASlowAttempt(t *testing.T) {
 	start := time.Now()
 	g, err := c.GetGeneration(ctx, created.ID, client.WithTimeout(timeout))
 	require.NoError(t, err, "the retry succeeds")
-	assert.Equal(t, client.StatusDone, g.Status)
+	assert.Equal(t, mediagen.GenerationStatusDone, g.Status)
 	assert.Equal(t, 2, rec.count(http.MethodGet, "/v3/generations/"+g.ID))
 	assert.GreaterOrEqual(t, time.Since(start), timeout)
 	assert.Less(t, time.Since(start), 5*time.Second, "the slow attempt ended at the per-call timeout, not the default")
@@ -353,7 +355,7 @@ func TestMiddlewareOrder(t *testing.T) {
 func TestNewOnlyOptionsRefusedPerCall(t *testing.T) {
 	srv, _, ctx := setup(t)
 	c, rec := recorded(srv, nil)
-	done := &client.Generation{ID: "gen_1", Status: client.StatusDone, Output: client.Output{Image: srv.URL + "/storage/generations/gen_1/image.png", Mime: "image/png"}}
+	done := &mediagen.Generation{ID: "gen_1", Status: mediagen.GenerationStatusDone, Output: mediagen.Output{Image: srv.URL + "/storage/generations/gen_1/image.png", MIME: "image/png"}}
 	uncertain := &client.UncertainError{Op: "generation", Args: client.ImageGenerationArgs{Prompt: "p"}}
 	uncertainClone := &client.UncertainError{Op: "voice clone", Clone: &client.CloneVoiceParams{Name: "n", Audio: "file_1"}}
 	calls := map[string]func(...client.Option) error{

@@ -3,14 +3,15 @@ package client
 import (
 	"context"
 
-	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
 )
 
 // Pricing is the price list of the project's plan, keyed by canonical
 // feature name, plus [FeatureVoiceClone]. Only features the plan prices
 // appear. Reading it holds or quotes nothing: prices apply when a call is
 // made. Use [Pricing.Estimate] for the cost of a call.
-type Pricing map[string]PricingEntry
+type Pricing map[mediagen.Feature]mediagen.PricingEntry
 
 // Pricing reads the price list of the project's plan. Entries that carry
 // their price as "amount" come back with Price set from it.
@@ -20,22 +21,19 @@ func (c *Client) Pricing(ctx context.Context, opts ...Option) (Pricing, error) {
 		return nil, err
 	}
 	resp, err := c.api.GetPricing(ctx)
-	var t model.PricingTable
+	var t api.PricingTable
 	if err := c.decode(ctx, resp, err, &t); err != nil {
 		return nil, err
 	}
 	p := make(Pricing, len(t.Prices))
 	for name, e := range t.Prices {
-		if e.Price == 0 {
-			e.Price = e.Amount
-		}
-		p[name] = e
+		p[mediagen.Feature(name)] = e
 	}
 	return p, nil
 }
 
 // Entry returns the price of a feature given in either spelling.
-func (p Pricing) Entry(feature string) (PricingEntry, bool) {
+func (p Pricing) Entry(feature mediagen.Feature) (mediagen.PricingEntry, bool) {
 	if e, ok := p[feature]; ok {
 		return e, true
 	}

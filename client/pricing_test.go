@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -15,16 +17,16 @@ func TestPricing(t *testing.T) {
 	_, c, ctx := setup(t)
 	p, err := c.Pricing(ctx)
 	require.NoError(t, err)
-	for _, f := range append(client.Features(), client.FeatureVoiceClone) {
+	for _, f := range append(client.Features(), mediagen.FeatureVoiceClone) {
 		e, ok := p[f]
 		require.True(t, ok, f)
 		assert.Positive(t, e.Price, f)
 		require.NotEmpty(t, e.Unit, f)
 	}
-	assert.Equal(t, client.Unit15s, p[client.FeatureAvatar].Unit)
+	assert.Equal(t, mediagen.PricingUnitPer15Seconds, p[mediagen.FeatureVideoAvatar].Unit)
 	legacy, ok := p.Entry("logo-reveal")
 	require.True(t, ok)
-	assert.Equal(t, p[client.FeatureLogoReveal], legacy)
+	assert.Equal(t, p[mediagen.FeatureVideoLogoReveal], legacy)
 	_, ok = p.Entry("video/unknown")
 	assert.False(t, ok)
 }

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
@@ -379,7 +381,7 @@ func (e *UncertainError) Unwrap() error { return e.Err }
 // and no error when the call created nothing, so that submitting again
 // charges once. Calling it again with the same e returns that generation
 // again, read afresh. Use the Client that returned e.
-func (c *Client) FindGeneration(ctx context.Context, e *UncertainError, opts ...Option) (*Generation, error) {
+func (c *Client) FindGeneration(ctx context.Context, e *UncertainError, opts ...Option) (*mediagen.Generation, error) {
 	if e == nil || e.Args == nil {
 		return nil, fmt.Errorf("%w: FindGeneration needs the *UncertainError of a CreateGeneration", ErrInvalidArgument)
 	}
@@ -391,16 +393,16 @@ func (c *Client) FindGeneration(ctx context.Context, e *UncertainError, opts ...
 	if err != nil {
 		return nil, err
 	}
-	return finishSearch(ctx, e, func(g *Generation) string { return g.ID },
-		func(id string) (*Generation, error) { return c.GetGeneration(ctx, id, opts...) },
-		func() (*Generation, error) {
+	return finishSearch(ctx, e, func(g *mediagen.Generation) string { return g.ID },
+		func(id string) (*mediagen.Generation, error) { return c.GetGeneration(ctx, id, opts...) },
+		func() (*mediagen.Generation, error) {
 			return search(ctx, c, cfg, c.generationCharge(a, nil), e.win)
 		})
 }
 
 // FindVoiceClone is [Client.FindGeneration] for an [*UncertainError] of
 // [Client.CloneVoice].
-func (c *Client) FindVoiceClone(ctx context.Context, e *UncertainError, opts ...Option) (*Voice, error) {
+func (c *Client) FindVoiceClone(ctx context.Context, e *UncertainError, opts ...Option) (*mediagen.Voice, error) {
 	if e == nil || e.Clone == nil {
 		return nil, fmt.Errorf("%w: FindVoiceClone needs the *UncertainError of a CloneVoice", ErrInvalidArgument)
 	}
@@ -408,7 +410,7 @@ func (c *Client) FindVoiceClone(ctx context.Context, e *UncertainError, opts ...
 	if err != nil {
 		return nil, err
 	}
-	return finishSearch(ctx, e, func(v *Voice) string { return v.ID },
-		func(id string) (*Voice, error) { return c.GetVoice(ctx, id, opts...) },
-		func() (*Voice, error) { return search(ctx, c, cfg, c.cloneCharge(*e.Clone, nil), e.win) })
+	return finishSearch(ctx, e, func(v *mediagen.Voice) string { return v.ID },
+		func(id string) (*mediagen.Voice, error) { return c.GetVoice(ctx, id, opts...) },
+		func() (*mediagen.Voice, error) { return search(ctx, c, cfg, c.cloneCharge(*e.Clone, nil), e.win) })
 }

@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -207,33 +209,33 @@ func TestCreateGenerationUnderServerFaultsChargesOnce(t *testing.T) {
 // mixedArgs returns the arguments of call i: distinct ones mixed with
 // identical ones, whose generations are interchangeable and so the hardest
 // to attribute.
-func mixedArgs(t *testing.T, c *client.Client) func(i int) (string, any) {
+func mixedArgs(t *testing.T, c *client.Client) func(i int) (mediagen.Feature, any) {
 	ctx := t.Context()
 	img := uploadPNG(t, ctx, c)
 	voice := catalogVoice(t, ctx, c)
-	return func(i int) (string, any) {
+	return func(i int) (mediagen.Feature, any) {
 		switch i % 5 {
 		case 0:
-			return client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "same prompt"}
+			return mediagen.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "same prompt"}
 		case 1:
-			return client.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: fmt.Sprintf("prompt %d", i), FineDetails: i%2 == 0}
+			return mediagen.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: fmt.Sprintf("prompt %d", i), FineDetails: i%2 == 0}
 		case 2:
 			return "logo-reveal", client.LogoRevealArgs{Image: img, Prompt: "same reveal", Duration: 3}
 		case 3:
-			return client.FeatureVoiceover, map[string]any{"voiceId": voice.ID, "script": fmt.Sprintf("line %d", i)}
+			return mediagen.FeatureAudioVoiceover, map[string]any{"voiceId": voice.ID, "script": fmt.Sprintf("line %d", i)}
 		default:
-			return client.FeatureProductShot, client.ProductShotArgs{Image: img, Prompt: "same shot"}
+			return mediagen.FeatureImageProductShot, client.ProductShotArgs{Image: img, Prompt: "same shot"}
 		}
 	}
 }
 
 type createResult struct {
-	g   *client.Generation
+	g   *mediagen.Generation
 	err error
 }
 
 // createConcurrently makes calls creates on a pool of workers.
-func createConcurrently(ctx context.Context, c *client.Client, calls, workers int, argsOf func(int) (string, any)) []createResult {
+func createConcurrently(ctx context.Context, c *client.Client, calls, workers int, argsOf func(int) (mediagen.Feature, any)) []createResult {
 	results := make([]createResult, calls)
 	jobs := make(chan int)
 	var wg sync.WaitGroup
@@ -262,9 +264,9 @@ func createConcurrently(ctx context.Context, c *client.Client, calls, workers in
 // assertChargedOnce checks that the server holds exactly the generations the
 // calls returned, each handed to one caller with the arguments it sent, and
 // that the balance moved by exactly their charges.
-func assertChargedOnce(t *testing.T, srv *testServer, clean *client.Client, before float64, results []createResult, argsOf func(int) (string, any)) {
+func assertChargedOnce(t *testing.T, srv *testServer, clean *client.Client, before float64, results []createResult, argsOf func(int) (mediagen.Feature, any)) {
 	t.Helper()
-	returned := map[string]*client.Generation{}
+	returned := map[string]*mediagen.Generation{}
 	var sumReturned float64
 	failures := 0
 	for i, r := range results {
@@ -277,13 +279,13 @@ func assertChargedOnce(t *testing.T, srv *testServer, clean *client.Client, befo
 		returned[r.g.ID] = r.g
 		sumReturned += r.g.BalanceUsed
 		feature, args := argsOf(i)
-		assert.Equal(t, feature, string(r.g.Feature))
+		assert.Equal(t, feature, r.g.Feature)
 		want, err := clientArgs(args)
 		require.NoError(t, err)
 		assert.Equal(t, want, r.g.Params, "call %d got a generation of other arguments", i)
 	}
 
-	var onServer []*client.Generation
+	var onServer []*mediagen.Generation
 	var sumServer float64
 	for g, err := range clean.Generations(t.Context(), client.ListParams{Limit: 100}) {
 		require.NoError(t, err)
@@ -350,12 +352,12 @@ func TestCloneVoiceAnswerLostReturnsTheClone(t *testing.T) {
 	assert.True(t, drop.dropped)
 	assert.NotEqual(t, old.ID, v.ID)
 
-	mine, err := clean.Voices(ctx, client.VoiceFilter{Owner: client.VoiceOwnerProject})
+	mine, err := clean.Voices(ctx, client.VoiceFilter{Owner: mediagen.VoiceOwnerProject})
 	require.NoError(t, err)
 	assert.Len(t, mine, 2, "one clone created, not two")
 	price, err := clean.Pricing(ctx)
 	require.NoError(t, err)
-	e, err := price.Estimate(client.RawArgs{FeatureName: client.FeatureVoiceClone})
+	e, err := price.Estimate(client.RawArgs{FeatureName: mediagen.FeatureVoiceClone})
 	require.NoError(t, err)
 	assert.InDelta(t, e.Min, before-srv.Balance(), 1e-9, "charged once")
 }
@@ -364,7 +366,7 @@ func TestCreateGenerationAnswerLostReturnsTheGeneration(t *testing.T) {
 	srv, clean, ctx := setup(t)
 	args := client.ImageGenerationArgs{Prompt: "a red kite"}
 	// An identical generation an hour older is someone else's.
-	old, err := clean.CreateGeneration(ctx, asArgs(t, client.FeatureImageGeneration, args))
+	old, err := clean.CreateGeneration(ctx, asArgs(t, mediagen.FeatureImageGeneration, args))
 	require.NoError(t, err)
 	srv.Advance(time.Hour)
 
@@ -524,7 +526,7 @@ func TestUncertainErrorResolvedByFindGeneration(t *testing.T) {
 			var uerr *client.UncertainError
 			require.ErrorAs(t, err, &uerr)
 			assert.Equal(t, "generation", uerr.Op)
-			assert.Equal(t, client.RawArgs{FeatureName: client.FeatureImageGeneration, Values: map[string]any{"prompt": "a stork", "aspectRatio": "1:1"}}, uerr.Args)
+			assert.Equal(t, client.RawArgs{FeatureName: mediagen.FeatureImageGeneration, Values: map[string]any{"prompt": "a stork", "aspectRatio": "1:1"}}, uerr.Args)
 			assert.Nil(t, uerr.Clone)
 			assert.True(t, start.Equal(uerr.Start), "%s, want %s", uerr.Start, start)
 			assert.GreaterOrEqual(t, uerr.End.Sub(uerr.Start), client.SearchBudget-30*time.Second, "the search used its budget")
@@ -543,7 +545,7 @@ func TestUncertainErrorResolvedByFindGeneration(t *testing.T) {
 				// nil would read as "nothing was created, submit again".
 				copied := *uerr
 				var wg sync.WaitGroup
-				again := make([]*client.Generation, 2)
+				again := make([]*mediagen.Generation, 2)
 				for i, e := range []*client.UncertainError{uerr, &copied} {
 					wg.Go(func() {
 						g, err := c.FindGeneration(ctx, e)
@@ -607,13 +609,13 @@ func TestUncertainErrorResolvedByFindVoiceClone(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, again, "asked again, the same clone")
 	assert.Equal(t, v.ID, again.ID)
-	mine, err := clean.Voices(ctx, client.VoiceFilter{Owner: client.VoiceOwnerProject})
+	mine, err := clean.Voices(ctx, client.VoiceFilter{Owner: mediagen.VoiceOwnerProject})
 	require.NoError(t, err)
 	require.Len(t, mine, 1)
 	assert.Equal(t, v.ID, mine[0].ID)
 	price, err := clean.Pricing(ctx)
 	require.NoError(t, err)
-	e, err := price.Estimate(client.RawArgs{FeatureName: client.FeatureVoiceClone})
+	e, err := price.Estimate(client.RawArgs{FeatureName: mediagen.FeatureVoiceClone})
 	require.NoError(t, err)
 	assert.InDelta(t, clienttest.Balance-e.Min, srv.Balance(), 1e-9, "charged once")
 }

@@ -10,8 +10,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/go-retryablehttp"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go"
 )
 
 // The operations on the hot path (get, list and create a generation) build
@@ -118,7 +117,7 @@ func (c *Client) listGenerationsRequest(ctx context.Context, p ListParams) (*htt
 		q.WriteString(url.QueryEscape(value))
 	}
 	if p.Feature != "" {
-		add("feature", p.Feature)
+		add("feature", string(p.Feature))
 	}
 	if p.Limit != 0 {
 		add("limit", strconv.Itoa(p.Limit))
@@ -129,18 +128,18 @@ func (c *Client) listGenerationsRequest(ctx context.Context, p ListParams) (*htt
 	return c.newRequest(ctx, http.MethodGet, "/v3/generations", "", q.String())
 }
 
-// createGenerationBody is model.CreateGenerationRequest with the arguments
+// createGenerationBody is api.CreateGenerationRequest with the arguments
 // already encoded, so they are not encoded a second time.
 type createGenerationBody struct {
-	Args       json.RawMessage `json:"args"`
-	Feature    model.Feature   `json:"feature"`
-	WebhookURL string          `json:"webhookUrl,omitempty"`
+	Args       json.RawMessage  `json:"args"`
+	Feature    mediagen.Feature `json:"feature"`
+	WebhookURL string           `json:"webhookUrl,omitempty"`
 }
 
 // createGenerationRequestBody encodes the body of a create: the arguments
 // go out as encoded once, not encoded again from a map.
 func createGenerationRequestBody(a *encodedArgs, webhookURL string) ([]byte, error) {
-	body, err := json.Marshal(createGenerationBody{Feature: model.Feature(a.feature), Args: a.raw, WebhookURL: webhookURL})
+	body, err := json.Marshal(createGenerationBody{Feature: a.feature, Args: a.raw, WebhookURL: webhookURL})
 	if err != nil {
 		return nil, fmt.Errorf("%w: arguments: %v", ErrInvalidArgument, err)
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/api/model"
 )
 
 // TestHandBuiltRequestsMatchGenerated holds the hot path's request builders
@@ -48,10 +48,10 @@ func TestHandBuiltRequestsMatchGenerated(t *testing.T) {
 		for _, p := range []ListParams{
 			{},
 			{Limit: 24},
-			{Feature: FeatureLogoReveal, Limit: 100, Cursor: "a b/c+d=&e"},
+			{Feature: mediagen.FeatureVideoLogoReveal, Limit: 100, Cursor: "a b/c+d=&e"},
 			{Feature: "logo-reveal", Cursor: "x"},
 		} {
-			want, err := api.NewListGenerationsRequest(server, &model.ListGenerationsParams{Feature: p.Feature, Limit: p.Limit, Cursor: p.Cursor})
+			want, err := api.NewListGenerationsRequest(server, &api.ListGenerationsParams{Feature: string(p.Feature), Limit: p.Limit, Cursor: p.Cursor})
 			require.NoError(t, err)
 			got, err := c.listGenerationsRequest(ctx, p)
 			require.NoError(t, err)
@@ -76,7 +76,7 @@ func TestHandBuiltRequestsMatchGenerated(t *testing.T) {
 		} {
 			a, err := generationArgs(tc.args)
 			require.NoError(t, err)
-			want, err := api.NewCreateGenerationRequest(server, model.CreateGenerationRequest{Feature: model.Feature(a.feature), Args: a.params(), WebhookURL: tc.webhook})
+			want, err := api.NewCreateGenerationRequest(server, api.CreateGenerationRequest{Feature: mediagen.Feature(a.feature), Args: a.params(), WebhookURL: tc.webhook})
 			require.NoError(t, err)
 			body, err := createGenerationRequestBody(a, tc.webhook)
 			require.NoError(t, err)

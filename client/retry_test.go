@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -223,7 +225,7 @@ func TestUploadURLIsRetriedLikeARead(t *testing.T) {
 	u, err := c.CreateUploadURL(context.Background(), 3, "image/png")
 	require.NoError(t, err)
 	assert.Equal(t, "file_1", u.File.ID)
-	assert.Equal(t, "3", u.Headers.ContentLength)
+	assert.Equal(t, int64(3), u.Headers.ContentLength)
 	assert.EqualValues(t, 2, s.n.Load())
 }
 
@@ -249,7 +251,7 @@ func TestChargingCallRetriedOnlyWhenNotAccepted(t *testing.T) {
 	c, err := New("mg_key_for_retry_tests", WithBaseURL(srv.URL), WithRetryWait(time.Millisecond, 5*time.Millisecond))
 	require.NoError(t, err)
 
-	g, err := c.CreateGeneration(context.Background(), RawArgs{FeatureName: FeatureImageGeneration, Values: map[string]any{"prompt": "p"}})
+	g, err := c.CreateGeneration(context.Background(), RawArgs{FeatureName: mediagen.FeatureImageGeneration, Values: map[string]any{"prompt": "p"}})
 	require.NoError(t, err)
 	assert.Equal(t, "gen_new", g.ID)
 	assert.EqualValues(t, 3, posts.Load(), "429 retried at once; 502 resent after the search")
@@ -339,7 +341,7 @@ func TestCreateGenerationSearchThatCannotFinishIsUncertain(t *testing.T) {
 	c, err := New("mg_key_for_retry_tests", WithBaseURL(srv.URL), WithRetryWait(time.Millisecond, 5*time.Millisecond))
 	require.NoError(t, err)
 
-	_, err = c.CreateGeneration(context.Background(), RawArgs{FeatureName: FeatureImageGeneration, Values: map[string]any{"prompt": "p"}})
+	_, err = c.CreateGeneration(context.Background(), RawArgs{FeatureName: mediagen.FeatureImageGeneration, Values: map[string]any{"prompt": "p"}})
 	var uncertain *UncertainError
 	require.ErrorAs(t, err, &uncertain)
 	assert.EqualValues(t, 1, posts.Load(), "not submitted again while the first attempt's row may exist")
@@ -372,7 +374,7 @@ func TestCreateGenerationSearchWaitsForALateRow(t *testing.T) {
 	c, err := New("mg_key_for_retry_tests", WithBaseURL(srv.URL), WithRetryWait(100*time.Millisecond, 200*time.Millisecond))
 	require.NoError(t, err)
 
-	g, err := c.CreateGeneration(context.Background(), RawArgs{FeatureName: FeatureImageGeneration, Values: map[string]any{"prompt": "p"}})
+	g, err := c.CreateGeneration(context.Background(), RawArgs{FeatureName: mediagen.FeatureImageGeneration, Values: map[string]any{"prompt": "p"}})
 	require.NoError(t, err)
 	assert.Equal(t, "gen_late", g.ID)
 	assert.EqualValues(t, 1, posts.Load(), "found, not submitted again")
@@ -398,7 +400,7 @@ func TestCreateGenerationAnswerWithoutIDIsAmbiguous(t *testing.T) {
 	c, err := New("mg_key_for_retry_tests", WithBaseURL(srv.URL), WithRetryWait(time.Millisecond, 5*time.Millisecond))
 	require.NoError(t, err)
 
-	g, err := c.CreateGeneration(context.Background(), RawArgs{FeatureName: FeatureImageGeneration, Values: map[string]any{"prompt": "p"}})
+	g, err := c.CreateGeneration(context.Background(), RawArgs{FeatureName: mediagen.FeatureImageGeneration, Values: map[string]any{"prompt": "p"}})
 	require.NoError(t, err)
 	assert.Equal(t, "gen_1", g.ID)
 	assert.EqualValues(t, 1, posts.Load())

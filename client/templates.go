@@ -5,26 +5,27 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
 )
 
 // TemplateFilter selects templates. The zero value lists the templates of
 // [FeatureSelfPortrait], the service's default.
 type TemplateFilter struct {
-	Feature     string   // either spelling; "" means image/self-portrait
-	Category    string   // only this category, e.g. "motion" for logo reveals
-	Titles      []string // only these titles, exact match
-	PerCategory int      // at most this many of each category, 1 to 50; 0 for no cap
-	Limit       int      // at most this many in all, 1 to 500; 0 for no cap
+	Feature     mediagen.Feature // either spelling; "" means image/self-portrait
+	Category    string           // only this category, e.g. "motion" for logo reveals
+	Titles      []string         // only these titles, exact match
+	PerCategory int              // at most this many of each category, 1 to 50; 0 for no cap
+	Limit       int              // at most this many in all, 1 to 500; 0 for no cap
 }
 
 // Templates lists templates in creation order.
-func (c *Client) Templates(ctx context.Context, f TemplateFilter, opts ...Option) ([]*Template, error) {
+func (c *Client) Templates(ctx context.Context, f TemplateFilter, opts ...Option) ([]*mediagen.Template, error) {
 	ctx, _, err := c.start(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	q := model.ListTemplatesParams{Feature: f.Feature, Category: f.Category, Title: slices.Clone(f.Titles)}
+	q := api.ListTemplatesParams{Feature: string(f.Feature), Category: f.Category, Title: slices.Clone(f.Titles)}
 	if f.PerCategory != 0 {
 		q.PerCategory = &f.PerCategory
 	}
@@ -32,7 +33,7 @@ func (c *Client) Templates(ctx context.Context, f TemplateFilter, opts ...Option
 		q.Limit = &f.Limit
 	}
 	resp, err := c.api.ListTemplates(ctx, &q)
-	var list model.TemplateList
+	var list api.TemplateList
 	if err := c.decode(ctx, resp, err, &list); err != nil {
 		return nil, err
 	}
@@ -42,7 +43,7 @@ func (c *Client) Templates(ctx context.Context, f TemplateFilter, opts ...Option
 // TemplatePrompt resolves a template preview (an id from
 // [Template].Previews) to its prompt, the exact string to send as the
 // prompt argument.
-func (c *Client) TemplatePrompt(ctx context.Context, previewID string, opts ...Option) (*TemplatePreview, error) {
+func (c *Client) TemplatePrompt(ctx context.Context, previewID string, opts ...Option) (*mediagen.TemplatePreview, error) {
 	if previewID == "" {
 		return nil, fmt.Errorf("%w: empty preview id", ErrInvalidArgument)
 	}
@@ -51,7 +52,7 @@ func (c *Client) TemplatePrompt(ctx context.Context, previewID string, opts ...O
 		return nil, err
 	}
 	resp, err := c.api.GetTemplatePreview(ctx, previewID)
-	var env model.TemplatePreviewEnvelope
+	var env api.TemplatePreviewEnvelope
 	if err := c.decode(ctx, resp, err, &env); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package client_test
 import (
 	"testing"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -16,38 +18,38 @@ func TestTemplates(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, def)
 	for _, tpl := range def {
-		assert.Equal(t, client.FeatureSelfPortrait, string(tpl.Feature), "the default feature")
+		assert.Equal(t, mediagen.FeatureImageSelfPortrait, tpl.Feature, "the default feature")
 	}
 
 	reveals, err := c.Templates(ctx, client.TemplateFilter{Feature: "logo-reveal"})
 	require.NoError(t, err)
 	require.NotEmpty(t, reveals)
-	canonical, err := c.Templates(ctx, client.TemplateFilter{Feature: client.FeatureLogoReveal})
+	canonical, err := c.Templates(ctx, client.TemplateFilter{Feature: mediagen.FeatureVideoLogoReveal})
 	require.NoError(t, err)
 	assert.Equal(t, reveals, canonical, "either spelling selects the same templates")
 
 	cat := reveals[0].Category
-	inCat, err := c.Templates(ctx, client.TemplateFilter{Feature: client.FeatureLogoReveal, Category: cat})
+	inCat, err := c.Templates(ctx, client.TemplateFilter{Feature: mediagen.FeatureVideoLogoReveal, Category: cat})
 	require.NoError(t, err)
 	for _, tpl := range inCat {
 		assert.Equal(t, cat, tpl.Category)
 	}
-	one, err := c.Templates(ctx, client.TemplateFilter{Feature: client.FeatureLogoReveal, PerCategory: 1})
+	one, err := c.Templates(ctx, client.TemplateFilter{Feature: mediagen.FeatureVideoLogoReveal, PerCategory: 1})
 	require.NoError(t, err)
 	seen := map[string]bool{}
 	for _, tpl := range one {
 		assert.False(t, seen[tpl.Category], "at most one per category")
 		seen[tpl.Category] = true
 	}
-	limited, err := c.Templates(ctx, client.TemplateFilter{Feature: client.FeatureLogoReveal, Limit: 2})
+	limited, err := c.Templates(ctx, client.TemplateFilter{Feature: mediagen.FeatureVideoLogoReveal, Limit: 2})
 	require.NoError(t, err)
 	assert.Len(t, limited, min(2, len(reveals)))
-	titled, err := c.Templates(ctx, client.TemplateFilter{Feature: client.FeatureLogoReveal, Titles: []string{reveals[0].Title}})
+	titled, err := c.Templates(ctx, client.TemplateFilter{Feature: mediagen.FeatureVideoLogoReveal, Titles: []string{reveals[0].Title}})
 	require.NoError(t, err)
 	require.NotEmpty(t, titled)
 	assert.Equal(t, reveals[0].Title, titled[0].Title)
 
-	_, err = c.Templates(ctx, client.TemplateFilter{Feature: client.FeatureLogoReveal, PerCategory: 51})
+	_, err = c.Templates(ctx, client.TemplateFilter{Feature: mediagen.FeatureVideoLogoReveal, PerCategory: 51})
 	assert.ErrorIs(t, err, client.ErrInvalidArgument)
 
 	require.NotEmpty(t, reveals[0].Previews)

@@ -7,21 +7,22 @@ import (
 	"slices"
 	"time"
 
-	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
 )
 
 // VoiceFilter selects voices. The zero value lists the project's clones and
 // then the whole catalog.
 type VoiceFilter struct {
-	Owner     VoiceOwner // [VoiceOwnerService] or [VoiceOwnerProject]; "" for both
-	Tags      []string   // the voice must carry every tag; catalog voices only
-	Locale    string     // exact match such as "en-US", not a prefix; catalog voices only
-	Favorites bool       // only voices the project starred
+	Owner     mediagen.VoiceOwner // [VoiceOwnerService] or [VoiceOwnerProject]; "" for both
+	Tags      []string            // the voice must carry every tag; catalog voices only
+	Locale    string              // exact match such as "en-US", not a prefix; catalog voices only
+	Favorites bool                // only voices the project starred
 }
 
 // Voices lists voices: the project's clones first, then the catalog. Tags
 // and Locale filter catalog voices only; clones pass them unfiltered.
-func (c *Client) Voices(ctx context.Context, f VoiceFilter, opts ...Option) ([]*Voice, error) {
+func (c *Client) Voices(ctx context.Context, f VoiceFilter, opts ...Option) ([]*mediagen.Voice, error) {
 	ctx, _, err := c.start(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -30,8 +31,8 @@ func (c *Client) Voices(ctx context.Context, f VoiceFilter, opts ...Option) ([]*
 	return list, err
 }
 
-func (c *Client) listVoices(ctx context.Context, f VoiceFilter) ([]*Voice, *http.Response, error) {
-	q := model.ListVoicesParams{Tag: slices.Clone(f.Tags)}
+func (c *Client) listVoices(ctx context.Context, f VoiceFilter) ([]*mediagen.Voice, *http.Response, error) {
+	q := api.ListVoicesParams{Tag: slices.Clone(f.Tags)}
 	if f.Owner != "" {
 		owner := string(f.Owner)
 		q.Owner = &owner
@@ -43,7 +44,7 @@ func (c *Client) listVoices(ctx context.Context, f VoiceFilter) ([]*Voice, *http
 		q.Favorites = "true"
 	}
 	resp, err := c.api.ListVoices(ctx, &q)
-	var list model.VoiceList
+	var list api.VoiceList
 	if err := c.decode(ctx, resp, err, &list); err != nil {
 		return nil, nil, err
 	}
@@ -52,7 +53,7 @@ func (c *Client) listVoices(ctx context.Context, f VoiceFilter) ([]*Voice, *http
 
 // GetVoice returns a voice by id, or a catalog voice by slug. A retired
 // catalog voice and a deleted clone answer [ErrNotFound].
-func (c *Client) GetVoice(ctx context.Context, id string, opts ...Option) (*Voice, error) {
+func (c *Client) GetVoice(ctx context.Context, id string, opts ...Option) (*mediagen.Voice, error) {
 	if id == "" {
 		return nil, fmt.Errorf("%w: empty voice id", ErrInvalidArgument)
 	}
@@ -61,7 +62,7 @@ func (c *Client) GetVoice(ctx context.Context, id string, opts ...Option) (*Voic
 		return nil, err
 	}
 	resp, err := c.api.GetVoice(ctx, id)
-	var env model.VoiceEnvelope
+	var env api.VoiceEnvelope
 	if err := c.decode(ctx, resp, err, &env); err != nil {
 		return nil, err
 	}
@@ -85,7 +86,7 @@ type CloneVoiceParams struct {
 // failure it returns the clone the attempt created (a clone of the project
 // with the same name and description requested since), and submits again
 // only when there is none.
-func (c *Client) CloneVoice(ctx context.Context, p CloneVoiceParams, opts ...Option) (*Voice, error) {
+func (c *Client) CloneVoice(ctx context.Context, p CloneVoiceParams, opts ...Option) (*mediagen.Voice, error) {
 	if p.Name == "" || p.Audio == "" {
 		return nil, fmt.Errorf("%w: CloneVoice needs Name and Audio", ErrInvalidArgument)
 	}
@@ -93,18 +94,18 @@ func (c *Client) CloneVoice(ctx context.Context, p CloneVoiceParams, opts ...Opt
 	if err != nil {
 		return nil, err
 	}
-	body := model.CreateVoiceRequest{Name: p.Name, Audio: p.Audio, Description: p.Description, WebhookURL: cfg.s.webhookURL}
+	body := api.CreateVoiceRequest{Name: p.Name, Audio: p.Audio, Description: p.Description, WebhookURL: cfg.s.webhookURL}
 	return submit(ctx, c, cfg, c.cloneCharge(p, &body))
 }
 
 // cloneCharge describes cloning a voice; body nil only searches.
-func (c *Client) cloneCharge(p CloneVoiceParams, body *model.CreateVoiceRequest) charge[Voice] {
-	return charge[Voice]{
+func (c *Client) cloneCharge(p CloneVoiceParams, body *api.CreateVoiceRequest) charge[mediagen.Voice] {
+	return charge[mediagen.Voice]{
 		key:  func() string { return "voice\x00" + p.Name + "\x00" + p.Description },
 		what: "voice clone",
-		post: func(ctx context.Context) (*Voice, error) {
+		post: func(ctx context.Context) (*mediagen.Voice, error) {
 			resp, err := c.api.CreateVoice(ctx, *body)
-			var env model.VoiceEnvelope
+			var env api.VoiceEnvelope
 			if err := c.decode(ctx, resp, err, &env); err != nil {
 				return nil, err
 			}
@@ -113,8 +114,8 @@ func (c *Client) cloneCharge(p CloneVoiceParams, body *model.CreateVoiceRequest)
 			}
 			return &env.Voice, nil
 		},
-		id: func(v *Voice) string { return v.ID },
-		find: func(ctx context.Context, win searchWindow) ([]*Voice, time.Time, error) {
+		id: func(v *mediagen.Voice) string { return v.ID },
+		find: func(ctx context.Context, win searchWindow) ([]*mediagen.Voice, time.Time, error) {
 			return c.findClones(ctx, p, win)
 		},
 		blame: func(e *UncertainError) { e.Clone = &p },
@@ -124,15 +125,15 @@ func (c *Client) cloneCharge(p CloneVoiceParams, body *model.CreateVoiceRequest)
 // findClones returns the project's clones that match p and were requested
 // inside win, oldest first. The service does not echo the audio file id, so
 // name and description are what identify a clone.
-func (c *Client) findClones(ctx context.Context, p CloneVoiceParams, win searchWindow) ([]*Voice, time.Time, error) {
-	list, resp, err := c.listVoices(withSearch(ctx), VoiceFilter{Owner: VoiceOwnerProject})
+func (c *Client) findClones(ctx context.Context, p CloneVoiceParams, win searchWindow) ([]*mediagen.Voice, time.Time, error) {
+	list, resp, err := c.listVoices(withSearch(ctx), VoiceFilter{Owner: mediagen.VoiceOwnerProject})
 	if err != nil {
 		return nil, time.Time{}, err
 	}
 	bound := win.bound(serverDate(resp), c.configOf(ctx).s.clock.Now())
-	var out []*Voice
+	var out []*mediagen.Voice
 	for _, v := range list {
-		if v.Owner != VoiceOwnerProject || v.Name != p.Name || v.Description != p.Description {
+		if v.Owner != mediagen.VoiceOwnerProject || v.Name != p.Name || v.Description != p.Description {
 			continue
 		}
 		// A clone without a request date cannot be excluded by time; taking
@@ -142,7 +143,7 @@ func (c *Client) findClones(ctx context.Context, p CloneVoiceParams, win searchW
 		}
 		out = append(out, v)
 	}
-	slices.SortStableFunc(out, func(a, b *Voice) int {
+	slices.SortStableFunc(out, func(a, b *mediagen.Voice) int {
 		return a.RequestDate.Compare(b.RequestDate)
 	})
 	return out, bound, nil
@@ -191,7 +192,7 @@ func (c *Client) setFavorite(ctx context.Context, id string, favorite bool, opts
 	} else {
 		resp, err = c.api.UnfavoriteVoice(ctx, id)
 	}
-	var st model.FavoriteState
+	var st api.FavoriteState
 	if err := c.decode(ctx, resp, err, &st); err != nil {
 		return err
 	}

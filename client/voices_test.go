@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -28,10 +30,10 @@ func TestVoiceCatalog(t *testing.T) {
 	require.NotEmpty(t, v.Tags)
 	require.NotEmpty(t, v.Locale)
 	require.NotNil(t, v.Favorite, "catalog voices say whether they are starred")
-	assert.False(t, v.IsFavorite())
+	assert.False(t, v.Favorite)
 	assert.Empty(t, v.Status, "catalog voices have no training state")
 	assert.True(t, v.Terminal())
-	assert.Equal(t, client.VoiceOwnerService, v.Owner)
+	assert.Equal(t, mediagen.VoiceOwnerService, v.Owner)
 
 	byID, err := c.GetVoice(ctx, v.ID)
 	require.NoError(t, err)
@@ -69,7 +71,7 @@ func TestFavoriteVoice(t *testing.T) {
 	require.Len(t, favs, 1)
 	assert.Equal(t, v.ID, favs[0].ID)
 	require.NotNil(t, favs[0].Favorite)
-	assert.True(t, favs[0].IsFavorite())
+	assert.True(t, favs[0].Favorite)
 
 	for range 2 { // idempotent
 		require.NoError(t, c.UnfavoriteVoice(ctx, v.ID))
@@ -88,14 +90,13 @@ func TestCloneVoice(t *testing.T) {
 
 	v, err := c.CloneVoice(ctx, client.CloneVoiceParams{Name: "Narrator", Audio: sample, Description: "calm"})
 	require.NoError(t, err)
-	assert.Equal(t, client.VoiceOwnerProject, v.Owner)
-	assert.Nil(t, v.Favorite, "clones cannot be starred")
-	assert.False(t, v.IsFavorite())
+	assert.Equal(t, mediagen.VoiceOwnerProject, v.Owner)
+	assert.False(t, v.Favorite, "clones cannot be starred")
 	assert.False(t, v.RequestDate.IsZero())
-	assert.Equal(t, client.VoiceTraining, v.Status)
+	assert.Equal(t, mediagen.VoiceStatusRunning, v.Status)
 	assert.Less(t, srv.Balance(), clienttest.Balance, "charged on submit")
 
-	mine, err := c.Voices(ctx, client.VoiceFilter{Owner: client.VoiceOwnerProject})
+	mine, err := c.Voices(ctx, client.VoiceFilter{Owner: mediagen.VoiceOwnerProject})
 	require.NoError(t, err)
 	require.Len(t, mine, 1)
 	assert.Equal(t, v.ID, mine[0].ID)
@@ -106,13 +107,13 @@ func TestCloneVoice(t *testing.T) {
 	srv.Advance(time.Hour)
 	trained, err := c.GetVoice(ctx, v.ID)
 	require.NoError(t, err)
-	assert.Equal(t, client.VoiceDone, trained.Status)
+	assert.Equal(t, mediagen.VoiceStatusDone, trained.Status)
 	assert.True(t, trained.Terminal())
 
 	// A trained clone speaks.
 	g, err := c.CreateGeneration(ctx, client.VoiceoverArgs{VoiceID: v.ID, Script: "Hello."})
 	require.NoError(t, err)
-	assert.Equal(t, client.KindAudio, g.Kind)
+	assert.Equal(t, mediagen.KindAudio, g.Kind)
 
 	require.NoError(t, c.DeleteVoice(ctx, v.ID))
 	_, err = c.GetVoice(ctx, v.ID)
@@ -142,7 +143,7 @@ func TestCloneVoiceRateLimited(t *testing.T) {
 	assert.Positive(t, apiErr.RetryAfter)
 	assert.Equal(t, "rate_limited", apiErr.Code)
 
-	mine, err := c.Voices(ctx, client.VoiceFilter{Owner: client.VoiceOwnerProject})
+	mine, err := c.Voices(ctx, client.VoiceFilter{Owner: mediagen.VoiceOwnerProject})
 	require.NoError(t, err)
 	assert.Len(t, mine, 5, "the refused clone was not created")
 	for _, v := range mine {

@@ -301,7 +301,7 @@ func TestEveryKindWithPollDefaults(t *testing.T) {
 				if g.Status != client.StatusDone || g.Output.URL() == "" {
 					t.Errorf("%s: status %s, output %q", args.Feature(), g.Status, g.Output.URL())
 				}
-				t.Logf("%s: %s %s", args.Feature(), g.Kind, g.Output.Mime)
+				t.Logf("%s: %s %s", args.Feature(), g.Kind, g.Output.MIME)
 			}
 
 			speech := wav(12 * time.Second) // a clone needs 10 s at least

@@ -229,7 +229,7 @@ func TestUnconfirmedChoicesAreListed(t *testing.T) {
 		"/components/schemas/ErrorCode",
 		"/components/schemas/Output/properties/text",
 		"/components/schemas/Output/properties/poster",
-		"/components/schemas/PricingEntry/properties/unit",
+		"/components/schemas/PricingUnit",
 		"/components/schemas/SelfPortraitArgs/properties/permissionConfirmed",
 		"/components/schemas/AvatarArgs/properties/permissionConfirmed",
 		"/components/schemas/LogoRevealArgs/properties/duration",

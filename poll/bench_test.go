@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/mediagen/mediagen-go/client"
@@ -17,7 +19,7 @@ import (
 func BenchmarkGenerationRequests(b *testing.B) {
 	kinds := []struct {
 		name   string
-		create func(*env, testing.TB) *client.Generation
+		create func(*env, testing.TB) *mediagen.Generation
 	}{
 		{"image", (*env).image},
 		{"video", (*env).video},
@@ -114,7 +116,7 @@ func measureVideoWaits(b *testing.B, n, newer int) videoWaits {
 	results, err := Generations(ctx, batch.c, ids, withClock(batch.clock), fixedJitter())
 	require.NoError(b, err)
 	for _, r := range results {
-		require.Equal(b, client.StatusDone, r.Generation.Status)
+		require.Equal(b, mediagen.GenerationStatusDone, r.Generation.Status)
 	}
 	w := videoWaits{batch: batch.count.requests(), rounds: int64(len(batch.clock.waits()) + 1)}
 
@@ -124,7 +126,7 @@ func measureVideoWaits(b *testing.B, n, newer int) videoWaits {
 	for range n {
 		g, err := Generation(ctx, single.c, single.videoOf(b, logo).ID, withClock(single.clock), fixedJitter())
 		require.NoError(b, err)
-		require.Equal(b, client.StatusDone, g.Status)
+		require.Equal(b, mediagen.GenerationStatusDone, g.Status)
 	}
 	w.separate = single.count.requests()
 	return w

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -106,7 +108,7 @@ func TestWaitsUseTheClientsClock(t *testing.T) {
 	require.NoError(t, err)
 	got, err := Generation(ctx, c, g.ID)
 	require.NoError(t, err)
-	assert.Equal(t, client.StatusDone, got.Status)
+	assert.Equal(t, mediagen.GenerationStatusDone, got.Status)
 	assert.NotEmpty(t, fc.waits(), "Generation slept on the client's clock")
 
 	fc.reset()
@@ -128,7 +130,7 @@ func TestWaitsUseTheClientsClock(t *testing.T) {
 	require.NoError(t, err)
 	gotVoice, err := Voice(ctx, c, v.ID)
 	require.NoError(t, err)
-	assert.Equal(t, client.VoiceDone, gotVoice.Status)
+	assert.Equal(t, mediagen.VoiceStatusDone, gotVoice.Status)
 	assert.NotEmpty(t, fc.waits(), "Voice slept on the client's clock")
 
 	// WithMaxWait is measured on it too: an hour that never ends on the

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go"
 )
 
 // ErrGone matches a [*GoneError]: the generation or voice answered 404. An
@@ -20,7 +20,7 @@ var ErrMaxWait = fmt.Errorf("poll: maximum wait reached: %w", context.DeadlineEx
 // FailedError is returned, with the generation, when it ends in status error
 // or timeout. The service refunded its charge, so submitting again is safe.
 type FailedError struct {
-	Generation *client.Generation
+	Generation *mediagen.Generation
 }
 
 func (e *FailedError) Error() string {
@@ -35,7 +35,7 @@ func (e *FailedError) Error() string {
 // VoiceFailedError is returned, with the voice, when a voice clone ends in
 // status error. The service refunded its charge.
 type VoiceFailedError struct {
-	Voice *client.Voice
+	Voice *mediagen.Voice
 }
 
 func (e *VoiceFailedError) Error() string {
@@ -88,7 +88,7 @@ type GaveUpError struct {
 	// Status is the last status seen, "" when none was.
 	Status string
 	// Last is the last generation seen; nil for voices or when none was.
-	Last *client.Generation
+	Last *mediagen.Generation
 	Err  error
 }
 
@@ -105,7 +105,7 @@ func (e *GaveUpError) Unwrap() error { return e.Err }
 
 // giveUp builds the GaveUpError of a wait on a generation; the context's
 // error wins over the error it caused.
-func giveUp(ctx context.Context, id string, last *client.Generation, err error) *GaveUpError {
+func giveUp(ctx context.Context, id string, last *mediagen.Generation, err error) *GaveUpError {
 	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ErrMaxWait) {
 		err = ctxErr
 	}

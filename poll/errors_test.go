@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/stretchr/testify/assert"
 
 	"github.com/mediagen/mediagen-go/client"
@@ -13,7 +15,7 @@ import (
 
 func TestFailedErrorSaysRefunded(t *testing.T) {
 	msg := "render failed: the logo could not be read"
-	for _, status := range []client.GenerationStatus{client.StatusError, client.StatusTimeout} {
+	for _, status := range []mediagen.GenerationStatus{mediagen.GenerationStatusError, mediagen.GenerationStatusTimeout} {
 		g := generation("gen_1", status)
 		g.Error = msg
 		err := failure(g)
@@ -26,11 +28,11 @@ func TestFailedErrorSaysRefunded(t *testing.T) {
 		assert.ErrorContains(t, err, msg)
 		assert.ErrorContains(t, err, "refunded")
 	}
-	assert.NoError(t, failure(generation("gen_2", client.StatusDone)))
+	assert.NoError(t, failure(generation("gen_2", mediagen.GenerationStatusDone)))
 }
 
 func TestGaveUpErrorUnwrapsTheCause(t *testing.T) {
-	last := generation("gen_1", client.StatusRunning)
+	last := generation("gen_1", mediagen.GenerationStatusRunning)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -61,6 +63,6 @@ func TestGoneError(t *testing.T) {
 }
 
 // generation returns a generation with id and status.
-func generation(id string, status client.GenerationStatus) *client.Generation {
-	return &client.Generation{ID: id, Status: status}
+func generation(id string, status mediagen.GenerationStatus) *mediagen.Generation {
+	return &mediagen.Generation{ID: id, Status: status}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/poll"
@@ -31,12 +33,12 @@ func ExampleGeneration() {
 		// Renders take milliseconds on the in-process server; against the
 		// service, leave WithInterval out and the schedule by kind applies.
 		poll.WithInterval(50*time.Millisecond),
-		poll.OnUpdate(func(g *client.Generation) { fmt.Println("status:", g.Status) }),
+		poll.OnUpdate(func(g *mediagen.Generation) { fmt.Println("status:", g.Status) }),
 	)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(g.Status, g.Output.Mime)
+	fmt.Println(g.Status, g.Output.MIME)
 	// Output:
 	// status: pending
 	// status: running
@@ -82,7 +84,7 @@ func ExampleGenerations() {
 
 func ExampleFailedError() {
 	// A test server where every render fails; a real program calls client.New.
-	srv, err := clienttest.Start(clienttest.WithOutcome(func(string) clienttest.Outcome { return clienttest.OutcomeError }))
+	srv, err := clienttest.Start(clienttest.WithOutcome(func(mediagen.Feature) clienttest.Outcome { return clienttest.OutcomeError }))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/mediagen/mediagen-go/client"
 )
 
@@ -15,7 +17,7 @@ import (
 // 404 returns a [*GoneError]; a wait that stops early returns the last
 // generation seen (or nil) with a [*GaveUpError]. Errors of single checks
 // are retried by the client; one that persists ends the wait.
-func Generation(ctx context.Context, c *client.Client, id string, opts ...Option) (*client.Generation, error) {
+func Generation(ctx context.Context, c *client.Client, id string, opts ...Option) (*mediagen.Generation, error) {
 	s, err := newSettings(c, generationWait, opts)
 	if err != nil {
 		return nil, err
@@ -24,7 +26,7 @@ func Generation(ctx context.Context, c *client.Client, id string, opts ...Option
 		return nil, errors.New("poll: empty generation id")
 	}
 	dl := newDeadline(s)
-	var last *client.Generation
+	var last *mediagen.Generation
 	for n := 1; ; n++ {
 		g, err := c.GetGeneration(ctx, id, s.clientOpts...)
 		if err != nil {
@@ -45,16 +47,16 @@ func Generation(ctx context.Context, c *client.Client, id string, opts ...Option
 }
 
 // observe calls OnUpdate when g's status is new.
-func (s *settings) observe(prev, g *client.Generation) {
+func (s *settings) observe(prev, g *mediagen.Generation) {
 	if s.onUpdate != nil && (prev == nil || prev.Status != g.Status) {
 		s.onUpdate(g)
 	}
 }
 
 // failure returns the error of a terminal generation: nil when done.
-func failure(g *client.Generation) error {
+func failure(g *mediagen.Generation) error {
 	switch g.Status {
-	case client.StatusError, client.StatusTimeout:
+	case mediagen.GenerationStatusError, mediagen.GenerationStatusTimeout:
 		return &FailedError{Generation: g}
 	}
 	return nil

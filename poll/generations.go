@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/mediagen/mediagen-go/client"
 )
 
@@ -16,7 +18,7 @@ type Result struct {
 	ID string
 	// Generation is the terminal generation, or the last one seen when the
 	// wait stopped early; nil when none was seen.
-	Generation *client.Generation
+	Generation *mediagen.Generation
 	// Err is nil when the generation ended done; otherwise a
 	// [*FailedError], [*GoneError] or [*GaveUpError] naming the id.
 	Err error
@@ -49,7 +51,7 @@ func Generations(ctx context.Context, c *client.Client, ids []string, opts ...Op
 			return nil, errors.New("poll: empty generation id")
 		}
 	}
-	b := &batch{c: c, s: s, last: map[string]*client.Generation{}, errs: map[string]error{}, waiting: map[string]bool{}}
+	b := &batch{c: c, s: s, last: map[string]*mediagen.Generation{}, errs: map[string]error{}, waiting: map[string]bool{}}
 	for _, id := range ids {
 		b.waiting[id] = true
 	}
@@ -73,7 +75,7 @@ type batch struct {
 	c       *client.Client
 	s       *settings
 	waiting map[string]bool
-	last    map[string]*client.Generation
+	last    map[string]*mediagen.Generation
 	errs    map[string]error
 }
 
@@ -123,8 +125,8 @@ func (b *batch) run(ctx context.Context) {
 // many pages deep (an old video behind thousands of newer images) cost one
 // GET a round. While all waited generations share a feature, the list is
 // filtered by it.
-func (b *batch) scan(ctx context.Context) (map[string]*client.Generation, error) {
-	seen := map[string]*client.Generation{}
+func (b *batch) scan(ctx context.Context) (map[string]*mediagen.Generation, error) {
+	seen := map[string]*mediagen.Generation{}
 	params := client.ListParams{Limit: pageSize, Feature: b.commonFeature()}
 	for pages := 0; len(seen) < len(b.waiting) && (pages == 0 || len(seen) >= pages); pages++ {
 		page, err := b.c.ListGenerations(ctx, params, b.s.clientOpts...)
@@ -145,7 +147,7 @@ func (b *batch) scan(ctx context.Context) (map[string]*client.Generation, error)
 }
 
 // update records g and ends the wait on it when it is terminal.
-func (b *batch) update(id string, g *client.Generation) {
+func (b *batch) update(id string, g *mediagen.Generation) {
 	b.s.observe(b.last[id], g)
 	b.last[id] = g
 	if g.Terminal() {
@@ -181,14 +183,14 @@ func (b *batch) schedule() schedule {
 }
 
 // commonFeature returns the feature every waited generation shares, or "".
-func (b *batch) commonFeature() string {
-	feature := ""
+func (b *batch) commonFeature() mediagen.Feature {
+	var feature mediagen.Feature
 	for id := range b.waiting {
 		g := b.last[id]
 		if g == nil {
 			return ""
 		}
-		switch f := string(g.Feature); {
+		switch f := g.Feature; {
 		case feature == "":
 			feature = f
 		case f != feature:

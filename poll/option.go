@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/internal/link"
 )
@@ -19,8 +21,8 @@ type Option func(*settings) error
 type settings struct {
 	interval      time.Duration // fixed interval; 0 means the schedule by kind
 	maxWait       time.Duration // 0 means only the context bounds the wait
-	onUpdate      func(*client.Generation)
-	onVoiceUpdate func(*client.Voice)
+	onUpdate      func(*mediagen.Generation)
+	onVoiceUpdate func(*mediagen.Voice)
 	clientOpts    []client.Option
 	clock         link.Clock     // the client's, unless a test sets one
 	jitter        func() float64 // uniform in [0, 1)
@@ -65,7 +67,7 @@ func WithMaxWait(d time.Duration) Option {
 // or changes, terminal status included. fn runs on the waiting goroutine,
 // one call at a time, so it must return quickly; it must not modify the
 // generation. [Voice] refuses it; see [OnVoiceUpdate].
-func OnUpdate(fn func(*client.Generation)) Option {
+func OnUpdate(fn func(*mediagen.Generation)) Option {
 	return func(s *settings) error {
 		if fn == nil {
 			return errors.New("poll: OnUpdate needs a non-nil function")
@@ -77,7 +79,7 @@ func OnUpdate(fn func(*client.Generation)) Option {
 
 // OnVoiceUpdate is [OnUpdate] for [Voice]: fn gets the voice each time its
 // status is first seen or changes. [Generation] and [Generations] refuse it.
-func OnVoiceUpdate(fn func(*client.Voice)) Option {
+func OnVoiceUpdate(fn func(*mediagen.Voice)) Option {
 	return func(s *settings) error {
 		if fn == nil {
 			return errors.New("poll: OnVoiceUpdate needs a non-nil function")

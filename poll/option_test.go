@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -18,8 +20,8 @@ import (
 func TestUpdateCallbackOfTheOtherKindFails(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	onGeneration := OnUpdate(func(*client.Generation) { t.Error("OnUpdate called") })
-	onVoice := OnVoiceUpdate(func(*client.Voice) { t.Error("OnVoiceUpdate called") })
+	onGeneration := OnUpdate(func(*mediagen.Generation) { t.Error("OnUpdate called") })
+	onVoice := OnVoiceUpdate(func(*mediagen.Voice) { t.Error("OnVoiceUpdate called") })
 
 	v, err := Voice(ctx, e.c, "ava-warm-narrator", withClock(e.clock), onGeneration)
 	assert.Nil(t, v)
@@ -44,7 +46,7 @@ func TestUpdateCallbackOfTheOtherKindFails(t *testing.T) {
 	assert.Empty(t, e.clock.waits())
 
 	// Each callback with its own kind of wait is accepted.
-	_, err = Voice(ctx, e.c, "ava-warm-narrator", withClock(e.clock), OnVoiceUpdate(func(*client.Voice) {}))
+	_, err = Voice(ctx, e.c, "ava-warm-narrator", withClock(e.clock), OnVoiceUpdate(func(*mediagen.Voice) {}))
 	assert.NoError(t, err)
 }
 

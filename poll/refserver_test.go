@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -69,7 +71,7 @@ func newEnv(t testing.TB, opts ...refserver.Option) *env {
 }
 
 // image submits an image generation.
-func (e *env) image(t testing.TB) *client.Generation {
+func (e *env) image(t testing.TB) *mediagen.Generation {
 	t.Helper()
 	g, err := e.c.CreateGeneration(context.Background(), client.ImageGenerationArgs{Prompt: "a lighthouse at dusk"})
 	require.NoError(t, err)
@@ -77,7 +79,7 @@ func (e *env) image(t testing.TB) *client.Generation {
 }
 
 // video submits a logo reveal of a freshly uploaded logo.
-func (e *env) video(t testing.TB) *client.Generation {
+func (e *env) video(t testing.TB) *mediagen.Generation {
 	t.Helper()
 	return e.videoOf(t, e.logo(t))
 }
@@ -92,7 +94,7 @@ func (e *env) logo(t testing.TB) string {
 }
 
 // videoOf submits a logo reveal of the uploaded logo with id logo.
-func (e *env) videoOf(t testing.TB, logo string) *client.Generation {
+func (e *env) videoOf(t testing.TB, logo string) *mediagen.Generation {
 	t.Helper()
 	g, err := e.c.CreateGeneration(context.Background(), client.LogoRevealArgs{Image: logo, Prompt: "sparks gather into the logo"})
 	require.NoError(t, err)
@@ -127,17 +129,17 @@ func (wallClock) Now() time.Time { return time.Now() }
 func TestGenerationDone(t *testing.T) {
 	e := newEnv(t)
 	g := e.image(t)
-	var statuses []client.GenerationStatus
-	got, err := Generation(context.Background(), e.c, g.ID, withClock(e.clock), OnUpdate(func(g *client.Generation) {
+	var statuses []mediagen.GenerationStatus
+	got, err := Generation(context.Background(), e.c, g.ID, withClock(e.clock), OnUpdate(func(g *mediagen.Generation) {
 		statuses = append(statuses, g.Status)
 	}))
 	require.NoError(t, err)
-	assert.Equal(t, client.StatusDone, got.Status)
+	assert.Equal(t, mediagen.GenerationStatusDone, got.Status)
 	assert.NotEmpty(t, got.Output.Image)
 	assert.Equal(t, got.Output.Image, got.Output.URL())
 	assert.True(t, got.Terminal())
-	assert.Equal(t, client.StatusPending, statuses[0])
-	assert.Equal(t, client.StatusDone, statuses[len(statuses)-1])
+	assert.Equal(t, mediagen.GenerationStatusPending, statuses[0])
+	assert.Equal(t, mediagen.GenerationStatusDone, statuses[len(statuses)-1])
 	for i := 1; i < len(statuses); i++ {
 		assert.NotEqual(t, statuses[i-1], statuses[i], "OnUpdate only on changes")
 	}
@@ -177,7 +179,7 @@ func TestGenerationRealTime(t *testing.T) {
 	start := time.Now()
 	got, err := Generation(context.Background(), e.c, g.ID, withClock(link.RealClock{}))
 	require.NoError(t, err)
-	assert.Equal(t, client.StatusDone, got.Status)
+	assert.Equal(t, mediagen.GenerationStatusDone, got.Status)
 	assert.Less(t, time.Since(start), 4*time.Second)
 }
 
@@ -207,7 +209,7 @@ func TestGenerationFailedIsRefunded(t *testing.T) {
 func TestGenerationDeletedWhileWaiting(t *testing.T) {
 	e := newEnv(t)
 	g := e.image(t)
-	got, err := Generation(context.Background(), e.c, g.ID, withClock(e.clock), OnUpdate(func(g *client.Generation) {
+	got, err := Generation(context.Background(), e.c, g.ID, withClock(e.clock), OnUpdate(func(g *mediagen.Generation) {
 		require.NoError(t, e.c.DeleteGeneration(context.Background(), g.ID))
 	}))
 	assert.ErrorIs(t, err, ErrGone)
@@ -245,12 +247,12 @@ func TestGenerationCancelled(t *testing.T) {
 
 	// Cancelled mid-wait on the fake clock.
 	ctx, cancel := context.WithCancel(context.Background())
-	got, err := Generation(ctx, e.c, g.ID, withClock(e.clock), OnUpdate(func(*client.Generation) { cancel() }))
+	got, err := Generation(ctx, e.c, g.ID, withClock(e.clock), OnUpdate(func(*mediagen.Generation) { cancel() }))
 	assert.ErrorIs(t, err, context.Canceled)
 	var gu *GaveUpError
 	require.ErrorAs(t, err, &gu)
 	assert.Equal(t, g.ID, gu.ID)
-	assert.Equal(t, string(client.StatusPending), gu.Status)
+	assert.Equal(t, string(mediagen.GenerationStatusPending), gu.Status)
 	assert.Same(t, got, gu.Last)
 
 	// A real sleep of a second ends as soon as the deadline passes.
@@ -264,7 +266,7 @@ func TestGenerationCancelled(t *testing.T) {
 	// The wait resumes with the id from the error.
 	got, err = Generation(context.Background(), e.c, gu.ID, withClock(e.clock))
 	require.NoError(t, err)
-	assert.Equal(t, client.StatusDone, got.Status)
+	assert.Equal(t, mediagen.GenerationStatusDone, got.Status)
 }
 
 func TestGenerationMaxWait(t *testing.T) {
@@ -309,7 +311,7 @@ func TestBadOptions(t *testing.T) {
 }
 
 // cloneVoice uploads a 30-second sample and starts a clone.
-func cloneVoice(t *testing.T, e *env) *client.Voice {
+func cloneVoice(t *testing.T, e *env) *mediagen.Voice {
 	t.Helper()
 	wav := media.WAV(30*time.Second, "sample")
 	f, err := upload.Reader(context.Background(), e.c, bytes.NewReader(wav), int64(len(wav)), "")
@@ -322,13 +324,13 @@ func cloneVoice(t *testing.T, e *env) *client.Voice {
 func TestVoiceDone(t *testing.T) {
 	e := newEnv(t)
 	v := cloneVoice(t, e)
-	var seen []client.VoiceStatus
-	got, err := Voice(context.Background(), e.c, v.ID, withClock(e.clock), OnVoiceUpdate(func(v *client.Voice) {
+	var seen []mediagen.VoiceStatus
+	got, err := Voice(context.Background(), e.c, v.ID, withClock(e.clock), OnVoiceUpdate(func(v *mediagen.Voice) {
 		seen = append(seen, v.Status)
 	}))
 	require.NoError(t, err)
-	assert.Equal(t, client.VoiceDone, got.Status)
-	assert.Equal(t, []client.VoiceStatus{client.VoiceTraining, client.VoiceDone}, seen)
+	assert.Equal(t, mediagen.VoiceStatusDone, got.Status)
+	assert.Equal(t, []mediagen.VoiceStatus{mediagen.VoiceStatusRunning, mediagen.VoiceStatusDone}, seen)
 	waits := e.clock.waits()
 	require.NotEmpty(t, waits)
 	for _, w := range waits {
@@ -357,7 +359,7 @@ func TestVoiceCatalogAndDeleted(t *testing.T) {
 	assert.Empty(t, e.clock.waits())
 
 	v := cloneVoice(t, e)
-	_, err = Voice(context.Background(), e.c, v.ID, withClock(e.clock), OnVoiceUpdate(func(v *client.Voice) {
+	_, err = Voice(context.Background(), e.c, v.ID, withClock(e.clock), OnVoiceUpdate(func(v *mediagen.Voice) {
 		require.NoError(t, e.c.DeleteVoice(context.Background(), v.ID))
 	}))
 	assert.ErrorIs(t, err, ErrGone)
@@ -388,7 +390,7 @@ func TestGenerationsMixedOutcomes(t *testing.T) {
 	ids = append(ids, gone.ID, "gen_unknown", ids[0]) // a deleted id, an unknown one, a duplicate
 
 	updates := map[string]int{}
-	results, err := Generations(context.Background(), e.c, ids, withClock(e.clock), OnUpdate(func(g *client.Generation) {
+	results, err := Generations(context.Background(), e.c, ids, withClock(e.clock), OnUpdate(func(g *mediagen.Generation) {
 		updates[g.ID]++
 	}))
 	require.Len(t, results, len(ids))
@@ -410,11 +412,11 @@ func TestGenerationsMixedOutcomes(t *testing.T) {
 		switch {
 		case r.Err == nil:
 			require.NotNil(t, r.Generation)
-			assert.Equal(t, client.StatusDone, r.Generation.Status)
+			assert.Equal(t, mediagen.GenerationStatusDone, r.Generation.Status)
 		case errors.As(r.Err, &fe):
 			failed = append(failed, r.ID)
 			assert.Same(t, r.Generation, fe.Generation)
-			assert.Equal(t, client.StatusError, r.Generation.Status)
+			assert.Equal(t, mediagen.GenerationStatusError, r.Generation.Status)
 		case errors.As(r.Err, &ge):
 			goneIDs = append(goneIDs, r.ID)
 			assert.Equal(t, r.ID, ge.ID)
@@ -471,7 +473,7 @@ func TestGenerationsPageScan(t *testing.T) {
 			require.NoError(t, err)
 			for i, r := range results {
 				assert.Equal(t, tt.ids[i], r.ID)
-				assert.Equal(t, client.StatusDone, r.Generation.Status)
+				assert.Equal(t, mediagen.GenerationStatusDone, r.Generation.Status)
 			}
 			assert.Empty(t, e.clock.waits(), "one round")
 			assert.Equal(t, tt.lists, e.count.lists.Load(), "pages read")
@@ -495,7 +497,7 @@ func TestGenerationsGiveUp(t *testing.T) {
 		assert.ErrorIs(t, results[i].Err, ErrMaxWait)
 		require.NotNil(t, results[i].Generation, "the last state seen")
 		assert.Same(t, results[i].Generation, gu.Last)
-		assert.Equal(t, client.StatusPending, results[i].Generation.Status)
+		assert.Equal(t, mediagen.GenerationStatusPending, results[i].Generation.Status)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -530,14 +532,14 @@ func TestGenerationsCostsFarFewerRequests(t *testing.T) {
 	results, err := Generations(context.Background(), batch.c, ids, withClock(batch.clock))
 	require.NoError(t, err)
 	for _, r := range results {
-		assert.Equal(t, client.StatusDone, r.Generation.Status)
+		assert.Equal(t, mediagen.GenerationStatusDone, r.Generation.Status)
 	}
 
 	single := newEnv(t, refserver.WithRenderScale(1))
 	for range n {
 		g, err := Generation(context.Background(), single.c, single.image(t).ID, withClock(single.clock))
 		require.NoError(t, err)
-		assert.Equal(t, client.StatusDone, g.Status)
+		assert.Equal(t, mediagen.GenerationStatusDone, g.Status)
 	}
 
 	t.Logf("100 images: Generations made %d requests, 100 single waits made %d", batch.count.requests(), single.count.requests())
@@ -561,7 +563,7 @@ func TestGenerationsFreshVideosCostATenth(t *testing.T) {
 	results, err := Generations(context.Background(), batch.c, ids, withClock(batch.clock))
 	require.NoError(t, err)
 	for _, r := range results {
-		assert.Equal(t, client.StatusDone, r.Generation.Status)
+		assert.Equal(t, mediagen.GenerationStatusDone, r.Generation.Status)
 		assert.NotEmpty(t, r.Generation.Output.Video)
 		assert.NotEmpty(t, r.Generation.Output.Poster)
 	}
@@ -573,7 +575,7 @@ func TestGenerationsFreshVideosCostATenth(t *testing.T) {
 	for range n {
 		g, err := Generation(context.Background(), single.c, single.videoOf(t, logo).ID, withClock(single.clock))
 		require.NoError(t, err)
-		assert.Equal(t, client.StatusDone, g.Status)
+		assert.Equal(t, mediagen.GenerationStatusDone, g.Status)
 	}
 
 	t.Logf("100 fresh videos: Generations made %d requests (%d lists, %d GETs) in %d rounds; 100 separate waits made %d",
@@ -609,7 +611,7 @@ func TestGenerationsBuriedVideosCostNoMoreThanSeparateWaits(t *testing.T) {
 	start := time.Now()
 	submitMany(t, batch.c, newer, client.LogoRevealArgs{Image: logo, Prompt: "a newer reveal"})
 	t.Logf("submitted %d newer videos in %v", newer, time.Since(start).Round(time.Millisecond))
-	first, err := batch.c.ListGenerations(ctx, client.ListParams{Feature: client.FeatureLogoReveal, Limit: 100})
+	first, err := batch.c.ListGenerations(ctx, client.ListParams{Feature: mediagen.FeatureVideoLogoReveal, Limit: 100})
 	require.NoError(t, err)
 	for _, g := range first.Generations {
 		require.NotContains(t, ids, g.ID, "the waited videos are not on the first page")
@@ -620,7 +622,7 @@ func TestGenerationsBuriedVideosCostNoMoreThanSeparateWaits(t *testing.T) {
 	results, err := Generations(ctx, batch.c, ids, withClock(batch.clock), fixedJitter())
 	require.NoError(t, err)
 	for _, r := range results {
-		assert.Equal(t, client.StatusDone, r.Generation.Status)
+		assert.Equal(t, mediagen.GenerationStatusDone, r.Generation.Status)
 	}
 	rounds := int64(len(batch.clock.waits()) + 1)
 	t.Logf("waited in %v", time.Since(start).Round(time.Millisecond))
@@ -631,7 +633,7 @@ func TestGenerationsBuriedVideosCostNoMoreThanSeparateWaits(t *testing.T) {
 	for range n {
 		g, err := Generation(ctx, single.c, single.videoOf(t, logo).ID, withClock(single.clock), fixedJitter())
 		require.NoError(t, err)
-		assert.Equal(t, client.StatusDone, g.Status)
+		assert.Equal(t, mediagen.GenerationStatusDone, g.Status)
 	}
 
 	t.Logf("100 videos under %d newer: Generations made %d requests (%d lists, %d GETs) in %d rounds; 100 separate waits made %d",
@@ -673,7 +675,7 @@ func TestGenerationsDeepIDCostsOneGetAndOnePagePerRound(t *testing.T) {
 	results, err := Generations(context.Background(), e.c, []string{video.ID}, withClock(e.clock))
 	require.NoError(t, err)
 	require.Len(t, results, 1)
-	assert.Equal(t, client.StatusDone, results[0].Generation.Status)
+	assert.Equal(t, mediagen.GenerationStatusDone, results[0].Generation.Status)
 	rounds := int64(len(e.clock.waits()) + 1)
 	require.Greater(t, rounds, int64(1), "the video took more than one round")
 	assert.Equal(t, rounds, e.count.lists.Load(), "the first page only, not three")
@@ -712,7 +714,7 @@ func TestGenerationTransientFailureDuringWait(t *testing.T) {
 		e.clock.onSleep = func(d time.Duration) { e.srv.Advance(d); tr.fail.Store(1) } // one 503 on each later check
 		got, err := Generation(context.Background(), c, g.ID, withClock(e.clock))
 		require.NoError(t, err)
-		assert.Equal(t, client.StatusDone, got.Status)
+		assert.Equal(t, mediagen.GenerationStatusDone, got.Status)
 	})
 	t.Run("outlasting the retries ends the wait", func(t *testing.T) {
 		e := newEnv(t)

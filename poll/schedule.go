@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go"
 )
 
 // schedule is the interval between checks of one kind of work: first, then
@@ -28,11 +28,11 @@ var (
 )
 
 // scheduleFor returns the schedule of a generation kind.
-func scheduleFor(kind client.Kind) schedule {
+func scheduleFor(kind mediagen.Kind) schedule {
 	switch kind {
-	case client.KindImage, client.KindText:
+	case mediagen.KindImage, mediagen.KindText:
 		return fastSchedule
-	case client.KindVideo:
+	case mediagen.KindVideo:
 		return slowSchedule
 	}
 	return mediumSchedule

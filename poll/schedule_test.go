@@ -4,20 +4,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
+	"github.com/mediagen/mediagen-go"
 
-	"github.com/mediagen/mediagen-go/client"
+	"github.com/stretchr/testify/assert"
 )
 
 func TestScheduleByKind(t *testing.T) {
 	tests := []struct {
-		kind       client.Kind
+		kind       mediagen.Kind
 		first, max time.Duration
 	}{
-		{client.KindImage, time.Second, 3 * time.Second},
-		{client.KindText, time.Second, 3 * time.Second},
-		{client.KindAudio, 2 * time.Second, 5 * time.Second},
-		{client.KindVideo, 5 * time.Second, 10 * time.Second},
+		{mediagen.KindImage, time.Second, 3 * time.Second},
+		{mediagen.KindText, time.Second, 3 * time.Second},
+		{mediagen.KindAudio, 2 * time.Second, 5 * time.Second},
+		{mediagen.KindVideo, 5 * time.Second, 10 * time.Second},
 		{"hologram", 2 * time.Second, 5 * time.Second},
 	}
 	for _, tt := range tests {

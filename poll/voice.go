@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/mediagen/mediagen-go/client"
 )
 
@@ -17,7 +19,7 @@ var voiceSchedule = slowSchedule
 // returns a [*GoneError]; a wait that stops early returns the last voice
 // seen (or nil) with a [*GaveUpError]. [OnVoiceUpdate] reports status
 // changes.
-func Voice(ctx context.Context, c *client.Client, id string, opts ...Option) (*client.Voice, error) {
+func Voice(ctx context.Context, c *client.Client, id string, opts ...Option) (*mediagen.Voice, error) {
 	s, err := newSettings(c, voiceWait, opts)
 	if err != nil {
 		return nil, err
@@ -26,7 +28,7 @@ func Voice(ctx context.Context, c *client.Client, id string, opts ...Option) (*c
 		return nil, errors.New("poll: empty voice id")
 	}
 	dl := newDeadline(s)
-	var last *client.Voice
+	var last *mediagen.Voice
 	for n := 1; ; n++ {
 		v, err := c.GetVoice(ctx, id, s.clientOpts...)
 		if err != nil {
@@ -40,9 +42,9 @@ func Voice(ctx context.Context, c *client.Client, id string, opts ...Option) (*c
 		}
 		last = v
 		switch v.Status {
-		case "", client.VoiceDone: // a catalog voice has no status
+		case "", mediagen.VoiceStatusDone: // a catalog voice has no status
 			return v, nil
-		case client.VoiceError:
+		case mediagen.VoiceStatusError:
 			return v, &VoiceFailedError{Voice: v}
 		}
 		if err := dl.sleep(ctx, s.intervalFor(voiceSchedule, n)); err != nil {
@@ -51,7 +53,7 @@ func Voice(ctx context.Context, c *client.Client, id string, opts ...Option) (*c
 	}
 }
 
-func voiceGaveUp(ctx context.Context, id string, last *client.Voice, err error) *GaveUpError {
+func voiceGaveUp(ctx context.Context, id string, last *mediagen.Voice, err error) *GaveUpError {
 	e := giveUp(ctx, id, nil, err)
 	if last != nil {
 		e.Status = string(last.Status)

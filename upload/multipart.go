@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/internal/link"
 )
@@ -116,7 +118,7 @@ func (l *lazyFile) release() {
 // bytes, all parts together); [WithContentType] does not: each Part carries
 // its own type. The request is a transfer, bounded per attempt by
 // [client.WithTransferTimeout].
-func Multipart(ctx context.Context, c *client.Client, parts []Part, opts ...Option) ([]*client.File, error) {
+func Multipart(ctx context.Context, c *client.Client, parts []Part, opts ...Option) ([]*mediagen.File, error) {
 	defer releaseParts(parts)
 	s, err := newSettings(c, opts)
 	if err != nil {
@@ -164,7 +166,7 @@ func Multipart(ctx context.Context, c *client.Client, parts []Part, opts ...Opti
 	if len(files) != len(parts) {
 		return nil, fmt.Errorf("upload: the service returned %d files for %d parts", len(files), len(parts))
 	}
-	out := make([]*client.File, len(files))
+	out := make([]*mediagen.File, len(files))
 	for i := range files {
 		out[i] = &files[i]
 	}

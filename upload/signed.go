@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
+
+	"github.com/mediagen/mediagen-go"
 
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/internal/link"
@@ -23,7 +24,7 @@ import (
 // Size and type are checked before anything is sent; see the package errors.
 // The returned File carries Size; OriginalName is empty because the signed
 // route does not record names.
-func File(ctx context.Context, c *client.Client, path string, opts ...Option) (*client.File, error) {
+func File(ctx context.Context, c *client.Client, path string, opts ...Option) (*mediagen.File, error) {
 	s, err := newSettings(c, opts)
 	if err != nil {
 		return nil, err
@@ -72,7 +73,7 @@ func File(ctx context.Context, c *client.Client, path string, opts ...Option) (*
 // for that, when ctx ends while a Read of r is in progress, Reader returns
 // once that Read does, so a reader that can block (a network stream) should
 // itself give up in time.
-func Reader(ctx context.Context, c *client.Client, r io.Reader, size int64, contentType string, opts ...Option) (*client.File, error) {
+func Reader(ctx context.Context, c *client.Client, r io.Reader, size int64, contentType string, opts ...Option) (*mediagen.File, error) {
 	s, err := newSettings(c, opts)
 	if err != nil {
 		return nil, err
@@ -129,7 +130,7 @@ func resolveType(src *source, declared, name string) (string, error) {
 // signedUpload reserves an id and PUTs the bytes, retrying transient
 // failures on the same URL and refusals (expiry) with a fresh reservation
 // while the source can be read again.
-func signedUpload(ctx context.Context, c *client.Client, src *source, contentType string, s *settings) (*client.File, error) {
+func signedUpload(ctx context.Context, c *client.Client, src *source, contentType string, s *settings) (*mediagen.File, error) {
 	in, err := link.Of(c, anys(s.clientOpts)...)
 	if err != nil {
 		return nil, err
@@ -144,8 +145,8 @@ func signedUpload(ctx context.Context, c *client.Client, src *source, contentTyp
 		if err != nil {
 			return nil, fmt.Errorf("upload: reserving an upload URL: %w", err)
 		}
-		if got := u.Headers.ContentLength; got != strconv.FormatInt(src.size, 10) {
-			return nil, fmt.Errorf("upload: the service signed Content-Length %q for %d bytes", got, src.size)
+		if got := u.Headers.ContentLength; got != src.size {
+			return nil, fmt.Errorf("upload: the service signed Content-Length %d for %d bytes", got, src.size)
 		}
 		for {
 			attempts++
@@ -156,7 +157,7 @@ func signedUpload(ctx context.Context, c *client.Client, src *source, contentTyp
 			body = prog.reader(&exactReader{r: body, size: src.size, strict: src.strict})
 			outcome, retryAfter, err := put(ctx, in, u, body, src.size)
 			if outcome == putDone {
-				return &client.File{ID: u.File.ID, Size: src.size}, nil
+				return &mediagen.File{ID: u.File.ID, Size: src.size}, nil
 			}
 			lastErr = err
 			if outcome == putFailed {

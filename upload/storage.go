@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/internal/link"
 	"github.com/mediagen/mediagen-go/internal/retry"
@@ -78,7 +80,7 @@ func (b *attemptBody) readErr() error {
 // follows. It returns only once the transport can no longer read body, so
 // the source may be rewound for another attempt and is never read (nor
 // progress reported) after the upload returns.
-func put(ctx context.Context, in *link.Client, u *client.UploadURL, body io.Reader, size int64) (putOutcome, time.Duration, error) {
+func put(ctx context.Context, in *link.Client, u *mediagen.UploadURL, body io.Reader, size int64) (putOutcome, time.Duration, error) {
 	method := string(u.Method)
 	if method == "" {
 		method = http.MethodPut

@@ -6,14 +6,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go"
 )
-
-// Generation is a generation as the client returns it; generation events carry one.
-type Generation = model.Generation
-
-// Voice is a voice as the client returns it; voice events carry one.
-type Voice = model.Voice
 
 // EventName is the name of a webhook event, such as EventGenerationDone.
 type EventName string
@@ -22,15 +16,15 @@ type EventName string
 const (
 	// EventGenerationDone is sent when a generation finished; download its
 	// output now, as it expires with the generation.
-	EventGenerationDone = EventName(model.GenerationEventNameGenerationDone)
+	EventGenerationDone EventName = "generation.done"
 	// EventGenerationError is sent when a generation failed; its charge was refunded.
-	EventGenerationError = EventName(model.GenerationEventNameGenerationError)
+	EventGenerationError EventName = "generation.error"
 	// EventGenerationTimeout is sent when a generation timed out; its charge was refunded.
-	EventGenerationTimeout = EventName(model.GenerationEventNameGenerationTimeout)
+	EventGenerationTimeout EventName = "generation.timeout"
 	// EventVoiceDone is sent when a cloned voice finished training.
-	EventVoiceDone = EventName(model.VoiceEventNameVoiceDone)
+	EventVoiceDone EventName = "voice.done"
 	// EventVoiceError is sent when cloning a voice failed or timed out; it was refunded.
-	EventVoiceError = EventName(model.VoiceEventNameVoiceError)
+	EventVoiceError EventName = "voice.error"
 )
 
 // Known reports whether n is one of the events this package declares.
@@ -50,9 +44,9 @@ type Event struct {
 	// Name is the event name as sent.
 	Name EventName
 	// Generation is set for generation events: the same as a GET of it.
-	Generation *Generation
+	Generation *mediagen.Generation
 	// Voice is set for voice events: the same as a GET of it.
-	Voice *Voice
+	Voice *mediagen.Voice
 	// Raw is the verified body. Parse does not copy it: it shares memory
 	// with the payload passed in.
 	Raw json.RawMessage
@@ -81,9 +75,9 @@ func (o *options) parse(payload []byte, header http.Header) (*Event, error) {
 // checked, so fields the service adds later do not break it.
 func decodeEvent(payload []byte) (*Event, error) {
 	var body struct {
-		Event      EventName   `json:"event"`
-		Generation *Generation `json:"generation"`
-		Voice      *Voice      `json:"voice"`
+		Event      EventName            `json:"event"`
+		Generation *mediagen.Generation `json:"generation"`
+		Voice      *mediagen.Voice      `json:"voice"`
 	}
 	if err := json.Unmarshal(payload, &body); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidPayload, err)

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -27,7 +29,7 @@ func TestParseGenerationEvent(t *testing.T) {
 	assert.Equal(t, webhook.EventGenerationDone, ev.Name)
 	require.NotNil(t, ev.Generation)
 	assert.Nil(t, ev.Voice)
-	var g *webhook.Generation = ev.Generation
+	var g *mediagen.Generation = ev.Generation
 	assert.Equal(t, "gen_01HZX4T9Q2", g.ID)
 	assert.Equal(t, "done", string(g.Status))
 	assert.Equal(t, "image/generation", string(g.Feature))
@@ -48,7 +50,7 @@ func TestParseVoiceEvent(t *testing.T) {
 	assert.Equal(t, webhook.EventVoiceDone, ev.Name)
 	assert.Nil(t, ev.Generation)
 	require.NotNil(t, ev.Voice)
-	var voice *webhook.Voice = ev.Voice
+	var voice *mediagen.Voice = ev.Voice
 	assert.Equal(t, "voc_5k2m", voice.ID)
 	assert.Equal(t, "Narrator", voice.Name)
 	require.NotZero(t, voice.Status)

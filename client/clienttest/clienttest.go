@@ -43,6 +43,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/internal/link"
 	"github.com/mediagen/mediagen-go/internal/refserver"
@@ -104,7 +105,7 @@ func Start(opts ...Option) (*Server, error) {
 	}
 	if cfg.outcome != nil {
 		fn := cfg.outcome
-		ropts = append(ropts, refserver.WithOutcome(func(feature string) refserver.Outcome { return refserver.Outcome(fn(feature)) }))
+		ropts = append(ropts, refserver.WithOutcome(func(feature string) refserver.Outcome { return refserver.Outcome(fn(mediagen.Feature(feature))) }))
 	}
 	ref, err := newRef(ropts)
 	if err != nil {
@@ -285,7 +286,7 @@ type config struct {
 	balance  float64
 	scale    float64
 	start    time.Time
-	outcome  func(feature string) Outcome
+	outcome  func(feature mediagen.Feature) Outcome
 	faults   Faults
 	projects []extraProject
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -35,20 +37,20 @@ func TestAdvanceFinishesRenders(t *testing.T) {
 	c := srv.Client()
 	g, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "p"})
 	require.NoError(t, err)
-	assert.Equal(t, client.StatusPending, g.Status)
+	assert.Equal(t, mediagen.GenerationStatusPending, g.Status)
 	assert.Equal(t, clienttest.StartTime, g.RequestDate)
 
 	srv.Advance(time.Minute)
 	g, err = c.GetGeneration(t.Context(), g.ID)
 	require.NoError(t, err)
-	assert.Equal(t, client.StatusDone, g.Status)
+	assert.Equal(t, mediagen.GenerationStatusDone, g.Status)
 	assert.InDelta(t, clienttest.Balance-g.BalanceUsed, srv.Balance(), 1e-9)
 }
 
 func TestOptionsOverrideDefaults(t *testing.T) {
 	srv := clienttest.NewServer(t,
 		clienttest.WithBalance(0.5),
-		clienttest.WithOutcome(func(string) clienttest.Outcome { return clienttest.OutcomeError }),
+		clienttest.WithOutcome(func(mediagen.Feature) clienttest.Outcome { return clienttest.OutcomeError }),
 	)
 	assert.Equal(t, 0.5, srv.Balance())
 	c := srv.Client(client.WithUserAgent("test/1"))
@@ -57,7 +59,7 @@ func TestOptionsOverrideDefaults(t *testing.T) {
 	srv.Advance(time.Minute)
 	g, err = c.GetGeneration(t.Context(), g.ID)
 	require.NoError(t, err)
-	assert.Equal(t, client.StatusError, g.Status)
+	assert.Equal(t, mediagen.GenerationStatusError, g.Status)
 	assert.Equal(t, 0.5, srv.Balance(), "refunded")
 }
 
@@ -82,9 +84,9 @@ func TestWebhookReachesAReceiverInTheTest(t *testing.T) {
 		assert.Equal(t, webhook.EventGenerationDone, ev.Name)
 		require.NotNil(t, ev.Generation)
 		assert.Equal(t, g.ID, ev.Generation.ID)
-		assert.Equal(t, client.StatusDone, ev.Generation.Status)
+		assert.Equal(t, mediagen.GenerationStatusDone, ev.Generation.Status)
 		require.NotNil(t, ev.Generation.Output)
-		assert.Equal(t, "image/png", ev.Generation.Output.Mime)
+		assert.Equal(t, "image/png", ev.Generation.Output.MIME)
 	case <-time.After(10 * time.Second):
 		t.Fatal("no webhook event arrived")
 	}
@@ -98,8 +100,8 @@ func TestOptionsWithoutTheInternalPackage(t *testing.T) {
 	srv := clienttest.NewServer(t,
 		clienttest.WithBalance(1),
 		clienttest.WithProject("other-key", 5),
-		clienttest.WithOutcome(func(feature string) clienttest.Outcome {
-			if feature == client.FeatureImageGeneration {
+		clienttest.WithOutcome(func(feature mediagen.Feature) clienttest.Outcome {
+			if feature == mediagen.FeatureImageGeneration {
 				return clienttest.OutcomeTimeout
 			}
 			return clienttest.OutcomeDone
@@ -115,7 +117,7 @@ func TestOptionsWithoutTheInternalPackage(t *testing.T) {
 	srv.Advance(time.Minute)
 	g, err = c.GetGeneration(t.Context(), g.ID)
 	require.NoError(t, err)
-	assert.Equal(t, client.StatusTimeout, g.Status)
+	assert.Equal(t, mediagen.GenerationStatusTimeout, g.Status)
 	assert.Equal(t, 1.0, srv.Balance(), "a timed-out render is refunded")
 
 	require.NoError(t, srv.SetFaults(clienttest.Faults{Seed: 1, HTTPStatus: 1, Statuses: []int{503}}))

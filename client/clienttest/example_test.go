@@ -7,6 +7,8 @@ import (
 	"log"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/poll"
@@ -35,7 +37,7 @@ func ExampleStart() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("waited:", g.Status, g.Output.Mime)
+	fmt.Println("waited:", g.Status, g.Output.MIME)
 	fmt.Printf("balance: %.2f USD\n", srv.Balance())
 	// Output:
 	// submitted: pending
@@ -78,7 +80,7 @@ func ExampleWithFaults() {
 	srv, err := clienttest.Start(clienttest.WithFaults(clienttest.Faults{
 		Seed:           1,
 		RenderError:    1, // every render fails, and is refunded
-		RenderFeatures: []string{client.FeatureImageGeneration},
+		RenderFeatures: []mediagen.Feature{mediagen.FeatureImageGeneration},
 	}))
 	if err != nil {
 		log.Fatal(err)

@@ -3,6 +3,7 @@ package clienttest
 import (
 	"errors"
 	"fmt"
+	"github.com/mediagen/mediagen-go"
 	"time"
 
 	"github.com/mediagen/mediagen-go/internal/refserver/fault"
@@ -46,7 +47,7 @@ func WithProject(apiKey string, balance float64) Option {
 // WithOutcome decides how each render or clone training ends; fn receives
 // the canonical feature ("audio/voice-clone" for clones). By default every
 // render succeeds, unless [Faults] make some fail.
-func WithOutcome(fn func(feature string) Outcome) Option {
+func WithOutcome(fn func(feature mediagen.Feature) Outcome) Option {
 	return func(c *config) error {
 		if fn == nil {
 			return errors.New("clienttest: WithOutcome: nil function")
@@ -99,7 +100,7 @@ type Faults struct {
 	// timeout (both refunded); RenderFeatures limits them to some
 	// canonical features.
 	RenderError, RenderTimeout float64
-	RenderFeatures             []string
+	RenderFeatures             []mediagen.Feature
 	// HTTPStatus replaces answers with one of Statuses (default 503),
 	// carrying a Retry-After of RetryAfter when it is set.
 	HTTPStatus float64
@@ -118,7 +119,7 @@ type Faults struct {
 
 func (f Faults) config() fault.Config {
 	return fault.Config{
-		Seed: f.Seed, RenderError: f.RenderError, RenderTimeout: f.RenderTimeout, RenderFeatures: f.RenderFeatures,
+		Seed: f.Seed, RenderError: f.RenderError, RenderTimeout: f.RenderTimeout, RenderFeatures: features(f.RenderFeatures),
 		HTTPStatus: f.HTTPStatus, Statuses: f.Statuses, RetryAfter: f.RetryAfter,
 		DropBefore: f.DropBefore, DropAfter: f.DropAfter, Latency: f.Latency, Paths: f.Paths, Methods: f.Methods,
 	}
@@ -133,4 +134,15 @@ type FaultCounts struct {
 	Delayed        int64 // requests held back by Latency
 	RenderErrors   int64 // renders ended in error
 	RenderTimeouts int64 // renders ended in timeout
+}
+
+func features(fs []mediagen.Feature) []string {
+	if fs == nil {
+		return nil
+	}
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = string(f)
+	}
+	return out
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -35,13 +37,13 @@ func TestWaitsWithPollDefaultsFinishAtOnce(t *testing.T) {
 		client.VoiceoverArgs{VoiceID: "ava-warm-narrator", Script: "Hello there."},
 		client.LogoRevealArgs{Image: logo.ID, Prompt: "sparks"},
 	} {
-		t.Run(args.Feature(), func(t *testing.T) {
+		t.Run(string(args.Feature()), func(t *testing.T) {
 			start := time.Now()
 			g, err := c.CreateGeneration(ctx, args)
 			require.NoError(t, err)
 			g, err = poll.Generation(ctx, c, g.ID)
 			require.NoError(t, err)
-			assert.Equal(t, client.StatusDone, g.Status)
+			assert.Equal(t, mediagen.GenerationStatusDone, g.Status)
 			assert.Less(t, time.Since(start), time.Second, "wall time")
 		})
 	}
@@ -51,7 +53,7 @@ func TestWaitsWithPollDefaultsFinishAtOnce(t *testing.T) {
 		require.NoError(t, err)
 		v, err = poll.Voice(ctx, c, v.ID)
 		require.NoError(t, err)
-		assert.Equal(t, client.VoiceDone, v.Status)
+		assert.Equal(t, mediagen.VoiceStatusDone, v.Status)
 		assert.Less(t, time.Since(start), time.Second, "wall time")
 	})
 }
@@ -64,11 +66,11 @@ func TestRendersAreObservableMidFlight(t *testing.T) {
 	require.NoError(t, err)
 	g, err = c.GetGeneration(t.Context(), g.ID)
 	require.NoError(t, err)
-	assert.Equal(t, client.StatusPending, g.Status)
+	assert.Equal(t, mediagen.GenerationStatusPending, g.Status)
 	assert.Equal(t, clienttest.StartTime, srv.Now(), "a GET does not move the clock")
 
 	// Advance in small steps: the render passes through running.
-	var steps []client.GenerationStatus
+	var steps []mediagen.GenerationStatus
 	for i := 0; i < 1000 && !g.Terminal(); i++ {
 		srv.Advance(50 * time.Millisecond)
 		g, err = c.GetGeneration(t.Context(), g.ID)
@@ -77,15 +79,15 @@ func TestRendersAreObservableMidFlight(t *testing.T) {
 			steps = append(steps, g.Status)
 		}
 	}
-	assert.Equal(t, []client.GenerationStatus{client.StatusPending, client.StatusRunning, client.StatusDone}, steps)
+	assert.Equal(t, []mediagen.GenerationStatus{mediagen.GenerationStatusPending, mediagen.GenerationStatusRunning, mediagen.GenerationStatusDone}, steps)
 
 	// And through poll, a second render is seen from pending to done.
 	g, err = c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "q"})
 	require.NoError(t, err)
-	var seen []client.GenerationStatus
-	_, err = poll.Generation(t.Context(), c, g.ID, poll.OnUpdate(func(g *client.Generation) { seen = append(seen, g.Status) }))
+	var seen []mediagen.GenerationStatus
+	_, err = poll.Generation(t.Context(), c, g.ID, poll.OnUpdate(func(g *mediagen.Generation) { seen = append(seen, g.Status) }))
 	require.NoError(t, err)
-	assert.Equal(t, client.StatusDone, seen[len(seen)-1])
+	assert.Equal(t, mediagen.GenerationStatusDone, seen[len(seen)-1])
 }
 
 // Expiry is reached through Advance: 24 hours after the request the

@@ -22,6 +22,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/poll"
@@ -48,8 +50,8 @@ func run(ctx context.Context, out io.Writer) error {
 		// requests but not the last ($0.075, even with the $0.05 refund of
 		// the first thumbnail back), and every thumbnail render fails.
 		srv, err := clienttest.Start(clienttest.WithBalance(0.20),
-			clienttest.WithOutcome(func(feature string) clienttest.Outcome {
-				if feature == client.FeatureYoutubeThumbnail {
+			clienttest.WithOutcome(func(feature mediagen.Feature) clienttest.Outcome {
+				if feature == mediagen.FeatureImageYoutubeThumbnail {
 					return clienttest.OutcomeError
 				}
 				return clienttest.OutcomeDone
@@ -137,9 +139,9 @@ func run(ctx context.Context, out io.Writer) error {
 		if g == nil || !g.Terminal() {
 			return r.Err // the wait gave up, or the generation vanished
 		}
-		if g.Status == client.StatusDone {
+		if g.Status == mediagen.GenerationStatusDone {
 			paid += g.BalanceUsed
-			fmt.Fprintf(out, "  %s %s done: %s\n", g.ID, g.Feature, g.Output.Mime)
+			fmt.Fprintf(out, "  %s %s done: %s\n", g.ID, g.Feature, g.Output.MIME)
 		} else {
 			// Failed renders are refunded, so they can simply be sent again.
 			fmt.Fprintf(out, "  %s %s %s: %s (refunded $%.4f)\n", g.ID, g.Feature, g.Status, g.Error, g.BalanceUsed)

@@ -21,6 +21,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/poll"
@@ -93,13 +95,13 @@ func run(ctx context.Context, out io.Writer) error {
 	fmt.Fprintf(out, "submitted %s (%s), charged $%.4f\n", g.ID, g.Status, g.BalanceUsed)
 
 	// Video is checked after 5 s, then up to every 10 s.
-	g, err = poll.Generation(ctx, c, g.ID, poll.OnUpdate(func(g *client.Generation) {
+	g, err = poll.Generation(ctx, c, g.ID, poll.OnUpdate(func(g *mediagen.Generation) {
 		fmt.Fprintf(out, "  status: %s\n", g.Status)
 	}))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "done: %s, %dx%d, %d ms\n", g.Output.Mime, g.Output.Width, g.Output.Height, g.Output.DurationMs)
+	fmt.Fprintf(out, "done: %s, %dx%d, %d ms\n", g.Output.MIME, g.Output.Width, g.Output.Height, g.Output.DurationMs)
 
 	// Assets expire with the generation (24 h): save them now.
 	saved, err := c.SaveOutput(ctx, g, outputDir)

@@ -21,6 +21,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/poll"
@@ -65,7 +67,7 @@ func run(ctx context.Context, out io.Writer) error {
 
 	// Locale and tags filter the catalog only; the project's clones, listed
 	// first, pass unfiltered, so ask for the catalog explicitly.
-	filter := client.VoiceFilter{Owner: client.VoiceOwnerService, Locale: "en-US", Tags: []string{"narration"}}
+	filter := client.VoiceFilter{Owner: mediagen.VoiceOwnerService, Locale: "en-US", Tags: []string{"narration"}}
 	voices, err := c.Voices(ctx, filter)
 	if err != nil {
 		return err
@@ -73,7 +75,7 @@ func run(ctx context.Context, out io.Writer) error {
 	for _, v := range voices {
 		fmt.Fprintf(out, "voice: %s (%s) %v\n", v.Slug, v.Name, v.Tags)
 	}
-	i := slices.IndexFunc(voices, func(v *client.Voice) bool { return v.Slug == voiceSlug })
+	i := slices.IndexFunc(voices, func(v *mediagen.Voice) bool { return v.Slug == voiceSlug })
 	if i < 0 {
 		return fmt.Errorf("voice %q is not among the en-US narration voices", voiceSlug)
 	}
@@ -85,7 +87,7 @@ func run(ctx context.Context, out io.Writer) error {
 	args := client.VoiceoverArgs{VoiceID: voices[i].ID, Script: script}
 
 	// A template's prompt directs the delivery; the voiceover works without one.
-	templates, err := c.Templates(ctx, client.TemplateFilter{Feature: client.FeatureVoiceover, Category: "narration", Limit: 1})
+	templates, err := c.Templates(ctx, client.TemplateFilter{Feature: mediagen.FeatureAudioVoiceover, Category: "narration", Limit: 1})
 	if err != nil {
 		return err
 	}
@@ -116,7 +118,7 @@ func run(ctx context.Context, out io.Writer) error {
 	fmt.Fprintf(out, "submitted %s, charged $%.4f\n", g.ID, g.BalanceUsed)
 
 	// Audio is checked after 2 s, then up to every 5 s.
-	g, err = poll.Generation(ctx, c, g.ID, poll.OnUpdate(func(g *client.Generation) {
+	g, err = poll.Generation(ctx, c, g.ID, poll.OnUpdate(func(g *mediagen.Generation) {
 		fmt.Fprintf(out, "  status: %s\n", g.Status)
 	}))
 	if err != nil {
@@ -135,7 +137,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "downloaded %d bytes of %s, %.2f s\n", len(wav), g.Output.Mime, length.Seconds())
+	fmt.Fprintf(out, "downloaded %d bytes of %s, %.2f s\n", len(wav), g.Output.MIME, length.Seconds())
 	return nil
 }
 

@@ -157,7 +157,7 @@ func run(ctx context.Context, out io.Writer) error {
 				continue // another generation of the project
 			}
 			delete(waiting, g.ID)
-			mime := g.Output.Mime
+			mime := g.Output.MIME
 			if mime == "" {
 				mime = "-" // failed renders have no output
 			}

@@ -17,9 +17,900 @@ import (
 	"net/url"
 	"strings"
 
-	. "github.com/mediagen/mediagen-go/internal/api/model"
+	. "github.com/mediagen/mediagen-go"
 	"github.com/oapi-codegen/runtime"
 )
+
+// Defines values for AdArgsAspectRatio.
+const (
+	AdArgsAspectRatioN11  AdArgsAspectRatio = "1:1"
+	AdArgsAspectRatioN169 AdArgsAspectRatio = "16:9"
+	AdArgsAspectRatioN34  AdArgsAspectRatio = "3:4"
+	AdArgsAspectRatioN43  AdArgsAspectRatio = "4:3"
+	AdArgsAspectRatioN916 AdArgsAspectRatio = "9:16"
+)
+
+// Valid indicates whether the value is a known member of the AdArgsAspectRatio enum.
+func (e AdArgsAspectRatio) Valid() bool {
+	switch e {
+	case AdArgsAspectRatioN11:
+		return true
+	case AdArgsAspectRatioN169:
+		return true
+	case AdArgsAspectRatioN34:
+		return true
+	case AdArgsAspectRatioN43:
+		return true
+	case AdArgsAspectRatioN916:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AvatarArgsAspectRatio.
+const (
+	AvatarArgsAspectRatioN11  AvatarArgsAspectRatio = "1:1"
+	AvatarArgsAspectRatioN169 AvatarArgsAspectRatio = "16:9"
+	AvatarArgsAspectRatioN34  AvatarArgsAspectRatio = "3:4"
+	AvatarArgsAspectRatioN43  AvatarArgsAspectRatio = "4:3"
+	AvatarArgsAspectRatioN916 AvatarArgsAspectRatio = "9:16"
+)
+
+// Valid indicates whether the value is a known member of the AvatarArgsAspectRatio enum.
+func (e AvatarArgsAspectRatio) Valid() bool {
+	switch e {
+	case AvatarArgsAspectRatioN11:
+		return true
+	case AvatarArgsAspectRatioN169:
+		return true
+	case AvatarArgsAspectRatioN34:
+		return true
+	case AvatarArgsAspectRatioN43:
+		return true
+	case AvatarArgsAspectRatioN916:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AvatarArgsResolution.
+const (
+	AvatarArgsResolutionN1080P AvatarArgsResolution = "1080p"
+	AvatarArgsResolutionN720P  AvatarArgsResolution = "720p"
+)
+
+// Valid indicates whether the value is a known member of the AvatarArgsResolution enum.
+func (e AvatarArgsResolution) Valid() bool {
+	switch e {
+	case AvatarArgsResolutionN1080P:
+		return true
+	case AvatarArgsResolutionN720P:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ErrorCode.
+const (
+	ErrorCodeForbidden            ErrorCode = "forbidden"
+	ErrorCodeInsufficientBalance  ErrorCode = "insufficient_balance"
+	ErrorCodeInternalError        ErrorCode = "internal_error"
+	ErrorCodeInvalidArgument      ErrorCode = "invalid_argument"
+	ErrorCodeMethodNotAllowed     ErrorCode = "method_not_allowed"
+	ErrorCodeNotFound             ErrorCode = "not_found"
+	ErrorCodePayloadTooLarge      ErrorCode = "payload_too_large"
+	ErrorCodePermissionRequired   ErrorCode = "permission_required"
+	ErrorCodeRateLimited          ErrorCode = "rate_limited"
+	ErrorCodeUnauthorized         ErrorCode = "unauthorized"
+	ErrorCodeUnavailable          ErrorCode = "unavailable"
+	ErrorCodeUnsupportedMediaType ErrorCode = "unsupported_media_type"
+)
+
+// Valid indicates whether the value is a known member of the ErrorCode enum.
+func (e ErrorCode) Valid() bool {
+	switch e {
+	case ErrorCodeForbidden:
+		return true
+	case ErrorCodeInsufficientBalance:
+		return true
+	case ErrorCodeInternalError:
+		return true
+	case ErrorCodeInvalidArgument:
+		return true
+	case ErrorCodeMethodNotAllowed:
+		return true
+	case ErrorCodeNotFound:
+		return true
+	case ErrorCodePayloadTooLarge:
+		return true
+	case ErrorCodePermissionRequired:
+		return true
+	case ErrorCodeRateLimited:
+		return true
+	case ErrorCodeUnauthorized:
+		return true
+	case ErrorCodeUnavailable:
+		return true
+	case ErrorCodeUnsupportedMediaType:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GenerationEventName.
+const (
+	GenerationEventNameGenerationDone    GenerationEventName = "generation.done"
+	GenerationEventNameGenerationError   GenerationEventName = "generation.error"
+	GenerationEventNameGenerationTimeout GenerationEventName = "generation.timeout"
+)
+
+// Valid indicates whether the value is a known member of the GenerationEventName enum.
+func (e GenerationEventName) Valid() bool {
+	switch e {
+	case GenerationEventNameGenerationDone:
+		return true
+	case GenerationEventNameGenerationError:
+		return true
+	case GenerationEventNameGenerationTimeout:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ImageGenerationArgsAspectRatio.
+const (
+	ImageGenerationArgsAspectRatioN11  ImageGenerationArgsAspectRatio = "1:1"
+	ImageGenerationArgsAspectRatioN169 ImageGenerationArgsAspectRatio = "16:9"
+	ImageGenerationArgsAspectRatioN34  ImageGenerationArgsAspectRatio = "3:4"
+	ImageGenerationArgsAspectRatioN43  ImageGenerationArgsAspectRatio = "4:3"
+	ImageGenerationArgsAspectRatioN916 ImageGenerationArgsAspectRatio = "9:16"
+)
+
+// Valid indicates whether the value is a known member of the ImageGenerationArgsAspectRatio enum.
+func (e ImageGenerationArgsAspectRatio) Valid() bool {
+	switch e {
+	case ImageGenerationArgsAspectRatioN11:
+		return true
+	case ImageGenerationArgsAspectRatioN169:
+		return true
+	case ImageGenerationArgsAspectRatioN34:
+		return true
+	case ImageGenerationArgsAspectRatioN43:
+		return true
+	case ImageGenerationArgsAspectRatioN916:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InsufficientBalanceDetailCode.
+const (
+	InsufficientBalanceDetailCodeInsufficientBalance InsufficientBalanceDetailCode = "insufficient_balance"
+)
+
+// Valid indicates whether the value is a known member of the InsufficientBalanceDetailCode enum.
+func (e InsufficientBalanceDetailCode) Valid() bool {
+	switch e {
+	case InsufficientBalanceDetailCodeInsufficientBalance:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JSONRPCMessageJsonrpc.
+const (
+	JSONRPCMessageJsonrpcN20 JSONRPCMessageJsonrpc = "2.0"
+)
+
+// Valid indicates whether the value is a known member of the JSONRPCMessageJsonrpc enum.
+func (e JSONRPCMessageJsonrpc) Valid() bool {
+	switch e {
+	case JSONRPCMessageJsonrpcN20:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LogoRevealArgsAspectRatio.
+const (
+	LogoRevealArgsAspectRatioN169 LogoRevealArgsAspectRatio = "16:9"
+	LogoRevealArgsAspectRatioN916 LogoRevealArgsAspectRatio = "9:16"
+)
+
+// Valid indicates whether the value is a known member of the LogoRevealArgsAspectRatio enum.
+func (e LogoRevealArgsAspectRatio) Valid() bool {
+	switch e {
+	case LogoRevealArgsAspectRatioN169:
+		return true
+	case LogoRevealArgsAspectRatioN916:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LogoRevealArgsMode.
+const (
+	LogoRevealArgsModeIntro LogoRevealArgsMode = "intro"
+	LogoRevealArgsModeOutro LogoRevealArgsMode = "outro"
+)
+
+// Valid indicates whether the value is a known member of the LogoRevealArgsMode enum.
+func (e LogoRevealArgsMode) Valid() bool {
+	switch e {
+	case LogoRevealArgsModeIntro:
+		return true
+	case LogoRevealArgsModeOutro:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LogoRevealArgsResolution.
+const (
+	LogoRevealArgsResolutionN1080P LogoRevealArgsResolution = "1080p"
+	LogoRevealArgsResolutionN720P  LogoRevealArgsResolution = "720p"
+)
+
+// Valid indicates whether the value is a known member of the LogoRevealArgsResolution enum.
+func (e LogoRevealArgsResolution) Valid() bool {
+	switch e {
+	case LogoRevealArgsResolutionN1080P:
+		return true
+	case LogoRevealArgsResolutionN720P:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ObjectRevealArgsAspectRatio.
+const (
+	ObjectRevealArgsAspectRatioN11  ObjectRevealArgsAspectRatio = "1:1"
+	ObjectRevealArgsAspectRatioN169 ObjectRevealArgsAspectRatio = "16:9"
+	ObjectRevealArgsAspectRatioN34  ObjectRevealArgsAspectRatio = "3:4"
+	ObjectRevealArgsAspectRatioN43  ObjectRevealArgsAspectRatio = "4:3"
+	ObjectRevealArgsAspectRatioN916 ObjectRevealArgsAspectRatio = "9:16"
+)
+
+// Valid indicates whether the value is a known member of the ObjectRevealArgsAspectRatio enum.
+func (e ObjectRevealArgsAspectRatio) Valid() bool {
+	switch e {
+	case ObjectRevealArgsAspectRatioN11:
+		return true
+	case ObjectRevealArgsAspectRatioN169:
+		return true
+	case ObjectRevealArgsAspectRatioN34:
+		return true
+	case ObjectRevealArgsAspectRatioN43:
+		return true
+	case ObjectRevealArgsAspectRatioN916:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ObjectRevealArgsResolution.
+const (
+	ObjectRevealArgsResolutionN1080P ObjectRevealArgsResolution = "1080p"
+	ObjectRevealArgsResolutionN720P  ObjectRevealArgsResolution = "720p"
+)
+
+// Valid indicates whether the value is a known member of the ObjectRevealArgsResolution enum.
+func (e ObjectRevealArgsResolution) Valid() bool {
+	switch e {
+	case ObjectRevealArgsResolutionN1080P:
+		return true
+	case ObjectRevealArgsResolutionN720P:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProductShotArgsAspectRatio.
+const (
+	ProductShotArgsAspectRatioN11  ProductShotArgsAspectRatio = "1:1"
+	ProductShotArgsAspectRatioN169 ProductShotArgsAspectRatio = "16:9"
+	ProductShotArgsAspectRatioN34  ProductShotArgsAspectRatio = "3:4"
+	ProductShotArgsAspectRatioN43  ProductShotArgsAspectRatio = "4:3"
+	ProductShotArgsAspectRatioN916 ProductShotArgsAspectRatio = "9:16"
+)
+
+// Valid indicates whether the value is a known member of the ProductShotArgsAspectRatio enum.
+func (e ProductShotArgsAspectRatio) Valid() bool {
+	switch e {
+	case ProductShotArgsAspectRatioN11:
+		return true
+	case ProductShotArgsAspectRatioN169:
+		return true
+	case ProductShotArgsAspectRatioN34:
+		return true
+	case ProductShotArgsAspectRatioN43:
+		return true
+	case ProductShotArgsAspectRatioN916:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SelfPortraitArgsAspectRatio.
+const (
+	SelfPortraitArgsAspectRatioN11  SelfPortraitArgsAspectRatio = "1:1"
+	SelfPortraitArgsAspectRatioN169 SelfPortraitArgsAspectRatio = "16:9"
+	SelfPortraitArgsAspectRatioN34  SelfPortraitArgsAspectRatio = "3:4"
+	SelfPortraitArgsAspectRatioN43  SelfPortraitArgsAspectRatio = "4:3"
+	SelfPortraitArgsAspectRatioN916 SelfPortraitArgsAspectRatio = "9:16"
+)
+
+// Valid indicates whether the value is a known member of the SelfPortraitArgsAspectRatio enum.
+func (e SelfPortraitArgsAspectRatio) Valid() bool {
+	switch e {
+	case SelfPortraitArgsAspectRatioN11:
+		return true
+	case SelfPortraitArgsAspectRatioN169:
+		return true
+	case SelfPortraitArgsAspectRatioN34:
+		return true
+	case SelfPortraitArgsAspectRatioN43:
+		return true
+	case SelfPortraitArgsAspectRatioN916:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VoiceEventName.
+const (
+	VoiceEventNameVoiceDone  VoiceEventName = "voice.done"
+	VoiceEventNameVoiceError VoiceEventName = "voice.error"
+)
+
+// Valid indicates whether the value is a known member of the VoiceEventName enum.
+func (e VoiceEventName) Valid() bool {
+	switch e {
+	case VoiceEventNameVoiceDone:
+		return true
+	case VoiceEventNameVoiceError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for YoutubeThumbnailArgsAspectRatio.
+const (
+	YoutubeThumbnailArgsAspectRatioN11  YoutubeThumbnailArgsAspectRatio = "1:1"
+	YoutubeThumbnailArgsAspectRatioN169 YoutubeThumbnailArgsAspectRatio = "16:9"
+	YoutubeThumbnailArgsAspectRatioN34  YoutubeThumbnailArgsAspectRatio = "3:4"
+	YoutubeThumbnailArgsAspectRatioN43  YoutubeThumbnailArgsAspectRatio = "4:3"
+	YoutubeThumbnailArgsAspectRatioN916 YoutubeThumbnailArgsAspectRatio = "9:16"
+)
+
+// Valid indicates whether the value is a known member of the YoutubeThumbnailArgsAspectRatio enum.
+func (e YoutubeThumbnailArgsAspectRatio) Valid() bool {
+	switch e {
+	case YoutubeThumbnailArgsAspectRatioN11:
+		return true
+	case YoutubeThumbnailArgsAspectRatioN169:
+		return true
+	case YoutubeThumbnailArgsAspectRatioN34:
+		return true
+	case YoutubeThumbnailArgsAspectRatioN43:
+		return true
+	case YoutubeThumbnailArgsAspectRatioN916:
+		return true
+	default:
+		return false
+	}
+}
+
+// AdArgs Arguments of `image/ad`. Every input is validated before the generation is accepted or billed (400, nothing charged).
+type AdArgs struct {
+	// AspectRatio Aspect ratio of the result.
+	AspectRatio AdArgsAspectRatio `json:"aspectRatio,omitempty,omitzero"`
+
+	// FineDetails Render finer details; priced as the `fineDetails` variant (`off`/`on`).
+	FineDetails bool `json:"fineDetails,omitempty,omitzero"`
+
+	// Image Photo of the product advertised. A file id from the upload endpoints, never a URL or base64.
+	Image string `json:"image"`
+
+	// Prompt What to make. Any feature accepts a prompt taken from a template.
+	Prompt string `json:"prompt"`
+}
+
+// AdArgsAspectRatio Aspect ratio of the result.
+type AdArgsAspectRatio string
+
+// AvatarArgs Arguments of `video/avatar`. Every input is validated before the generation is accepted or billed (400, nothing charged). `voiceId` is documented; the rest is this contract's choice.
+type AvatarArgs struct {
+	// AspectRatio Aspect ratio of the result.
+	AspectRatio AvatarArgsAspectRatio `json:"aspectRatio,omitempty,omitzero"`
+
+	// Image Optional portrait to animate. A file id from the upload endpoints, never a URL or base64.
+	Image string `json:"image,omitempty,omitzero"`
+
+	// PermissionConfirmed Confirms the caller has permission to produce this likeness. Missing or false answers 403 `permission_required`.
+	PermissionConfirmed bool `json:"permissionConfirmed,omitempty,omitzero"`
+
+	// Prompt Optional delivery direction, such as a template's prompt (any feature accepts one).
+	Prompt string `json:"prompt,omitempty,omitzero"`
+
+	// Resolution Output resolution; priced as the `resolution` variant.
+	Resolution AvatarArgsResolution `json:"resolution,omitempty,omitzero"`
+
+	// Script What the avatar says. The clip lasts about one second per 15 characters; billed per started 15 seconds.
+	Script string `json:"script"`
+
+	// VoiceID A voice id, or for catalog voices a slug.
+	VoiceID string `json:"voiceId"`
+}
+
+// AvatarArgsAspectRatio Aspect ratio of the result.
+type AvatarArgsAspectRatio string
+
+// AvatarArgsResolution Output resolution; priced as the `resolution` variant.
+type AvatarArgsResolution string
+
+// CreateGenerationRequest Submit a generation.
+type CreateGenerationRequest struct {
+	// Args Feature-specific arguments; which schema applies is named by `feature`. One schema per feature: `image/self-portrait`: #/components/schemas/SelfPortraitArgs, `image/generation`: #/components/schemas/ImageGenerationArgs, `image/product-shot`: #/components/schemas/ProductShotArgs, `image/youtube-thumbnail`: #/components/schemas/YoutubeThumbnailArgs, `image/ad`: #/components/schemas/AdArgs, `video/logo-reveal`: #/components/schemas/LogoRevealArgs, `video/object-reveal`: #/components/schemas/ObjectRevealArgs, `video/avatar`: #/components/schemas/AvatarArgs, `audio/voiceover`: #/components/schemas/VoiceoverArgs. Reference images and audio are file ids.
+	Args map[string]any `json:"args"`
+
+	// Feature Feature key, namespaced `<kind>/<name>`. The older flat spellings are still accepted everywhere a feature is read (create, and the `feature` filters of the list endpoints) and are echoed back as submitted. The documented legacy spellings are `image-generation` and `logo-reveal`; the other flat spellings listed here are this contract's choice (`x-unconfirmed`), named after the agent tools.
+	Feature Feature `json:"feature"`
+
+	// WebhookURL Where to POST the signed event on the first terminal state. Must be https and publicly reachable; a URL that is not https, or that names localhost or a loopback, private or link-local address, answers 400 `invalid_argument` (this contract's choice).
+	WebhookURL string `json:"webhookUrl,omitempty,omitzero"`
+}
+
+// CreateUploadURLRequest Reserve a signed upload.
+type CreateUploadURLRequest struct {
+	// Bytes Exact size of the file; signed into the URL. At most 31,457,280 (30 MB); more answers 413.
+	Bytes int64 `json:"bytes"`
+
+	// ContentType Media type of the file; signed and stored. Must be an accepted type (images, audio, video, PDF, ZIP, text, JSON; the exact list, this contract's choice, is x-accepted-media-types); others answer 415. Parameters such as `; charset=utf-8` are ignored.
+	ContentType string `json:"contentType"`
+}
+
+// CreateVoiceRequest Clone a voice from an uploaded sample.
+type CreateVoiceRequest struct {
+	// Audio File id of a sample of about 30 seconds of clean speech (MP3, WAV, M4A, OGG, FLAC or WebM with a real audio stream). At least 10 seconds (this contract's choice).
+	Audio string `json:"audio"`
+
+	// Description Free description.
+	Description string `json:"description,omitempty,omitzero"`
+
+	// Name Name of the clone.
+	Name string `json:"name"`
+
+	// WebhookURL Where to POST the signed `voice.done` or `voice.error` event. Must be https and publicly reachable; anything else answers 400 `invalid_argument` (this contract's choice).
+	WebhookURL string `json:"webhookUrl,omitempty,omitzero"`
+}
+
+// Error Body of every error response other than 402. The interface document does not show it; this shape is this contract's choice.
+type Error struct {
+	// Error What went wrong.
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorCode Machine-readable error code. Only `insufficient_balance` is documented; the other values are this contract's choice.
+type ErrorCode string
+
+// ErrorDetail What went wrong.
+type ErrorDetail struct {
+	// Code Machine-readable error code. Only `insufficient_balance` is documented; the other values are this contract's choice.
+	Code ErrorCode `json:"code"`
+
+	// Message Human-readable description.
+	Message string `json:"message"`
+}
+
+// FavoriteState Whether the project starred the voice.
+type FavoriteState struct {
+	// Favorite State after the call.
+	Favorite bool `json:"favorite"`
+
+	// ID Voice id.
+	ID string `json:"id"`
+}
+
+// FileList Uploaded files.
+type FileList struct {
+	// Files In submission order.
+	Files []File `json:"files"`
+}
+
+// GenerationEnvelope One generation.
+type GenerationEnvelope struct {
+	// Generation An asynchronous job that produces one asset. `feature` is echoed as submitted, canonical or legacy spelling. `output` is present once status is `done`.
+	Generation Generation `json:"generation"`
+}
+
+// GenerationEvent Webhook body sent on a generation's first terminal state; `generation` is the same as GET /v3/generations/{id}.
+type GenerationEvent struct {
+	// Event Name of a generation event.
+	Event GenerationEventName `json:"event"`
+
+	// Generation An asynchronous job that produces one asset. `feature` is echoed as submitted, canonical or legacy spelling. `output` is present once status is `done`.
+	Generation Generation `json:"generation"`
+}
+
+// GenerationEventName Name of a generation event.
+type GenerationEventName string
+
+// GenerationList One page of generations.
+type GenerationList struct {
+	// Generations Newest first.
+	Generations []Generation `json:"generations"`
+
+	// NextCursor Cursor of the next page; null on the last page.
+	NextCursor *string `json:"nextCursor"`
+}
+
+// ImageGenerationArgs Arguments of `image/generation`. Every input is validated before the generation is accepted or billed (400, nothing charged). Arguments other than `prompt` are this contract's choice.
+type ImageGenerationArgs struct {
+	// AspectRatio Aspect ratio of the result.
+	AspectRatio ImageGenerationArgsAspectRatio `json:"aspectRatio,omitempty,omitzero"`
+
+	// FineDetails Render finer details; priced as the `fineDetails` variant (`off`/`on`).
+	FineDetails bool `json:"fineDetails,omitempty,omitzero"`
+
+	// Image Optional reference image. A file id from the upload endpoints, never a URL or base64.
+	Image string `json:"image,omitempty,omitzero"`
+
+	// Prompt What to make. Any feature accepts a prompt taken from a template.
+	Prompt string `json:"prompt"`
+}
+
+// ImageGenerationArgsAspectRatio Aspect ratio of the result.
+type ImageGenerationArgsAspectRatio string
+
+// InsufficientBalanceDetail Why the call was refused for lack of balance.
+type InsufficientBalanceDetail struct {
+	// Balance Current balance, in USD.
+	Balance float64 `json:"balance"`
+
+	// Code Always `insufficient_balance`.
+	Code InsufficientBalanceDetailCode `json:"code"`
+
+	// Message Human-readable description.
+	Message string `json:"message"`
+
+	// Required Amount the call would cost, in USD.
+	Required float64 `json:"required"`
+}
+
+// InsufficientBalanceDetailCode Always `insufficient_balance`.
+type InsufficientBalanceDetailCode string
+
+// InsufficientBalanceError Body of a 402 answer.
+type InsufficientBalanceError struct {
+	// Error Why the call was refused for lack of balance.
+	Error InsufficientBalanceDetail `json:"error"`
+}
+
+// JSONRPCMessage A JSON-RPC 2.0 request or notification.
+type JSONRPCMessage struct {
+	// ID Request id (string or number); absent on notifications.
+	ID interface{} `json:"id,omitempty,omitzero"`
+
+	// Jsonrpc Protocol version.
+	Jsonrpc JSONRPCMessageJsonrpc `json:"jsonrpc"`
+
+	// Method Method, for example `initialize`, `tools/list`, `tools/call`.
+	Method string `json:"method"`
+
+	// Params Method parameters.
+	Params map[string]interface{} `json:"params,omitempty,omitzero"`
+}
+
+// JSONRPCMessageJsonrpc Protocol version.
+type JSONRPCMessageJsonrpc string
+
+// LogoRevealArgs Arguments of `video/logo-reveal`. Every input is validated before the generation is accepted or billed (400, nothing charged). The seven arguments are documented; bounds, defaults and `resolution` are this contract's choice.
+type LogoRevealArgs struct {
+	// AspectRatio Aspect ratio of the video. The default is this contract's choice.
+	AspectRatio LogoRevealArgsAspectRatio `json:"aspectRatio,omitempty,omitzero"`
+
+	// Background Background colour, a CSS hex colour such as `#101820`.
+	Background string `json:"background,omitempty,omitzero"`
+
+	// Duration Seconds of video; billed per second.
+	Duration int `json:"duration,omitempty,omitzero"`
+
+	// GenerateAudio Sound on or off.
+	GenerateAudio bool `json:"generateAudio,omitempty,omitzero"`
+
+	// Image The logo image. Backdrop baked into the file is absorbed before rendering. A file id from the upload endpoints, never a URL or base64.
+	Image string `json:"image"`
+
+	// Mode `intro` builds the logo in; `outro` starts on the logo and takes it apart. The default is this contract's choice.
+	Mode LogoRevealArgsMode `json:"mode,omitempty,omitzero"`
+
+	// Prompt Motion direction: effect, scene, mood. Describes what happens around the logo, not the logo, and not beat durations.
+	Prompt string `json:"prompt"`
+
+	// Resolution Output resolution; priced as the `resolution` variant.
+	Resolution LogoRevealArgsResolution `json:"resolution,omitempty,omitzero"`
+}
+
+// LogoRevealArgsAspectRatio Aspect ratio of the video. The default is this contract's choice.
+type LogoRevealArgsAspectRatio string
+
+// LogoRevealArgsMode `intro` builds the logo in; `outro` starts on the logo and takes it apart. The default is this contract's choice.
+type LogoRevealArgsMode string
+
+// LogoRevealArgsResolution Output resolution; priced as the `resolution` variant.
+type LogoRevealArgsResolution string
+
+// ObjectRevealArgs Arguments of `video/object-reveal`. Every input is validated before the generation is accepted or billed (400, nothing charged).
+type ObjectRevealArgs struct {
+	// AspectRatio Aspect ratio of the result.
+	AspectRatio ObjectRevealArgsAspectRatio `json:"aspectRatio,omitempty,omitzero"`
+
+	// Duration Seconds of video; billed per second.
+	Duration int `json:"duration,omitempty,omitzero"`
+
+	// Image Photo of the object revealed. A file id from the upload endpoints, never a URL or base64.
+	Image string `json:"image"`
+
+	// Prompt What to make. Any feature accepts a prompt taken from a template.
+	Prompt string `json:"prompt"`
+
+	// Resolution Output resolution; priced as the `resolution` variant.
+	Resolution ObjectRevealArgsResolution `json:"resolution,omitempty,omitzero"`
+}
+
+// ObjectRevealArgsAspectRatio Aspect ratio of the result.
+type ObjectRevealArgsAspectRatio string
+
+// ObjectRevealArgsResolution Output resolution; priced as the `resolution` variant.
+type ObjectRevealArgsResolution string
+
+// PricingTable Prices on the caller's plan. Nothing is held or quoted.
+type PricingTable struct {
+	// Prices Keyed by feature (canonical spelling) and `audio/voice-clone`; only features the plan prices appear.
+	Prices map[string]PricingEntry `json:"prices"`
+}
+
+// ProductShotArgs Arguments of `image/product-shot`. Every input is validated before the generation is accepted or billed (400, nothing charged).
+type ProductShotArgs struct {
+	// AspectRatio Aspect ratio of the result.
+	AspectRatio ProductShotArgsAspectRatio `json:"aspectRatio,omitempty,omitzero"`
+
+	// FineDetails Render finer details; priced as the `fineDetails` variant (`off`/`on`).
+	FineDetails bool `json:"fineDetails,omitempty,omitzero"`
+
+	// Image Photo of the product. A file id from the upload endpoints, never a URL or base64.
+	Image string `json:"image"`
+
+	// Prompt What to make. Any feature accepts a prompt taken from a template.
+	Prompt string `json:"prompt"`
+}
+
+// ProductShotArgsAspectRatio Aspect ratio of the result.
+type ProductShotArgsAspectRatio string
+
+// SelfPortraitArgs Arguments of `image/self-portrait`. Every input is validated before the generation is accepted or billed (400, nothing charged). `image`, `prompt` and `aspectRatio` are documented; required flags and `permissionConfirmed` are this contract's choice.
+type SelfPortraitArgs struct {
+	// AspectRatio Aspect ratio of the result.
+	AspectRatio SelfPortraitArgsAspectRatio `json:"aspectRatio,omitempty,omitzero"`
+
+	// Image Portrait of the person. A file id from the upload endpoints, never a URL or base64.
+	Image string `json:"image"`
+
+	// PermissionConfirmed Confirms the caller has permission to produce this likeness. Missing or false answers 403 `permission_required`.
+	PermissionConfirmed bool `json:"permissionConfirmed,omitempty,omitzero"`
+
+	// Prompt What to make. Any feature accepts a prompt taken from a template.
+	Prompt string `json:"prompt"`
+}
+
+// SelfPortraitArgsAspectRatio Aspect ratio of the result.
+type SelfPortraitArgsAspectRatio string
+
+// Success Outcome of a delete.
+type Success struct {
+	// Success Whether the call took effect.
+	Success bool `json:"success"`
+}
+
+// TemplateList Templates.
+type TemplateList struct {
+	// Templates In creation order.
+	Templates []Template `json:"templates"`
+}
+
+// TemplatePreviewEnvelope A template preview prompt.
+type TemplatePreviewEnvelope struct {
+	// Preview A template preview resolved to its prompt.
+	Preview TemplatePreview `json:"preview"`
+}
+
+// UploadFilesRequest Multipart form of the upload.
+type UploadFilesRequest struct {
+	// Files Up to 10 files of at most 30 MB (31,457,280 bytes) each, under the same field name.
+	Files [][]byte `json:"files"`
+}
+
+// VoiceEnvelope One voice.
+type VoiceEnvelope struct {
+	// Voice A voice for `args.voiceId`: a catalog voice or one of the project's clones.
+	Voice Voice `json:"voice"`
+}
+
+// VoiceEvent Webhook body sent when a clone finishes training; `voice` is the same as GET /v3/voices/{id}.
+type VoiceEvent struct {
+	// Event Name of a voice event.
+	Event VoiceEventName `json:"event"`
+
+	// Voice A voice for `args.voiceId`: a catalog voice or one of the project's clones.
+	Voice Voice `json:"voice"`
+}
+
+// VoiceEventName Name of a voice event.
+type VoiceEventName string
+
+// VoiceList Voices.
+type VoiceList struct {
+	// Voices The project's clones first, then the catalog.
+	Voices []Voice `json:"voices"`
+}
+
+// VoiceoverArgs Arguments of `audio/voiceover`. Every input is validated before the generation is accepted or billed (400, nothing charged). `voiceId` is documented; `script` is this contract's choice.
+type VoiceoverArgs struct {
+	// Prompt Optional delivery direction, such as a template's prompt (any feature accepts one).
+	Prompt string `json:"prompt,omitempty,omitzero"`
+
+	// Script Text to speak; billed per started 1,000 characters.
+	Script string `json:"script"`
+
+	// VoiceID A voice id, or for catalog voices a slug.
+	VoiceID string `json:"voiceId"`
+}
+
+// YoutubeThumbnailArgs Arguments of `image/youtube-thumbnail`. Every input is validated before the generation is accepted or billed (400, nothing charged).
+type YoutubeThumbnailArgs struct {
+	// AspectRatio Aspect ratio of the result.
+	AspectRatio YoutubeThumbnailArgsAspectRatio `json:"aspectRatio,omitempty,omitzero"`
+
+	// FineDetails Render finer details; priced as the `fineDetails` variant (`off`/`on`).
+	FineDetails bool `json:"fineDetails,omitempty,omitzero"`
+
+	// Image Optional reference image. A file id from the upload endpoints, never a URL or base64.
+	Image string `json:"image,omitempty,omitzero"`
+
+	// Prompt What to make. Any feature accepts a prompt taken from a template.
+	Prompt string `json:"prompt"`
+}
+
+// YoutubeThumbnailArgsAspectRatio Aspect ratio of the result.
+type YoutubeThumbnailArgsAspectRatio string
+
+// GenerationID defines model for GenerationID.
+type GenerationID = string
+
+// VoiceID defines model for VoiceID.
+type VoiceID = string
+
+// BadRequest Body of every error response other than 402. The interface document does not show it; this shape is this contract's choice.
+type BadRequest = Error
+
+// InsufficientBalance Body of a 402 answer.
+type InsufficientBalance = InsufficientBalanceError
+
+// MethodNotAllowed Body of every error response other than 402. The interface document does not show it; this shape is this contract's choice.
+type MethodNotAllowed = Error
+
+// NotFound Body of every error response other than 402. The interface document does not show it; this shape is this contract's choice.
+type NotFound = Error
+
+// PermissionRequired Body of every error response other than 402. The interface document does not show it; this shape is this contract's choice.
+type PermissionRequired = Error
+
+// TooManyVoicesTraining Body of every error response other than 402. The interface document does not show it; this shape is this contract's choice.
+type TooManyVoicesTraining = Error
+
+// Unauthorized Body of every error response other than 402. The interface document does not show it; this shape is this contract's choice.
+type Unauthorized = Error
+
+// ListGenerationsParams defines parameters for ListGenerations.
+type ListGenerationsParams struct {
+	// Feature Only this feature; a legacy spelling matches the same rows.
+	Feature string `form:"feature,omitempty" json:"feature,omitempty,omitzero"`
+
+	// Limit Page size. Default 24; values above 100 are clamped to 100, not rejected. Values below 1 use the default (this contract's choice).
+	Limit int `form:"limit,omitempty" json:"limit,omitempty,omitzero"`
+
+	// Cursor The previous page's `nextCursor`.
+	Cursor string `form:"cursor,omitempty" json:"cursor,omitempty,omitzero"`
+}
+
+// ListTemplatesParams defines parameters for ListTemplates.
+type ListTemplatesParams struct {
+	// Feature Canonical or legacy spelling.
+	Feature string `form:"feature,omitempty" json:"feature,omitempty,omitzero"`
+
+	// Category Only this category.
+	Category string `form:"category,omitempty" json:"category,omitempty,omitzero"`
+
+	// Title Repeatable; exact match.
+	Title []string `form:"title,omitempty" json:"title,omitempty,omitzero"`
+
+	// PerCategory At most N templates of each category.
+	PerCategory *int `form:"perCategory,omitempty" json:"perCategory,omitempty"`
+
+	// Limit Caps the total.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ListVoicesParams defines parameters for ListVoices.
+type ListVoicesParams struct {
+	// Owner `service` or `project`; omit for both. Any other value answers 400.
+	Owner *string `form:"owner,omitempty" json:"owner,omitempty"`
+
+	// Tag Repeatable; the voice must carry every tag.
+	Tag []string `form:"tag,omitempty" json:"tag,omitempty,omitzero"`
+
+	// Locale Exact locale match, not a prefix.
+	Locale *string `form:"locale,omitempty" json:"locale,omitempty"`
+
+	// Favorites `1`, `true` or `yes`: only starred voices.
+	Favorites string `form:"favorites,omitempty" json:"favorites,omitempty,omitzero"`
+}
+
+// GenerationEventDeliveryParams defines parameters for GenerationEventDelivery.
+type GenerationEventDeliveryParams struct {
+	// XServiceTimestamp Unix seconds at sending.
+	XServiceTimestamp string `json:"X-Service-Timestamp"`
+
+	// XServiceSignature One or more space-delimited entries, each `sha256=<hex>`: HMAC-SHA256 keyed with the project webhook secret over the text `<timestamp>.<raw body>`. For 24 hours after a secret rotation each delivery carries two entries (new and old key). Accept when any entry matches; reject timestamps older than 5 minutes.
+	XServiceSignature string `json:"X-Service-Signature"`
+}
+
+// VoiceEventDeliveryParams defines parameters for VoiceEventDelivery.
+type VoiceEventDeliveryParams struct {
+	// XServiceTimestamp Unix seconds at sending.
+	XServiceTimestamp string `json:"X-Service-Timestamp"`
+
+	// XServiceSignature One or more space-delimited entries, each `sha256=<hex>`: HMAC-SHA256 keyed with the project webhook secret over the text `<timestamp>.<raw body>`. For 24 hours after a secret rotation each delivery carries two entries (new and old key). Accept when any entry matches; reject timestamps older than 5 minutes.
+	XServiceSignature string `json:"X-Service-Signature"`
+}
+
+// UploadFilesMultipartRequestBody defines body for UploadFiles for multipart/form-data ContentType.
+type UploadFilesMultipartRequestBody = UploadFilesRequest
+
+// CreateUploadURLJSONRequestBody defines body for CreateUploadURL for application/json ContentType.
+type CreateUploadURLJSONRequestBody = CreateUploadURLRequest
+
+// CreateGenerationJSONRequestBody defines body for CreateGeneration for application/json ContentType.
+type CreateGenerationJSONRequestBody = CreateGenerationRequest
+
+// CallAgentJSONRequestBody defines body for CallAgent for application/json ContentType.
+type CallAgentJSONRequestBody = JSONRPCMessage
+
+// CreateVoiceJSONRequestBody defines body for CreateVoice for application/json ContentType.
+type CreateVoiceJSONRequestBody = CreateVoiceRequest
+
+// GenerationEventDeliveryJSONRequestBody defines body for GenerationEventDelivery for application/json ContentType.
+type GenerationEventDeliveryJSONRequestBody = GenerationEvent
+
+// VoiceEventDeliveryJSONRequestBody defines body for VoiceEventDelivery for application/json ContentType.
+type VoiceEventDeliveryJSONRequestBody = VoiceEvent
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error

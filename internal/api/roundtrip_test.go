@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/api/model"
 )
 
 // tinyServer implements three operations of the generated strict interface;
@@ -21,8 +21,8 @@ type tinyServer struct {
 	api.StrictServerInterface
 
 	mu          sync.Mutex
-	generations []model.Generation // newest first
-	gotParams   model.ListGenerationsParams
+	generations []mediagen.Generation // newest first
+	gotParams   api.ListGenerationsParams
 	gotAuth     string
 }
 
@@ -31,15 +31,15 @@ func (s *tinyServer) CreateGeneration(ctx context.Context, req api.CreateGenerat
 	defer s.mu.Unlock()
 	if req.Body.Feature == "" || !req.Body.Feature.Valid() {
 		return api.CreateGeneration400JSONResponse{BadRequestJSONResponse: api.BadRequestJSONResponse{
-			Error: model.ErrorDetail{Code: model.ErrorCodeInvalidArgument, Message: "unknown feature"},
+			Error: api.ErrorDetail{Code: api.ErrorCodeInvalidArgument, Message: "unknown feature"},
 		}}, nil
 	}
-	g := model.Generation{
+	g := mediagen.Generation{
 		ID: "gen_" + string(rune('a'+len(s.generations))), ProjectID: "prj_1", Feature: req.Body.Feature,
-		Kind: model.KindVideo, Status: model.GenerationStatusPending, Params: req.Body.Args,
+		Kind: mediagen.KindVideo, Status: mediagen.GenerationStatusPending, Params: req.Body.Args,
 		BalanceUsed: 0.5, RequestDate: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC),
 	}
-	s.generations = append([]model.Generation{g}, s.generations...)
+	s.generations = append([]mediagen.Generation{g}, s.generations...)
 	return api.CreateGeneration200JSONResponse{Generation: g}, nil
 }
 
@@ -47,7 +47,7 @@ func (s *tinyServer) ListGenerations(ctx context.Context, req api.ListGeneration
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gotParams = req.Params
-	out := []model.Generation{}
+	out := []mediagen.Generation{}
 	for _, g := range s.generations {
 		if req.Params.Feature == "" || string(g.Feature) == req.Params.Feature {
 			out = append(out, g)
@@ -68,7 +68,7 @@ func (s *tinyServer) GetGeneration(ctx context.Context, req api.GetGenerationReq
 		}
 	}
 	return api.GetGeneration404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse{
-		Error: model.ErrorDetail{Code: model.ErrorCodeNotFound, Message: "generation not found"},
+		Error: api.ErrorDetail{Code: api.ErrorCodeNotFound, Message: "generation not found"},
 	}}, nil
 }
 
@@ -95,7 +95,7 @@ func TestRoundTripJSONBody(t *testing.T) {
 	impl, c := setup(t)
 	ctx := context.Background()
 
-	resp, err := c.CreateGenerationWithResponse(ctx, model.CreateGenerationJSONRequestBody{
+	resp, err := c.CreateGenerationWithResponse(ctx, api.CreateGenerationJSONRequestBody{
 		Feature: "logo-reveal",
 		Args:    map[string]any{"image": "file_1", "prompt": "sparks", "duration": 5},
 	})
@@ -103,8 +103,8 @@ func TestRoundTripJSONBody(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode())
 	require.NotNil(t, resp.JSON200)
 	g := resp.JSON200.Generation
-	assert.Equal(t, model.Feature("logo-reveal"), g.Feature, "legacy spelling echoed as submitted")
-	assert.Equal(t, model.GenerationStatusPending, g.Status)
+	assert.Equal(t, mediagen.Feature("logo-reveal"), g.Feature, "legacy spelling echoed as submitted")
+	assert.Equal(t, mediagen.GenerationStatusPending, g.Status)
 	assert.Equal(t, "sparks", g.Params["prompt"])
 	assert.InDelta(t, 5.0, g.Params["duration"], 0, "numbers survive the wire as JSON numbers")
 	assert.Equal(t, 0.5, g.BalanceUsed)
@@ -115,12 +115,12 @@ func TestRoundTripJSONBody(t *testing.T) {
 func TestRoundTripQueryParameters(t *testing.T) {
 	impl, c := setup(t)
 	ctx := context.Background()
-	for _, f := range []model.Feature{"image/generation", "video/logo-reveal", "image/generation"} {
-		_, err := c.CreateGenerationWithResponse(ctx, model.CreateGenerationJSONRequestBody{Feature: f, Args: map[string]any{"prompt": "x"}})
+	for _, f := range []mediagen.Feature{"image/generation", "video/logo-reveal", "image/generation"} {
+		_, err := c.CreateGenerationWithResponse(ctx, api.CreateGenerationJSONRequestBody{Feature: f, Args: map[string]any{"prompt": "x"}})
 		require.NoError(t, err)
 	}
 	feature, limit, cursor := "image/generation", 1, "opaque/cursor=+"
-	resp, err := c.ListGenerationsWithResponse(ctx, &model.ListGenerationsParams{Feature: feature, Limit: limit, Cursor: cursor})
+	resp, err := c.ListGenerationsWithResponse(ctx, &api.ListGenerationsParams{Feature: feature, Limit: limit, Cursor: cursor})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode())
 	require.Len(t, resp.JSON200.Generations, 1)
@@ -139,12 +139,12 @@ func TestRoundTripErrorStatus(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode())
 	require.NotNil(t, resp.JSON404)
-	assert.Equal(t, model.ErrorCodeNotFound, resp.JSON404.Error.Code)
+	assert.Equal(t, api.ErrorCodeNotFound, resp.JSON404.Error.Code)
 	assert.Nil(t, resp.JSON200)
 
-	bad, err := c.CreateGenerationWithResponse(ctx, model.CreateGenerationJSONRequestBody{Feature: "video/nope", Args: map[string]any{}})
+	bad, err := c.CreateGenerationWithResponse(ctx, api.CreateGenerationJSONRequestBody{Feature: "video/nope", Args: map[string]any{}})
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusBadRequest, bad.StatusCode())
 	require.NotNil(t, bad.JSON400)
-	assert.Equal(t, model.ErrorCodeInvalidArgument, bad.JSON400.Error.Code)
+	assert.Equal(t, api.ErrorCodeInvalidArgument, bad.JSON400.Error.Code)
 }

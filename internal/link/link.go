@@ -7,13 +7,12 @@ package link
 
 import (
 	"context"
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/wait"
 	"io"
 	"log/slog"
 	"net/http"
 	"time"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
-	"github.com/mediagen/mediagen-go/internal/wait"
 )
 
 // Clock is where the SDK reads the time and waits. The test kit replaces
@@ -44,7 +43,7 @@ type Retry struct {
 // options.
 type Client struct {
 	// UploadFiles sends a multipart body once, streamed.
-	UploadFiles func(ctx context.Context, contentType string, body io.Reader) ([]model.File, error)
+	UploadFiles func(ctx context.Context, contentType string, body io.Reader) ([]mediagen.File, error)
 	// Storage sends requests to storage URLs: never the API key, never the
 	// caller's extra headers, with the caller's middleware and timeout.
 	Storage *http.Client

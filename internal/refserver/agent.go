@@ -10,7 +10,6 @@ import (
 	"strconv"
 
 	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/api/model"
 )
 
 // GetAgent answers GET /v3/mcp: the agent endpoint is stateless, so there
@@ -31,7 +30,7 @@ func (s *Server) DeleteAgent(ctx context.Context, _ api.DeleteAgentRequestObject
 }
 
 func methodNotAllowed(method string) *apiError {
-	return newError(http.StatusMethodNotAllowed, model.ErrorCodeMethodNotAllowed,
+	return newError(http.StatusMethodNotAllowed, api.ErrorCodeMethodNotAllowed,
 		"%s is not allowed on /v3/mcp: the agent endpoint is stateless; POST one JSON-RPC message per request", method)
 }
 
@@ -79,7 +78,7 @@ func (s *Server) CallAgent(ctx context.Context, req api.CallAgentRequestObject) 
 
 // agentBadRequest is the documented 400 answer of POST /v3/mcp.
 func agentBadRequest(msg string) api.CallAgent400JSONResponse {
-	return api.CallAgent400JSONResponse{Error: model.ErrorDetail{Code: model.ErrorCodeInvalidArgument, Message: msg}}
+	return api.CallAgent400JSONResponse{Error: api.ErrorDetail{Code: api.ErrorCodeInvalidArgument, Message: msg}}
 }
 
 // agentMessage extracts a short message from the MCP handler's answer.
@@ -96,12 +95,12 @@ func agentMessage(rec *httptest.ResponseRecorder) string {
 
 // agentCodes maps the error statuses of the MCP handler to error codes;
 // any other status is answered as internal_error.
-var agentCodes = map[int]model.ErrorCode{
-	http.StatusUnauthorized:          model.ErrorCodeUnauthorized,
-	http.StatusForbidden:             model.ErrorCodeForbidden,
-	http.StatusNotFound:              model.ErrorCodeNotFound,
-	http.StatusMethodNotAllowed:      model.ErrorCodeMethodNotAllowed,
-	http.StatusRequestEntityTooLarge: model.ErrorCodePayloadTooLarge,
-	http.StatusUnsupportedMediaType:  model.ErrorCodeUnsupportedMediaType,
-	http.StatusTooManyRequests:       model.ErrorCodeRateLimited,
+var agentCodes = map[int]api.ErrorCode{
+	http.StatusUnauthorized:          api.ErrorCodeUnauthorized,
+	http.StatusForbidden:             api.ErrorCodeForbidden,
+	http.StatusNotFound:              api.ErrorCodeNotFound,
+	http.StatusMethodNotAllowed:      api.ErrorCodeMethodNotAllowed,
+	http.StatusRequestEntityTooLarge: api.ErrorCodePayloadTooLarge,
+	http.StatusUnsupportedMediaType:  api.ErrorCodeUnsupportedMediaType,
+	http.StatusTooManyRequests:       api.ErrorCodeRateLimited,
 }

@@ -15,12 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/refserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
-	"github.com/mediagen/mediagen-go/internal/refserver"
 )
 
 const agentKey = "key"
@@ -79,7 +79,7 @@ func uploadPNG(t *testing.T, baseURL string) string {
 
 	resp := do(t, http.MethodPost, baseURL+"/v3/files/upload", agentKey, mw.FormDataContentType(), &body)
 	require.Equal(t, http.StatusOK, resp.status, string(resp.body))
-	var files model.FileList
+	var files api.FileList
 	require.NoError(t, json.Unmarshal(resp.body, &files))
 	require.Len(t, files.Files, 1)
 	return files.Files[0].ID
@@ -127,12 +127,12 @@ func toolText(res *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-func toolGeneration(t *testing.T, res *mcp.CallToolResult) model.Generation {
+func toolGeneration(t *testing.T, res *mcp.CallToolResult) mediagen.Generation {
 	t.Helper()
 	require.False(t, res.IsError, toolText(res))
 	b, err := json.Marshal(res.StructuredContent)
 	require.NoError(t, err)
-	var env model.GenerationEnvelope
+	var env api.GenerationEnvelope
 	require.NoError(t, json.Unmarshal(b, &env))
 	require.NotEmpty(t, env.Generation.ID)
 	return env.Generation
@@ -166,7 +166,7 @@ func TestAgentEndpointThroughSDKClient(t *testing.T) {
 	require.NoError(t, err)
 	viaHTTP := do(t, http.MethodPost, baseURL+"/v3/generations", agentKey, "application/json", bytes.NewReader(reqBody))
 	require.Equal(t, http.StatusOK, viaHTTP.status, string(viaHTTP.body))
-	var httpEnv model.GenerationEnvelope
+	var httpEnv api.GenerationEnvelope
 	require.NoError(t, json.Unmarshal(viaHTTP.body, &httpEnv))
 	charge := before - srv.Balance(agentKey)
 	require.Greater(t, charge, 0.0)
@@ -176,8 +176,8 @@ func TestAgentEndpointThroughSDKClient(t *testing.T) {
 	named := toolGeneration(t, callTool(t, session, "generate_logo_reveal", args))
 	assert.InDelta(t, charge, before-srv.Balance(agentKey), 1e-9, "generate_logo_reveal charges what the route charges")
 	assert.InDelta(t, charge, named.BalanceUsed, 1e-9)
-	assert.Equal(t, model.FeatureVideoLogoReveal, named.Feature)
-	assert.Equal(t, model.GenerationStatusPending, named.Status)
+	assert.Equal(t, mediagen.FeatureVideoLogoReveal, named.Feature)
+	assert.Equal(t, mediagen.GenerationStatusPending, named.Status)
 	assert.Equal(t, httpEnv.Generation.ProjectID, named.ProjectID, "the tool runs as the key's project")
 
 	before = srv.Balance(agentKey)
@@ -186,10 +186,10 @@ func TestAgentEndpointThroughSDKClient(t *testing.T) {
 	assert.InDelta(t, charge, packed.BalanceUsed, 1e-9)
 
 	// Poll like an agent would until the render finishes.
-	var got model.Generation
+	var got mediagen.Generation
 	require.Eventually(t, func() bool {
 		got = toolGeneration(t, callTool(t, session, "get_generation", map[string]any{"id": packed.ID}))
-		return got.Status == model.GenerationStatusDone
+		return got.Status == mediagen.GenerationStatusDone
 	}, 10*time.Second, 50*time.Millisecond)
 	assert.Equal(t, packed.ID, got.ID)
 	require.NotNil(t, got.Output)
@@ -197,7 +197,7 @@ func TestAgentEndpointThroughSDKClient(t *testing.T) {
 
 	viaGET := do(t, http.MethodGet, baseURL+"/v3/generations/"+packed.ID, agentKey, "", nil)
 	require.Equal(t, http.StatusOK, viaGET.status, string(viaGET.body))
-	var getEnv model.GenerationEnvelope
+	var getEnv api.GenerationEnvelope
 	require.NoError(t, json.Unmarshal(viaGET.body, &getEnv))
 	assert.Equal(t, getEnv.Generation.ID, got.ID)
 	assert.Equal(t, getEnv.Generation.Status, got.Status)
@@ -223,16 +223,16 @@ func TestAgentEndpointHTTP(t *testing.T) {
 	for _, key := range []string{"", "wrong", "Bearer " + agentKey} {
 		unauthorized := do(t, http.MethodPost, endpoint, key, "application/json", strings.NewReader(initialize))
 		assert.Equal(t, http.StatusUnauthorized, unauthorized.status, "key %q", key)
-		var e model.Error
+		var e api.Error
 		require.NoError(t, json.Unmarshal(unauthorized.body, &e))
-		assert.Equal(t, model.ErrorCodeUnauthorized, e.Error.Code)
+		assert.Equal(t, api.ErrorCodeUnauthorized, e.Error.Code)
 	}
 
 	for _, method := range []string{http.MethodGet, http.MethodDelete} {
 		notAllowed := do(t, method, endpoint, agentKey, "", nil)
 		assert.Equal(t, http.StatusMethodNotAllowed, notAllowed.status, method)
-		var e model.Error
+		var e api.Error
 		require.NoError(t, json.Unmarshal(notAllowed.body, &e), method)
-		assert.Equal(t, model.ErrorCodeMethodNotAllowed, e.Error.Code, method)
+		assert.Equal(t, api.ErrorCodeMethodNotAllowed, e.Error.Code, method)
 	}
 }

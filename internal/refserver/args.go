@@ -2,6 +2,8 @@ package refserver
 
 import (
 	"encoding/json"
+	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/refserver/media"
 	"maps"
 	"math"
 	"net"
@@ -12,9 +14,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
-	"github.com/mediagen/mediagen-go/internal/refserver/media"
 )
 
 // argType is what an argument must hold.
@@ -244,7 +243,7 @@ func checkPermission(canonical string, args map[string]any) *apiError {
 	if ok, _ := args["permissionConfirmed"].(bool); ok {
 		return nil
 	}
-	return newError(http.StatusForbidden, model.ErrorCodePermissionRequired,
+	return newError(http.StatusForbidden, api.ErrorCodePermissionRequired,
 		"%s produces a person's likeness: set args.permissionConfirmed to true to confirm you have the person's permission", canonical)
 }
 

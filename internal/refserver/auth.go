@@ -2,9 +2,8 @@ package refserver
 
 import (
 	"context"
+	"github.com/mediagen/mediagen-go/internal/api"
 	"net/http"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
 )
 
 // authenticate resolves the Authorization header, which carries the raw API
@@ -13,16 +12,16 @@ import (
 func (s *Server) authenticate(r *http.Request) (*project, *apiError) {
 	values := r.Header.Values("Authorization")
 	if len(values) == 0 || values[0] == "" {
-		return nil, newError(http.StatusUnauthorized, model.ErrorCodeUnauthorized, "missing API key: send it in the Authorization header, without a Bearer prefix")
+		return nil, newError(http.StatusUnauthorized, api.ErrorCodeUnauthorized, "missing API key: send it in the Authorization header, without a Bearer prefix")
 	}
 	if len(values) > 1 {
-		return nil, newError(http.StatusUnauthorized, model.ErrorCodeUnauthorized, "send exactly one Authorization header")
+		return nil, newError(http.StatusUnauthorized, api.ErrorCodeUnauthorized, "send exactly one Authorization header")
 	}
 	s.mu.Lock()
 	p, ok := s.projects[values[0]]
 	s.mu.Unlock()
 	if !ok {
-		return nil, newError(http.StatusUnauthorized, model.ErrorCodeUnauthorized, "invalid API key: send the key alone in the Authorization header, without a Bearer prefix")
+		return nil, newError(http.StatusUnauthorized, api.ErrorCodeUnauthorized, "invalid API key: send the key alone in the Authorization header, without a Bearer prefix")
 	}
 	return p, nil
 }
@@ -34,7 +33,7 @@ func caller(ctx context.Context) (*project, *apiError) {
 	if p, ok := ctx.Value(projectKey{}).(*project); ok && p != nil {
 		return p, nil
 	}
-	return nil, newError(http.StatusUnauthorized, model.ErrorCodeUnauthorized, "missing API key")
+	return nil, newError(http.StatusUnauthorized, api.ErrorCodeUnauthorized, "missing API key")
 }
 
 // baseFrom returns the scheme and host absolute URLs are built from: the

@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mediagen/mediagen-go/internal/api"
 	"net/http"
 	"strconv"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
 )
 
 // apiError is an error answer. It implements every operation's response
@@ -17,7 +16,7 @@ import (
 // shape when body is set.
 type apiError struct {
 	status     int
-	code       model.ErrorCode
+	code       api.ErrorCode
 	message    string
 	retryAfter int // seconds; sets Retry-After when positive
 	body       any // replaces the standard body (the 402 shape)
@@ -28,25 +27,25 @@ func (e *apiError) Error() string {
 }
 
 // codeInternal is the code of a 500 answer.
-const codeInternal model.ErrorCode = "internal_error"
+const codeInternal api.ErrorCode = "internal_error"
 
-func newError(status int, code model.ErrorCode, format string, args ...any) *apiError {
+func newError(status int, code api.ErrorCode, format string, args ...any) *apiError {
 	return &apiError{status: status, code: code, message: fmt.Sprintf(format, args...)}
 }
 
 // invalidf is the 400 answer: a bad argument, nothing charged.
 func invalidf(format string, args ...any) *apiError {
-	return newError(http.StatusBadRequest, model.ErrorCodeInvalidArgument, format, args...)
+	return newError(http.StatusBadRequest, api.ErrorCodeInvalidArgument, format, args...)
 }
 
 // notFoundf is the 404 answer.
 func notFoundf(format string, args ...any) *apiError {
-	return newError(http.StatusNotFound, model.ErrorCodeNotFound, format, args...)
+	return newError(http.StatusNotFound, api.ErrorCodeNotFound, format, args...)
 }
 
 // forbiddenf is the 403 answer of the storage host.
 func forbiddenf(format string, args ...any) *apiError {
-	return newError(http.StatusForbidden, model.ErrorCodeForbidden, format, args...)
+	return newError(http.StatusForbidden, api.ErrorCodeForbidden, format, args...)
 }
 
 // insufficientBalance is the 402 answer, with the documented body.
@@ -54,10 +53,10 @@ func insufficientBalance(required, balance int64) *apiError {
 	msg := fmt.Sprintf("this call costs %s USD but the balance is %s USD", formatUnits(required), formatUnits(balance))
 	return &apiError{
 		status:  http.StatusPaymentRequired,
-		code:    model.ErrorCodeInsufficientBalance,
+		code:    api.ErrorCodeInsufficientBalance,
 		message: msg,
-		body: model.InsufficientBalanceError{Error: model.InsufficientBalanceDetail{
-			Code:     model.InsufficientBalanceDetailCodeInsufficientBalance,
+		body: api.InsufficientBalanceError{Error: api.InsufficientBalanceDetail{
+			Code:     api.InsufficientBalanceDetailCodeInsufficientBalance,
 			Message:  msg,
 			Required: fromUnits(required),
 			Balance:  fromUnits(balance),
@@ -70,7 +69,7 @@ func insufficientBalance(required, balance int64) *apiError {
 func (e *apiError) write(w http.ResponseWriter) error {
 	body := e.body
 	if body == nil {
-		body = model.Error{Error: model.ErrorDetail{Code: e.code, Message: e.message}}
+		body = api.Error{Error: api.ErrorDetail{Code: e.code, Message: e.message}}
 	}
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(body); err != nil {

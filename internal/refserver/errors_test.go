@@ -7,15 +7,14 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/mediagen/mediagen-go/internal/api"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
 )
 
 func TestErrorBodies(t *testing.T) {
 	rec := httptest.NewRecorder()
-	e := newError(http.StatusTooManyRequests, model.ErrorCodeRateLimited, "slow down")
+	e := newError(http.StatusTooManyRequests, api.ErrorCodeRateLimited, "slow down")
 	e.retryAfter = 7
 	require.NoError(t, e.VisitCreateVoiceResponse(rec))
 	assert.Equal(t, 429, rec.Code)
@@ -25,11 +24,11 @@ func TestErrorBodies(t *testing.T) {
 	rec = httptest.NewRecorder()
 	require.NoError(t, insufficientBalance(12500, 3).VisitCreateGenerationResponse(rec))
 	assert.Equal(t, 402, rec.Code)
-	var body model.InsufficientBalanceError
+	var body api.InsufficientBalanceError
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body))
 	assert.Equal(t, 1.25, body.Error.Required)
 	assert.Equal(t, 0.0003, body.Error.Balance)
-	assert.Equal(t, model.InsufficientBalanceDetailCodeInsufficientBalance, body.Error.Code)
+	assert.Equal(t, api.InsufficientBalanceDetailCodeInsufficientBalance, body.Error.Code)
 	assert.NotEmpty(t, body.Error.Message)
 
 	rec = httptest.NewRecorder()

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
 	"github.com/mediagen/mediagen-go/internal/feature"
 	"github.com/mediagen/mediagen-go/internal/refserver/fault"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // plainClient opens a connection per request: Go's transport silently
@@ -47,10 +47,10 @@ func (h *harness) try(method, path, key, body string) (*http.Response, []byte, e
 }
 
 // listAll returns every generation key's project sees.
-func (h *harness) listAll(key string) []model.Generation {
+func (h *harness) listAll(key string) []mediagen.Generation {
 	h.t.Helper()
-	var out []model.Generation
-	params := &model.ListGenerationsParams{Limit: 100}
+	var out []mediagen.Generation
+	params := &api.ListGenerationsParams{Limit: 100}
 	for {
 		resp, err := h.client(key).ListGenerationsWithResponse(context.Background(), params)
 		require.NoError(h.t, err)
@@ -67,7 +67,7 @@ func (h *harness) listAll(key string) []model.Generation {
 // the balance is the initial one minus the charges of listed generations
 // that were not refunded, and each generation that ended emitted exactly
 // one event (so it was refunded at most once). It returns the listing.
-func (h *harness) assertBooks(key string, initial float64) []model.Generation {
+func (h *harness) assertBooks(key string, initial float64) []mediagen.Generation {
 	h.t.Helper()
 	h.srv.Settle()
 	list := h.listAll(key)
@@ -75,9 +75,9 @@ func (h *harness) assertBooks(key string, initial float64) []model.Generation {
 	ended := map[string]bool{}
 	for _, g := range list {
 		switch g.Status {
-		case model.GenerationStatusError, model.GenerationStatusTimeout:
+		case mediagen.GenerationStatusError, mediagen.GenerationStatusTimeout:
 			ended[g.ID] = true
-		case model.GenerationStatusDone:
+		case mediagen.GenerationStatusDone:
 			ended[g.ID] = true
 			charged += g.BalanceUsed
 		default:
@@ -157,7 +157,7 @@ func TestFaultDropAfterCreatesAndChargesOnce(t *testing.T) {
 	h.advance(time.Minute)
 	list = h.assertBooks(keyA, 100)
 	require.Len(t, list, 1)
-	assert.Equal(t, model.GenerationStatusDone, list[0].Status)
+	assert.Equal(t, mediagen.GenerationStatusDone, list[0].Status)
 	assert.InDelta(t, 99.96, h.srv.Balance(keyA), 1e-9)
 }
 
@@ -210,7 +210,7 @@ func TestFaultLatencyDelaysTheAnswer(t *testing.T) {
 
 // renderOutcomes submits n image generations and a thumbnail after each,
 // lets them end, and returns the image statuses in submission order.
-func renderOutcomes(t *testing.T, h *harness, n int) []model.GenerationStatus {
+func renderOutcomes(t *testing.T, h *harness, n int) []mediagen.GenerationStatus {
 	t.Helper()
 	var images, others []string
 	for range n {
@@ -219,9 +219,9 @@ func renderOutcomes(t *testing.T, h *harness, n int) []model.GenerationStatus {
 	}
 	h.advance(time.Minute)
 	for _, id := range others {
-		assert.Equal(t, model.GenerationStatusDone, h.get(keyA, id).JSON200.Generation.Status, "other features are not subject to the faults")
+		assert.Equal(t, mediagen.GenerationStatusDone, h.get(keyA, id).JSON200.Generation.Status, "other features are not subject to the faults")
 	}
-	out := make([]model.GenerationStatus, len(images))
+	out := make([]mediagen.GenerationStatus, len(images))
 	for i, id := range images {
 		out[i] = h.get(keyA, id).JSON200.Generation.Status
 	}
@@ -237,20 +237,20 @@ func TestFaultRenderOutcomesBySeedFeatureAndProbability(t *testing.T) {
 	second := renderOutcomes(t, h2, n)
 	assert.Equal(t, first, second, "the same seed gives the same outcomes")
 
-	count := map[model.GenerationStatus]int{}
+	count := map[mediagen.GenerationStatus]int{}
 	for _, s := range first {
 		count[s]++
 	}
-	for _, s := range []model.GenerationStatus{model.GenerationStatusDone, model.GenerationStatusError, model.GenerationStatusTimeout} {
+	for _, s := range []mediagen.GenerationStatus{mediagen.GenerationStatusDone, mediagen.GenerationStatusError, mediagen.GenerationStatusTimeout} {
 		assert.Positive(t, count[s], "some renders end %s", s)
 	}
 	st := h1.srv.Faults().Stats()
-	assert.Equal(t, int64(count[model.GenerationStatusError]), st.RenderErrors)
-	assert.Equal(t, int64(count[model.GenerationStatusTimeout]), st.RenderTimeouts)
+	assert.Equal(t, int64(count[mediagen.GenerationStatusError]), st.RenderErrors)
+	assert.Equal(t, int64(count[mediagen.GenerationStatusTimeout]), st.RenderTimeouts)
 
 	list := h1.assertBooks(keyA, 100)
 	assert.Len(t, list, 2*n)
-	assert.InDelta(t, 100-float64(count[model.GenerationStatusDone])*0.04-n*0.05, h1.srv.Balance(keyA), 1e-9,
+	assert.InDelta(t, 100-float64(count[mediagen.GenerationStatusDone])*0.04-n*0.05, h1.srv.Balance(keyA), 1e-9,
 		"failed renders are refunded")
 }
 
@@ -261,11 +261,11 @@ func TestFaultRenderErrorOnVoiceClones(t *testing.T) {
 	require.Equal(t, http.StatusOK, c.status, c.body)
 	h.advance(time.Hour)
 
-	assert.Equal(t, model.GenerationStatusDone, h.get(keyA, g.ID).JSON200.Generation.Status)
+	assert.Equal(t, mediagen.GenerationStatusDone, h.get(keyA, g.ID).JSON200.Generation.Status)
 	v, err := h.client(keyA).GetVoiceWithResponse(context.Background(), c.voice.ID)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, v.StatusCode())
-	assert.Equal(t, model.VoiceStatusError, v.JSON200.Voice.Status)
+	assert.Equal(t, mediagen.VoiceStatusError, v.JSON200.Voice.Status)
 	assert.InDelta(t, 100-g.BalanceUsed, h.srv.Balance(keyA), 1e-9, "the clone was refunded")
 }
 
@@ -273,7 +273,7 @@ func TestWithOutcomeWinsOverRenderFaults(t *testing.T) {
 	h := newHarness(t, WithFaults(fault.Config{RenderError: 1}), WithOutcome(func(string) Outcome { return OutcomeDone }))
 	g := h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "p"})
 	h.advance(time.Minute)
-	assert.Equal(t, model.GenerationStatusDone, h.get(keyA, g.ID).JSON200.Generation.Status)
+	assert.Equal(t, mediagen.GenerationStatusDone, h.get(keyA, g.ID).JSON200.Generation.Status)
 	assert.Zero(t, h.srv.Faults().Stats().RenderErrors)
 }
 
@@ -292,7 +292,7 @@ func TestFaultsSwitchedOffLeaveAHealthyServer(t *testing.T) {
 	list := h.assertBooks(keyA, 100)
 	require.Len(t, list, 1)
 	assert.Equal(t, g.ID, list[0].ID)
-	assert.Equal(t, model.GenerationStatusDone, list[0].Status)
+	assert.Equal(t, mediagen.GenerationStatusDone, list[0].Status)
 }
 
 // TestFaultMixKeepsTheBooks throws every HTTP fault and render fault at a
@@ -310,7 +310,7 @@ func TestFaultMixKeepsTheBooks(t *testing.T) {
 			continue
 		}
 		if resp.StatusCode == http.StatusOK {
-			var env model.GenerationEnvelope
+			var env api.GenerationEnvelope
 			require.NoError(t, json.Unmarshal(body, &env))
 			accepted[env.Generation.ID] = true
 		}
@@ -331,7 +331,7 @@ func TestFaultMixKeepsTheBooks(t *testing.T) {
 }
 
 // ids returns the ids of gens.
-func ids(gens []model.Generation) []string {
+func ids(gens []mediagen.Generation) []string {
 	out := make([]string, len(gens))
 	for i, g := range gens {
 		out[i] = g.ID

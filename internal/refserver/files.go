@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/api/model"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"
 )
 
@@ -146,13 +146,13 @@ func (s *Server) UploadFiles(ctx context.Context, req api.UploadFilesRequestObje
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
-	out := model.FileList{Files: make([]model.File, len(got))}
+	out := api.FileList{Files: make([]mediagen.File, len(got))}
 	for i, f := range got {
 		f.id = "file_" + randomHex(12)
 		f.landed = now
 		s.files[f.id] = f
 		s.timers.schedule(f, f.due())
-		out.Files[i] = model.File{ID: f.id, OriginalName: f.name, Size: f.size}
+		out.Files[i] = mediagen.File{ID: f.id, OriginalName: f.name, Size: f.size}
 	}
 	return api.UploadFiles200JSONResponse(out), nil
 }
@@ -247,11 +247,11 @@ func (s *Server) CreateUploadURL(ctx context.Context, req api.CreateUploadURLReq
 		return invalidf("contentType %q is not a media type", ct), nil
 	}
 	if b > maxFileSize {
-		return newError(http.StatusRequestEntityTooLarge, model.ErrorCodePayloadTooLarge, "bytes is over 30 MB (%d bytes)", maxFileSize), nil
+		return newError(http.StatusRequestEntityTooLarge, api.ErrorCodePayloadTooLarge, "bytes is over 30 MB (%d bytes)", maxFileSize), nil
 	}
 	kind, ok := media.Accepted(ct)
 	if !ok {
-		return newError(http.StatusUnsupportedMediaType, model.ErrorCodeUnsupportedMediaType,
+		return newError(http.StatusUnsupportedMediaType, api.ErrorCodeUnsupportedMediaType,
 			"contentType %q is not accepted (images, audio, video, PDF, ZIP, text, JSON)", ct), nil
 	}
 
@@ -266,10 +266,10 @@ func (s *Server) CreateUploadURL(ctx context.Context, req api.CreateUploadURLReq
 	s.timers.schedule(f, f.due())
 	length := strconv.FormatInt(b, 10)
 	return api.CreateUploadURL200JSONResponse{
-		File:      model.FileRef{ID: f.id},
+		File:      mediagen.File{ID: f.id},
 		UploadURL: s.signedURL(baseFrom(ctx), http.MethodPut, "/storage/uploads/"+f.id, f.reservedUntil, ct, length),
-		Method:    model.UploadURLMethodPUT,
-		Headers:   model.UploadHeaders{ContentType: ct, ContentLength: length},
+		Method:    mediagen.UploadURLMethodPUT,
+		Headers:   mediagen.UploadHeaders{ContentType: ct, ContentLength: b},
 		ExpiresIn: int(uploadURLValidity / time.Second),
 	}, nil
 }

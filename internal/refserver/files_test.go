@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/refserver/media"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
-	"github.com/mediagen/mediagen-go/internal/refserver/media"
 )
 
 func TestMultipartUpload(t *testing.T) {
@@ -111,14 +111,14 @@ func TestMultipartTypesComeFromTheBytes(t *testing.T) {
 func TestUploadURLRequest(t *testing.T) {
 	h := newHarness(t)
 	c := h.client(keyA)
-	resp, err := c.CreateUploadURLWithResponse(context.Background(), model.CreateUploadURLRequest{Bytes: 1234, ContentType: "image/png"})
+	resp, err := c.CreateUploadURLWithResponse(context.Background(), api.CreateUploadURLRequest{Bytes: 1234, ContentType: "image/png"})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode(), string(resp.Body))
 	u := resp.JSON200
 	assert.NotEmpty(t, u.File.ID)
-	assert.Equal(t, model.UploadURLMethodPUT, u.Method)
+	assert.Equal(t, mediagen.UploadURLMethodPUT, u.Method)
 	assert.Equal(t, 900, u.ExpiresIn)
-	assert.Equal(t, model.UploadHeaders{ContentType: "image/png", ContentLength: "1234"}, u.Headers)
+	assert.Equal(t, mediagen.UploadHeaders{ContentType: "image/png", ContentLength: 1234}, u.Headers)
 	assert.True(t, strings.HasPrefix(u.UploadURL, h.ts.URL+"/storage/"), u.UploadURL)
 	assert.NotContains(t, u.UploadURL, keyA)
 
@@ -144,7 +144,7 @@ func TestUploadURLRequest(t *testing.T) {
 			assert.Equal(t, tc.code, errorCode(t, hdr, b))
 		})
 	}
-	resp, err = c.CreateUploadURLWithResponse(context.Background(), model.CreateUploadURLRequest{Bytes: maxFileSize, ContentType: "audio/x-wav"})
+	resp, err = c.CreateUploadURLWithResponse(context.Background(), api.CreateUploadURLRequest{Bytes: maxFileSize, ContentType: "audio/x-wav"})
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, resp.StatusCode(), "exactly 30 MiB and an alias type are accepted")
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mediagen/mediagen-go"
 	"io"
 	"math"
 	"mime"
@@ -24,7 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go/internal/api"
 	"github.com/mediagen/mediagen-go/internal/feature"
 	"github.com/mediagen/mediagen-go/internal/refserver/catalog"
 )
@@ -73,7 +74,7 @@ func requireErrorBody(t *testing.T, method string, rec *httptest.ResponseRecorde
 		return
 	}
 	require.Equal(t, "application/json", rec.Header().Get("Content-Type"), "%d %s", rec.Code, rec.Body)
-	var e model.Error
+	var e api.Error
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e), "%d %s", rec.Code, rec.Body)
 	require.NotEmpty(t, e.Error.Code, "%d %s", rec.Code, rec.Body)
 	require.NotEmpty(t, e.Error.Message, "%d %s", rec.Code, rec.Body)
@@ -100,7 +101,7 @@ func requireMoneyRule(t *testing.T, method, path string, header http.Header, rec
 			require.NotNil(t, st.Balance)
 			require.Equal(t, toUnits(*st.Balance), now)
 		case "POST /v3/generations":
-			var g model.GenerationEnvelope
+			var g api.GenerationEnvelope
 			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &g))
 			require.Equal(t, toUnits(g.Generation.BalanceUsed), was-now, "charged other than balanceUsed")
 		case "POST /v3/voices":
@@ -109,7 +110,7 @@ func requireMoneyRule(t *testing.T, method, path string, header http.Header, rec
 			res, ok := agentResult(rec.Body.Bytes())
 			require.True(t, ok, "the agent charged without a tool result: %s", rec.Body)
 			require.False(t, res.IsError, "the agent charged on an error result: %s", rec.Body)
-			var g model.GenerationEnvelope
+			var g api.GenerationEnvelope
 			require.NoError(t, json.Unmarshal(res.StructuredContent, &g), "%s", rec.Body)
 			require.Equal(t, toUnits(g.Generation.BalanceUsed), was-now, "charged other than balanceUsed")
 		default:
@@ -207,11 +208,15 @@ func FuzzGenerationArgs(f *testing.F) {
 			require.Zero(t, charged, "a refused call was charged")
 			return
 		}
-		var g model.GenerationEnvelope
+		var g api.GenerationEnvelope
 		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &g))
 		require.Equal(t, decoded, g.Generation.Params, "the arguments are not echoed as sent")
 		require.Equal(t, toUnits(g.Generation.BalanceUsed), charged)
-		est, err := client.Pricing(pricingTable().Prices).Estimate(client.RawArgs{FeatureName: name, Values: decoded.(map[string]any)})
+		prices := client.Pricing{}
+		for f, e := range pricingTable().Prices {
+			prices[mediagen.Feature(f)] = e
+		}
+		est, err := prices.Estimate(client.RawArgs{FeatureName: mediagen.Feature(name), Values: decoded.(map[string]any)})
 		require.NoError(t, err, "the client cannot estimate a call the server accepted")
 		require.GreaterOrEqual(t, charged, toUnits(est.Min), "%s", est)
 		require.LessOrEqual(t, charged, toUnits(est.Max), "%s", est)
@@ -354,7 +359,7 @@ func FuzzCursor(f *testing.F) {
 		rec := httptest.NewRecorder()
 		srv.ServeHTTP(rec, req)
 		require.Equal(f, http.StatusOK, rec.Code, rec.Body.String())
-		var g model.GenerationEnvelope
+		var g api.GenerationEnvelope
 		require.NoError(f, json.Unmarshal(rec.Body.Bytes(), &g))
 		rows = append(rows, cursorRow{clock.Now(), g.Generation.ID})
 	}
@@ -384,7 +389,7 @@ func FuzzCursor(f *testing.F) {
 			requireErrorBody(t, http.MethodGet, rec)
 			return
 		}
-		var page model.GenerationList
+		var page api.GenerationList
 		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &page))
 		want := rows
 		if cur != "" {
@@ -449,7 +454,7 @@ func FuzzUploadFiles(f *testing.F) {
 		require.NoError(t, werr, "accepted a body the standard library cannot read")
 		require.NotEmpty(t, want, "accepted an upload without files")
 		require.LessOrEqual(t, len(want), maxFilesPerBatch)
-		var out model.FileList
+		var out api.FileList
 		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
 		got := make([]uploadPart, len(out.Files))
 		for i, f := range out.Files {

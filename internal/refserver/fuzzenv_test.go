@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
 	"github.com/mediagen/mediagen-go/internal/refserver/fault"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"
+	"github.com/stretchr/testify/require"
 )
 
 // The fuzz targets of this package share one server per target and process
@@ -133,7 +133,7 @@ func (e *fuzzEnv) populate(t testing.TB) {
 	}
 	upload := func(name string, data []byte) string {
 		ct, body := multipartBody(t, map[string][]byte{name: data}, []string{name}, nil)
-		var out model.FileList
+		var out api.FileList
 		require.NoError(t, json.Unmarshal(call(http.MethodPost, "/v3/files/upload", ct, body.Bytes()), &out))
 		return out.Files[0].ID
 	}
@@ -141,19 +141,19 @@ func (e *fuzzEnv) populate(t testing.TB) {
 	img, bad := upload("logo.png", png), upload("cut.png", png[:64])
 	sample := upload("voice.wav", wav)
 
-	var g model.GenerationEnvelope
+	var g api.GenerationEnvelope
 	require.NoError(t, json.Unmarshal(call(http.MethodPost, "/v3/generations", "application/json",
 		[]byte(`{"feature": "image/ad", "args": {"image": "`+img+`", "prompt": "a fixture"}}`)), &g))
-	var v model.VoiceEnvelope
+	var v api.VoiceEnvelope
 	require.NoError(t, json.Unmarshal(call(http.MethodPost, "/v3/voices", "application/json",
 		[]byte(`{"name": "fixture", "audio": "`+sample+`"}`)), &v))
 	e.clock.Advance(time.Minute)
 	e.srv.Settle()
-	var u model.UploadURL
+	var u mediagen.UploadURL
 	require.NoError(t, json.Unmarshal(call(http.MethodPost, "/v3/files/upload-url", "application/json",
 		[]byte(`{"bytes": 64, "contentType": "image/png"}`)), &u))
 	require.NoError(t, json.Unmarshal(call(http.MethodGet, "/v3/generations/"+g.Generation.ID, "", nil), &g))
-	require.Equal(t, model.GenerationStatusDone, g.Generation.Status)
+	require.Equal(t, mediagen.GenerationStatusDone, g.Generation.Status)
 
 	for _, raw := range []string{u.UploadURL, g.Generation.Output.Image} {
 		parsed, err := url.Parse(raw)

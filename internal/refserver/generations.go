@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/api/model"
 	"github.com/mediagen/mediagen-go/internal/feature"
 )
 
@@ -53,7 +53,7 @@ type generation struct {
 	outcome     Outcome
 
 	// Once terminal, the generation ended at endAt: that is its responseDate.
-	status  model.GenerationStatus
+	status  mediagen.GenerationStatus
 	errMsg  string
 	deleted bool // removed for the caller; kept only to settle its charge
 }
@@ -61,7 +61,7 @@ type generation struct {
 // terminal reports whether the generation reached done, error or timeout.
 func (g *generation) terminal() bool {
 	switch g.status {
-	case model.GenerationStatusDone, model.GenerationStatusError, model.GenerationStatusTimeout:
+	case mediagen.GenerationStatusDone, mediagen.GenerationStatusError, mediagen.GenerationStatusTimeout:
 		return true
 	}
 	return false
@@ -71,7 +71,7 @@ func (g *generation) terminal() bool {
 // it expires, whichever comes first.
 func (g *generation) due() time.Time {
 	switch {
-	case g.status == model.GenerationStatusPending:
+	case g.status == mediagen.GenerationStatusPending:
 		return earliest(g.runningAt, g.expiresAt)
 	case !g.terminal():
 		return earliest(g.endAt, g.expiresAt)
@@ -207,7 +207,7 @@ func (s *Server) CreateGeneration(ctx context.Context, req api.CreateGenerationR
 		endAt:       now.Add(d),
 		expiresAt:   now.Add(retention),
 		outcome:     outcome,
-		status:      model.GenerationStatusPending,
+		status:      mediagen.GenerationStatusPending,
 		webhookURL:  req.Body.WebhookURL,
 	}
 	s.gens[g.id] = g
@@ -292,7 +292,7 @@ func (s *Server) ListGenerations(ctx context.Context, req api.ListGenerationsReq
 		filter = feature.Canonical(req.Params.Feature)
 		if filter == "" {
 			// An unknown feature matches no row.
-			return api.ListGenerations200JSONResponse{Generations: []model.Generation{}}, nil
+			return api.ListGenerations200JSONResponse{Generations: []mediagen.Generation{}}, nil
 		}
 	}
 
@@ -313,7 +313,7 @@ func (s *Server) ListGenerations(ctx context.Context, req api.ListGenerationsReq
 	if idx != nil {
 		rows, more = idx.Page(from, limit)
 	}
-	page := model.GenerationList{Generations: make([]model.Generation, 0, len(rows))}
+	page := api.GenerationList{Generations: make([]mediagen.Generation, 0, len(rows))}
 	for _, g := range rows {
 		page.Generations = append(page.Generations, s.generationView(g, baseFrom(ctx)))
 	}
@@ -372,12 +372,12 @@ func decodeCursor(s string) (cursor, error) {
 
 // generationView renders g as GET answers it, with output URLs signed for
 // base. The caller holds s.mu.
-func (s *Server) generationView(g *generation, base string) model.Generation {
-	out := model.Generation{
+func (s *Server) generationView(g *generation, base string) mediagen.Generation {
+	out := mediagen.Generation{
 		ID:          g.id,
 		ProjectID:   g.projectID,
-		Feature:     model.Feature(g.feature),
-		Kind:        model.Kind(g.kind),
+		Feature:     mediagen.Feature(g.feature),
+		Kind:        mediagen.Kind(g.kind),
 		Status:      g.status,
 		Params:      g.params,
 		BalanceUsed: fromUnits(g.charge),
@@ -388,7 +388,7 @@ func (s *Server) generationView(g *generation, base string) model.Generation {
 		out.ResponseDate = g.endAt.UTC()
 	}
 	out.Error = g.errMsg
-	if g.status == model.GenerationStatusDone {
+	if g.status == mediagen.GenerationStatusDone {
 		out.Output = s.outputView(g, base)
 	}
 	return out

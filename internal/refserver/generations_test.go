@@ -6,17 +6,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
 )
 
 func TestGenerationLifecycleDone(t *testing.T) {
 	h := newHarness(t)
 	g := h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "a red fox"})
-	assert.Equal(t, model.GenerationStatusPending, g.Status)
-	assert.Equal(t, model.KindImage, g.Kind)
+	assert.Equal(t, mediagen.GenerationStatusPending, g.Status)
+	assert.Equal(t, mediagen.KindImage, g.Kind)
 	assert.Equal(t, testStart, g.RequestDate)
 	require.NotZero(t, g.ExpiresAt)
 	assert.Equal(t, testStart.Add(24*time.Hour), g.ExpiresAt)
@@ -29,18 +29,18 @@ func TestGenerationLifecycleDone(t *testing.T) {
 
 	// 8 s render: pending for the first 10%, then running, then done.
 	h.advance(500 * time.Millisecond)
-	assert.Equal(t, model.GenerationStatusPending, h.get(keyA, g.ID).JSON200.Generation.Status)
+	assert.Equal(t, mediagen.GenerationStatusPending, h.get(keyA, g.ID).JSON200.Generation.Status)
 	h.advance(time.Second)
-	assert.Equal(t, model.GenerationStatusRunning, h.get(keyA, g.ID).JSON200.Generation.Status)
+	assert.Equal(t, mediagen.GenerationStatusRunning, h.get(keyA, g.ID).JSON200.Generation.Status)
 	assert.Empty(t, h.recorded())
 	h.advance(7 * time.Second)
 	done := h.get(keyA, g.ID).JSON200.Generation
-	assert.Equal(t, model.GenerationStatusDone, done.Status)
+	assert.Equal(t, mediagen.GenerationStatusDone, done.Status)
 	require.NotZero(t, done.ResponseDate)
 	assert.Equal(t, testStart.Add(8*time.Second), done.ResponseDate)
 	require.NotZero(t, done.Output)
 	assert.NotNil(t, done.Output.Image)
-	assert.Equal(t, "image/png", done.Output.Mime)
+	assert.Equal(t, "image/png", done.Output.MIME)
 	assert.Zero(t, done.Error)
 	assert.Equal(t, 99.96, h.srv.Balance(keyA), "done keeps the charge")
 
@@ -61,7 +61,7 @@ func TestGenerationFailuresRefundExactlyOnce(t *testing.T) {
 			h.advance(10 * time.Minute)
 			h.advance(10 * time.Minute)
 			got := h.get(keyA, g.ID).JSON200.Generation
-			assert.Equal(t, model.GenerationStatus(outcome), got.Status)
+			assert.Equal(t, mediagen.GenerationStatus(outcome), got.Status)
 			require.NotNil(t, got.Error)
 			assert.Contains(t, got.Error, "refunded")
 			assert.Zero(t, got.Output)
@@ -78,14 +78,14 @@ func TestWebhookURLRules(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	for _, u := range []string{"http://example.com/hook", "ftp://example.com", "not a url", "http://127.0.0.1:9/hook", "https://"} {
-		resp, err := h.client(keyA).CreateGenerationWithResponse(ctx, model.CreateGenerationRequest{
+		resp, err := h.client(keyA).CreateGenerationWithResponse(ctx, api.CreateGenerationRequest{
 			Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookURL: u,
 		})
 		require.NoError(t, err)
 		assert.Equal(t, http.StatusBadRequest, resp.StatusCode(), u)
 	}
 	u := "https://hooks.example.com/in"
-	resp, err := h.client(keyA).CreateGenerationWithResponse(ctx, model.CreateGenerationRequest{
+	resp, err := h.client(keyA).CreateGenerationWithResponse(ctx, api.CreateGenerationRequest{
 		Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookURL: u,
 	})
 	require.NoError(t, err)
@@ -97,7 +97,7 @@ func TestWebhookURLRules(t *testing.T) {
 
 	local := newHarness(t, WithAllowHTTPWebhooks())
 	for u, want := range map[string]int{"http://127.0.0.1:9/hook": 200, "http://localhost/hook": 200, "http://[::1]:8/x": 200, "http://example.com/hook": 400} {
-		resp, err := local.client(keyA).CreateGenerationWithResponse(ctx, model.CreateGenerationRequest{
+		resp, err := local.client(keyA).CreateGenerationWithResponse(ctx, api.CreateGenerationRequest{
 			Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookURL: u,
 		})
 		require.NoError(t, err)
@@ -119,7 +119,7 @@ func TestUnknownFeatureAndMissingArgs(t *testing.T) {
 		resp := h.create(keyA, tc.feature, tc.args)
 		assert.Equal(t, http.StatusBadRequest, resp.StatusCode(), tc.feature)
 		require.NotNil(t, resp.JSON400)
-		assert.Equal(t, model.ErrorCodeInvalidArgument, resp.JSON400.Error.Code)
+		assert.Equal(t, api.ErrorCodeInvalidArgument, resp.JSON400.Error.Code)
 	}
 	assert.Equal(t, 100.0, h.srv.Balance(keyA))
 }
@@ -127,12 +127,12 @@ func TestUnknownFeatureAndMissingArgs(t *testing.T) {
 func TestLegacySpellingsAreEchoedAndFiltered(t *testing.T) {
 	h := newHarness(t)
 	legacy := h.mustCreate(keyA, "image-generation", map[string]any{"prompt": "old"})
-	assert.Equal(t, model.Feature("image-generation"), legacy.Feature)
+	assert.Equal(t, mediagen.Feature("image-generation"), legacy.Feature)
 	canonical := h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "new"})
 	h.mustCreate(keyA, "logo-reveal", map[string]any{"image": h.uploadImage(keyA), "prompt": "p"})
 
 	for _, f := range []string{"image-generation", "image/generation"} {
-		resp, err := h.client(keyA).ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Feature: f})
+		resp, err := h.client(keyA).ListGenerationsWithResponse(context.Background(), &api.ListGenerationsParams{Feature: f})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, resp.StatusCode())
 		ids := []string{}
@@ -142,7 +142,7 @@ func TestLegacySpellingsAreEchoedAndFiltered(t *testing.T) {
 		assert.Equal(t, []string{canonical.ID, legacy.ID}, ids, f)
 	}
 	unknown := "nope"
-	resp, err := h.client(keyA).ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Feature: unknown})
+	resp, err := h.client(keyA).ListGenerationsWithResponse(context.Background(), &api.ListGenerationsParams{Feature: unknown})
 	require.NoError(t, err)
 	assert.Empty(t, resp.JSON200.Generations)
 	assert.Nil(t, resp.JSON200.NextCursor)
@@ -154,7 +154,7 @@ func TestInsufficientBalance(t *testing.T) {
 	resp := h.create(keyA, "image/ad", map[string]any{"image": h.uploadImage(keyA), "prompt": "p"})
 	require.Equal(t, http.StatusPaymentRequired, resp.StatusCode(), string(resp.Body))
 	require.NotNil(t, resp.JSON402)
-	assert.Equal(t, model.InsufficientBalanceDetailCodeInsufficientBalance, resp.JSON402.Error.Code)
+	assert.Equal(t, api.InsufficientBalanceDetailCodeInsufficientBalance, resp.JSON402.Error.Code)
 	assert.Equal(t, 0.08, resp.JSON402.Error.Required)
 	assert.Equal(t, 0.05, resp.JSON402.Error.Balance)
 	assert.Equal(t, 0.05, h.srv.Balance(keyA))
@@ -174,7 +174,7 @@ func TestLikenessPermission(t *testing.T) {
 		resp := h.create(keyA, "image/self-portrait", args)
 		require.Equal(t, http.StatusForbidden, resp.StatusCode())
 		require.NotNil(t, resp.JSON403)
-		assert.Equal(t, model.ErrorCodePermissionRequired, resp.JSON403.Error.Code)
+		assert.Equal(t, api.ErrorCodePermissionRequired, resp.JSON403.Error.Code)
 		assert.Contains(t, resp.JSON403.Error.Message, "permissionConfirmed")
 	}
 	resp := h.create(keyA, "video/avatar", map[string]any{"voiceId": "ava-warm-narrator", "script": "Hello"})
@@ -243,7 +243,7 @@ func TestGenerationsExpireAfter24Hours(t *testing.T) {
 	g := h.mustCreate(keyA, "audio/voiceover", map[string]any{"voiceId": "ava-warm-narrator", "script": "Hello there"})
 	h.advance(time.Minute)
 	done := h.get(keyA, g.ID).JSON200.Generation
-	require.Equal(t, model.GenerationStatusDone, done.Status)
+	require.Equal(t, mediagen.GenerationStatusDone, done.Status)
 
 	h.advance(24*time.Hour - time.Minute - time.Second)
 	assert.Equal(t, http.StatusOK, h.get(keyA, g.ID).StatusCode())
@@ -292,7 +292,7 @@ func TestListingPagesNewestFirst(t *testing.T) {
 	assert.Equal(t, ids[29], first.JSON200.Generations[0].ID)
 	require.NotNil(t, first.JSON200.NextCursor)
 
-	second, err := c.ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Cursor: *first.JSON200.NextCursor})
+	second, err := c.ListGenerationsWithResponse(context.Background(), &api.ListGenerationsParams{Cursor: *first.JSON200.NextCursor})
 	require.NoError(t, err)
 	require.Len(t, second.JSON200.Generations, 6)
 	assert.Equal(t, ids[5], second.JSON200.Generations[0].ID)
@@ -301,13 +301,13 @@ func TestListingPagesNewestFirst(t *testing.T) {
 
 	for limit, want := range map[int]int{0: 24, -3: 24, 1: 1, 100: 30, 1000: 30} {
 		l := limit
-		resp, err := c.ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Limit: l})
+		resp, err := c.ListGenerationsWithResponse(context.Background(), &api.ListGenerationsParams{Limit: l})
 		require.NoError(t, err)
 		assert.Len(t, resp.JSON200.Generations, want, limit)
 	}
 
 	bad := "not-a-cursor"
-	resp, err := c.ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Cursor: bad})
+	resp, err := c.ListGenerationsWithResponse(context.Background(), &api.ListGenerationsParams{Cursor: bad})
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode())
 }
@@ -319,7 +319,7 @@ func TestListingClampsAt100(t *testing.T) {
 		h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "p"})
 	}
 	l := 500
-	resp, err := h.client(keyA).ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Limit: l})
+	resp, err := h.client(keyA).ListGenerationsWithResponse(context.Background(), &api.ListGenerationsParams{Limit: l})
 	require.NoError(t, err)
 	assert.Len(t, resp.JSON200.Generations, 100)
 	assert.NotNil(t, resp.JSON200.NextCursor)
@@ -333,7 +333,7 @@ func TestCursorStableUnderInsertsAndDeletes(t *testing.T) {
 		ids = append(ids, h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "p"}).ID)
 	}
 	l := 4
-	page, err := c.ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Limit: l})
+	page, err := c.ListGenerationsWithResponse(context.Background(), &api.ListGenerationsParams{Limit: l})
 	require.NoError(t, err)
 	seen := []string{}
 	for _, g := range page.JSON200.Generations {
@@ -349,7 +349,7 @@ func TestCursorStableUnderInsertsAndDeletes(t *testing.T) {
 	}
 	cur := page.JSON200.NextCursor
 	for cur != nil {
-		page, err = c.ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Limit: l, Cursor: *cur})
+		page, err = c.ListGenerationsWithResponse(context.Background(), &api.ListGenerationsParams{Limit: l, Cursor: *cur})
 		require.NoError(t, err)
 		for _, g := range page.JSON200.Generations {
 			seen = append(seen, g.ID)
@@ -377,7 +377,7 @@ func TestPagingWhileOthersInsertAndDelete(t *testing.T) {
 				return
 			default:
 			}
-			resp, err := c.CreateGenerationWithResponse(context.Background(), model.CreateGenerationRequest{Feature: "image/generation", Args: map[string]any{"prompt": "noise"}})
+			resp, err := c.CreateGenerationWithResponse(context.Background(), api.CreateGenerationRequest{Feature: "image/generation", Args: map[string]any{"prompt": "noise"}})
 			if !assert.NoError(t, err) || !assert.Equal(t, http.StatusOK, resp.StatusCode()) {
 				return
 			}
@@ -390,7 +390,7 @@ func TestPagingWhileOthersInsertAndDelete(t *testing.T) {
 	var seen []string
 	var cur string
 	for {
-		page, err := c.ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{Limit: l, Cursor: cur})
+		page, err := c.ListGenerationsWithResponse(context.Background(), &api.ListGenerationsParams{Limit: l, Cursor: cur})
 		require.NoError(t, err)
 		for _, g := range page.JSON200.Generations {
 			if g.Params["prompt"] == "p" {

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/api/model"
 	"github.com/mediagen/mediagen-go/internal/feature"
 )
 
@@ -212,7 +211,7 @@ func TestListPagesAcrossBlocks(t *testing.T) {
 
 	walk := func(filter string) []string {
 		var ids []string
-		params := &model.ListGenerationsParams{Limit: 100}
+		params := &api.ListGenerationsParams{Limit: 100}
 		if filter != "" {
 			params.Feature = filter
 		}

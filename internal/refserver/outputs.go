@@ -2,11 +2,10 @@ package refserver
 
 import (
 	"fmt"
-	"time"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/feature"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"
+	"time"
 )
 
 // Media types of outputs.
@@ -103,8 +102,8 @@ const (
 // outputView renders the output of a finished generation, its URLs signed
 // until the generation expires (rounded up to the second the URL carries;
 // the storage host also checks expiresAt itself). The caller holds s.mu.
-func (s *Server) outputView(g *generation, base string) model.Output {
-	o := model.Output{Mime: g.out.mime}
+func (s *Server) outputView(g *generation, base string) mediagen.Output {
+	o := mediagen.Output{MIME: g.out.mime}
 	asset := func(name string) string {
 		return s.assetURL(base, "generations", g.id, name, ceilSecond(g.expiresAt))
 	}

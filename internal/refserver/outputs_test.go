@@ -7,20 +7,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/refserver/media"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
-	"github.com/mediagen/mediagen-go/internal/refserver/media"
 )
 
 // finish submits a generation, lets it render and returns it done.
-func (h *harness) finish(feat string, args map[string]any) model.Generation {
+func (h *harness) finish(feat string, args map[string]any) mediagen.Generation {
 	h.t.Helper()
 	g := h.mustCreate(keyA, feat, args)
 	h.advance(5 * time.Minute)
 	done := h.get(keyA, g.ID).JSON200.Generation
-	require.Equal(h.t, model.GenerationStatusDone, done.Status)
+	require.Equal(h.t, mediagen.GenerationStatusDone, done.Status)
 	require.NotNil(h.t, done.Output)
 	return done
 }
@@ -40,7 +39,7 @@ func TestImageOutputs(t *testing.T) {
 	h := newHarness(t)
 	for aspect, size := range map[string][2]int{"1:1": {256, 256}, "16:9": {256, 144}, "9:16": {144, 256}, "4:3": {256, 192}, "3:4": {192, 256}} {
 		done := h.finish("image/generation", map[string]any{"prompt": "p", "aspectRatio": aspect})
-		assert.Equal(t, "image/png", done.Output.Mime)
+		assert.Equal(t, "image/png", done.Output.MIME)
 		assert.Zero(t, done.Output.Video)
 		assert.Zero(t, done.Output.Audio)
 		img, err := png.Decode(bytes.NewReader(h.fetch(done.Output.Image, "image/png")))
@@ -71,7 +70,7 @@ func TestVideoOutputs(t *testing.T) {
 	for _, tc := range cases {
 		done := h.finish(tc.feature, tc.args)
 		o := done.Output
-		assert.Equal(t, "video/mp4", o.Mime)
+		assert.Equal(t, "video/mp4", o.MIME)
 		require.NotZero(t, o.Video)
 		require.NotZero(t, o.Poster)
 		require.NotZero(t, o.DurationMs)
@@ -91,7 +90,7 @@ func TestVideoOutputs(t *testing.T) {
 func TestAudioOutputs(t *testing.T) {
 	h := newHarness(t)
 	done := h.finish("audio/voiceover", map[string]any{"voiceId": "ava-warm-narrator", "script": "This script has exactly forty-five characters."[:45]})
-	assert.Equal(t, "audio/wav", done.Output.Mime)
+	assert.Equal(t, "audio/wav", done.Output.MIME)
 	require.NotNil(t, done.Output.Audio)
 	assert.Zero(t, done.Output.Image)
 	d, err := media.AudioDuration(h.fetch(done.Output.Audio, "audio/wav"))
@@ -109,17 +108,17 @@ func TestRenderDurations(t *testing.T) {
 	h := newHarness(t, WithRenderScale(0.01))
 	g := h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "p"})
 	h.advance(79 * time.Millisecond)
-	assert.Equal(t, model.GenerationStatusRunning, h.get(keyA, g.ID).JSON200.Generation.Status)
+	assert.Equal(t, mediagen.GenerationStatusRunning, h.get(keyA, g.ID).JSON200.Generation.Status)
 	h.advance(time.Millisecond)
-	assert.Equal(t, model.GenerationStatusDone, h.get(keyA, g.ID).JSON200.Generation.Status, "8 s at scale 0.01")
+	assert.Equal(t, mediagen.GenerationStatusDone, h.get(keyA, g.ID).JSON200.Generation.Status, "8 s at scale 0.01")
 }
 
 func TestTextOutputView(t *testing.T) {
 	h := newHarness(t)
-	g := &generation{id: "gen_text", kind: "text", out: outputSpec{mime: mimeText, text: "Draft"}, status: model.GenerationStatusDone, expiresAt: testStart.Add(retention)}
+	g := &generation{id: "gen_text", kind: "text", out: outputSpec{mime: mimeText, text: "Draft"}, status: mediagen.GenerationStatusDone, expiresAt: testStart.Add(retention)}
 	o := h.srv.outputView(g, "http://x")
 	require.NotZero(t, o.Text)
 	assert.Equal(t, "Draft", o.Text)
-	assert.Equal(t, "text/plain", o.Mime)
+	assert.Equal(t, "text/plain", o.MIME)
 	assert.Zero(t, o.Image)
 }

@@ -6,8 +6,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/api/model"
 	"github.com/mediagen/mediagen-go/internal/feature"
 )
 
@@ -106,10 +106,10 @@ func clipSeconds(script string) int {
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // pricingTable renders the price table as GET /v3/pricing answers it.
-func pricingTable() model.PricingTable {
-	t := model.PricingTable{Prices: make(map[string]model.PricingEntry, len(prices))}
+func pricingTable() api.PricingTable {
+	t := api.PricingTable{Prices: make(map[string]mediagen.PricingEntry, len(prices))}
 	for name, e := range prices {
-		entry := model.PricingEntry{Price: e.price, Unit: model.PricingEntryUnit(e.unit)}
+		entry := mediagen.PricingEntry{Price: e.price, Unit: mediagen.PricingUnit(e.unit)}
 		if e.variants != nil {
 			// A deep copy: the shared table must not be reachable from an answer.
 			v := make(map[string]map[string]float64, len(e.variants))

@@ -6,11 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/feature"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
-	"github.com/mediagen/mediagen-go/internal/feature"
 )
 
 func TestPricingTableIsServed(t *testing.T) {
@@ -25,15 +24,15 @@ func TestPricingTableIsServed(t *testing.T) {
 		require.NotNil(t, got[f.Name].Unit)
 	}
 	require.Contains(t, got, feature.VoiceClone)
-	assert.Equal(t, model.PricingEntryUnitCall, got[feature.VoiceClone].Unit)
+	assert.Equal(t, mediagen.PricingUnitCall, got[feature.VoiceClone].Unit)
 	assert.Nil(t, got["image/self-portrait"].Variants, "variants only when an argument changes the price")
 	require.NotNil(t, got["image/generation"].Variants)
 	assert.Equal(t, map[string]map[string]float64{"fineDetails": {"off": 1, "on": 1.5}}, got["image/generation"].Variants)
 	require.NotNil(t, got["video/logo-reveal"].Variants)
 	assert.Equal(t, map[string]float64{"720p": 1, "1080p": 1.5}, (got["video/logo-reveal"].Variants)["resolution"])
-	assert.Equal(t, model.PricingEntryUnitSecond, got["video/object-reveal"].Unit)
-	assert.Equal(t, model.PricingEntryUnitN15S, got["video/avatar"].Unit)
-	assert.Equal(t, model.PricingEntryUnitN1000Chars, got["audio/voiceover"].Unit)
+	assert.Equal(t, mediagen.PricingUnitSecond, got["video/object-reveal"].Unit)
+	assert.Equal(t, mediagen.PricingUnitPer15Seconds, got["video/avatar"].Unit)
+	assert.Equal(t, mediagen.PricingUnitPer1000Chars, got["audio/voiceover"].Unit)
 	assert.Contains(t, string(resp.Body), `"price"`)
 	assert.NotContains(t, string(resp.Body), `"amount"`)
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/api/model"
 )
 
 // contextWithProject is the context the auth middleware gives a handler.
@@ -21,7 +21,7 @@ func contextWithProject(p *project) context.Context {
 
 // createRequest builds the strict request object of a submission.
 func createRequest(feat string, args map[string]any) api.CreateGenerationRequestObject {
-	return api.CreateGenerationRequestObject{Body: &model.CreateGenerationRequest{Feature: model.Feature(feat), Args: args}}
+	return api.CreateGenerationRequestObject{Body: &api.CreateGenerationRequest{Feature: mediagen.Feature(feat), Args: args}}
 }
 
 func TestProjects(t *testing.T) {

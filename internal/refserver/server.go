@@ -29,8 +29,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/api/model"
 	"github.com/mediagen/mediagen-go/internal/refserver/agent"
 	"github.com/mediagen/mediagen-go/internal/refserver/delivery"
 	"github.com/mediagen/mediagen-go/internal/refserver/fault"
@@ -62,8 +62,8 @@ type Event struct {
 	Name          string // generation.done, generation.error, generation.timeout, voice.done or voice.error
 	ProjectAPIKey string
 	WebhookURL    string // as submitted; "" when none was given
-	Generation    *model.Generation
-	Voice         *model.Voice
+	Generation    *mediagen.Generation
+	Voice         *mediagen.Voice
 }
 
 // Option configures a Server.
@@ -338,7 +338,7 @@ func requestError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	if r.URL.Path == "/v3/files/upload-url" && hugeBytes(err) {
-		writeError(w, newError(http.StatusRequestEntityTooLarge, model.ErrorCodePayloadTooLarge, "bytes is over 30 MB (%d bytes)", maxFileSize))
+		writeError(w, newError(http.StatusRequestEntityTooLarge, api.ErrorCodePayloadTooLarge, "bytes is over 30 MB (%d bytes)", maxFileSize))
 		return
 	}
 	writeError(w, invalidf("%s", describeDecodeError(err)))
@@ -428,7 +428,7 @@ func writeNoRoute(w http.ResponseWriter, r *http.Request, h http.Handler) {
 		if allow := rec.Header().Get("Allow"); allow != "" {
 			w.Header().Set("Allow", allow)
 		}
-		writeError(w, newError(http.StatusMethodNotAllowed, model.ErrorCodeMethodNotAllowed, "method %s is not allowed on %s", r.Method, r.URL.Path))
+		writeError(w, newError(http.StatusMethodNotAllowed, api.ErrorCodeMethodNotAllowed, "method %s is not allowed on %s", r.Method, r.URL.Path))
 		return
 	}
 	writeError(w, notFoundf("no route %s %s", r.Method, r.URL.Path))

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/api/model"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"
 )
 
@@ -117,7 +117,7 @@ func (h *harness) raw(method, path, key, contentType string, body io.Reader) (in
 func errorCode(t *testing.T, h http.Header, body []byte) string {
 	t.Helper()
 	assert.Equal(t, "application/json", h.Get("Content-Type"))
-	var e model.Error
+	var e api.Error
 	require.NoError(t, json.Unmarshal(body, &e), string(body))
 	require.NotEmpty(t, e.Error.Code, string(body))
 	require.NotEmpty(t, e.Error.Message, string(body))
@@ -168,13 +168,13 @@ func (h *harness) uploadImage(key string) string {
 // create submits a generation as key and returns the answer.
 func (h *harness) create(key, feat string, args map[string]any) *api.CreateGenerationResponse {
 	h.t.Helper()
-	resp, err := h.client(key).CreateGenerationWithResponse(context.Background(), model.CreateGenerationRequest{Feature: model.Feature(feat), Args: args})
+	resp, err := h.client(key).CreateGenerationWithResponse(context.Background(), api.CreateGenerationRequest{Feature: mediagen.Feature(feat), Args: args})
 	require.NoError(h.t, err)
 	return resp
 }
 
 // mustCreate submits a generation that must be accepted.
-func (h *harness) mustCreate(key, feat string, args map[string]any) model.Generation {
+func (h *harness) mustCreate(key, feat string, args map[string]any) mediagen.Generation {
 	h.t.Helper()
 	resp := h.create(key, feat, args)
 	require.Equal(h.t, http.StatusOK, resp.StatusCode(), string(resp.Body))
@@ -249,7 +249,7 @@ func TestOversizedJSONBodyAnswers400(t *testing.T) {
 	assert.Contains(t, string(b), "request body is larger than 1 MiB")
 	assert.Equal(t, 100.0, h.srv.Balance(keyA))
 	g := h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "still answers"})
-	assert.Equal(t, model.GenerationStatusPending, g.Status)
+	assert.Equal(t, mediagen.GenerationStatusPending, g.Status)
 }
 
 func TestCloseIsIdempotentAndServingGoesOn(t *testing.T) {
@@ -258,7 +258,7 @@ func TestCloseIsIdempotentAndServingGoesOn(t *testing.T) {
 	h.srv.Close()
 	g := h.mustCreate(keyA, "image/generation", map[string]any{"prompt": "after close"})
 	h.clock.Advance(time.Minute)
-	assert.Equal(t, model.GenerationStatusDone, h.get(keyA, g.ID).JSON200.Generation.Status, "requests settle lazily")
+	assert.Equal(t, mediagen.GenerationStatusDone, h.get(keyA, g.ID).JSON200.Generation.Status, "requests settle lazily")
 }
 
 func TestConcurrentClientsAreSafe(t *testing.T) {
@@ -271,7 +271,7 @@ func TestConcurrentClientsAreSafe(t *testing.T) {
 			defer wg.Done()
 			c := h.client(keyA)
 			for j := range 10 {
-				resp, err := c.CreateGenerationWithResponse(context.Background(), model.CreateGenerationRequest{
+				resp, err := c.CreateGenerationWithResponse(context.Background(), api.CreateGenerationRequest{
 					Feature: "image/generation", Args: map[string]any{"prompt": "p"},
 				})
 				if !assert.NoError(t, err) || !assert.Equal(t, http.StatusOK, resp.StatusCode()) {
@@ -281,7 +281,7 @@ func TestConcurrentClientsAreSafe(t *testing.T) {
 					_, err = c.DeleteGenerationWithResponse(context.Background(), resp.JSON200.Generation.ID)
 					assert.NoError(t, err)
 				}
-				_, err = c.ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{})
+				_, err = c.ListGenerationsWithResponse(context.Background(), &api.ListGenerationsParams{})
 				assert.NoError(t, err)
 				h.clock.Advance(time.Second)
 			}

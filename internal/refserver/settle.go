@@ -1,10 +1,9 @@
 package refserver
 
 import (
+	"github.com/mediagen/mediagen-go"
 	"sync"
 	"time"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
 )
 
 // Settle applies every transition due at the clock's current time (render
@@ -90,21 +89,21 @@ func (s *Server) advanceGeneration(g *generation, now time.Time) (Event, bool) {
 	if g.terminal() {
 		return Event{}, false
 	}
-	if g.status == model.GenerationStatusPending && !now.Before(g.runningAt) {
-		g.status = model.GenerationStatusRunning
+	if g.status == mediagen.GenerationStatusPending && !now.Before(g.runningAt) {
+		g.status = mediagen.GenerationStatusRunning
 	}
 	if now.Before(g.endAt) {
 		return Event{}, false
 	}
 	switch g.outcome {
 	case OutcomeError:
-		g.status, g.errMsg = model.GenerationStatusError, renderFailedMsg
+		g.status, g.errMsg = mediagen.GenerationStatusError, renderFailedMsg
 	case OutcomeTimeout:
-		g.status, g.errMsg = model.GenerationStatusTimeout, renderTimeoutMsg
+		g.status, g.errMsg = mediagen.GenerationStatusTimeout, renderTimeoutMsg
 	default:
-		g.status = model.GenerationStatusDone
+		g.status = mediagen.GenerationStatusDone
 	}
-	if g.status != model.GenerationStatusDone {
+	if g.status != mediagen.GenerationStatusDone {
 		if p, ok := s.projects[g.projectKey]; ok {
 			p.balance += g.charge
 		}

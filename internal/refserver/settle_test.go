@@ -6,10 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
 )
 
 func TestBackgroundTickerSettlesInRealTime(t *testing.T) {
@@ -30,7 +29,7 @@ func TestBackgroundTickerSettlesInRealTime(t *testing.T) {
 	assert.Eventually(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(got) == 1 && got[0].Generation.Status == model.GenerationStatusDone
+		return len(got) == 1 && got[0].Generation.Status == mediagen.GenerationStatusDone
 	}, 5*time.Second, 10*time.Millisecond, "no request needed: the ticker settles")
 }
 
@@ -101,7 +100,7 @@ func TestEventQueueReleasesDispatchedEvents(t *testing.T) {
 	q := newEventQueue(func(Event) { n++ })
 	defer q.close()
 	for i := range 100 {
-		q.push([]Event{{Name: "generation.done", Generation: &model.Generation{ID: "gen_" + strconv.Itoa(i)}}})
+		q.push([]Event{{Name: "generation.done", Generation: &mediagen.Generation{ID: "gen_" + strconv.Itoa(i)}}})
 		if i%7 == 0 {
 			q.wait()
 		}

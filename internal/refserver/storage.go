@@ -5,6 +5,9 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/refserver/media"
 	"hash"
 	"io"
 	"net/http"
@@ -12,9 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
-	"github.com/mediagen/mediagen-go/internal/refserver/media"
 )
 
 // Validity of signed URLs.
@@ -107,7 +107,7 @@ func (s *Server) serveStorage(w http.ResponseWriter, r *http.Request) {
 	if len(parts) == 2 && parts[0] == "uploads" {
 		if r.Method != http.MethodPut {
 			w.Header().Set("Allow", http.MethodPut)
-			writeError(w, newError(http.StatusMethodNotAllowed, model.ErrorCodeMethodNotAllowed, "upload URLs take PUT"))
+			writeError(w, newError(http.StatusMethodNotAllowed, api.ErrorCodeMethodNotAllowed, "upload URLs take PUT"))
 			return
 		}
 		s.putUpload(w, r, parts[1])
@@ -115,7 +115,7 @@ func (s *Server) serveStorage(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeError(w, newError(http.StatusMethodNotAllowed, model.ErrorCodeMethodNotAllowed, "storage assets take GET"))
+		writeError(w, newError(http.StatusMethodNotAllowed, api.ErrorCodeMethodNotAllowed, "storage assets take GET"))
 		return
 	}
 	if err := s.checkSignature(r, http.MethodGet); err != nil {
@@ -166,7 +166,7 @@ func (w *contentWriter) WriteHeader(code int) {
 	if code == http.StatusRequestedRangeNotSatisfiable {
 		msg = "the Range header selects no bytes of the object"
 	}
-	writeError(w.ResponseWriter, newError(code, model.ErrorCodeInvalidArgument, "%s", msg))
+	writeError(w.ResponseWriter, newError(code, api.ErrorCodeInvalidArgument, "%s", msg))
 }
 
 // Write drops ServeContent's own text after a refusal.
@@ -182,7 +182,7 @@ func (s *Server) generationAsset(id, name string) ([]byte, string, *apiError) {
 	s.mu.Lock()
 	g, ok := s.gens[id]
 	var spec outputSpec
-	live := ok && !g.deleted && g.status == model.GenerationStatusDone && s.clock.Now().Before(g.expiresAt)
+	live := ok && !g.deleted && g.status == mediagen.GenerationStatusDone && s.clock.Now().Before(g.expiresAt)
 	if live {
 		spec = g.out
 	}

@@ -9,17 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/refserver/media"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
-	"github.com/mediagen/mediagen-go/internal/refserver/media"
 )
 
 // reserve asks for a signed upload of data as contentType.
-func (h *harness) reserve(key string, data []byte, contentType string) model.UploadURL {
+func (h *harness) reserve(key string, data []byte, contentType string) mediagen.UploadURL {
 	h.t.Helper()
-	resp, err := h.client(key).CreateUploadURLWithResponse(context.Background(), model.CreateUploadURLRequest{Bytes: int64(len(data)), ContentType: contentType})
+	resp, err := h.client(key).CreateUploadURLWithResponse(context.Background(), api.CreateUploadURLRequest{Bytes: int64(len(data)), ContentType: contentType})
 	require.NoError(h.t, err)
 	require.Equal(h.t, http.StatusOK, resp.StatusCode(), string(resp.Body))
 	return *resp.JSON200
@@ -132,7 +132,7 @@ func TestSignedUploadLengthIsExact(t *testing.T) {
 	h := newHarness(t)
 	data := media.PNG(10, 10, "len")
 	u := h.reserve(keyA, data, "image/png")
-	assert.Equal(t, strconv.Itoa(len(data)), u.Headers.ContentLength)
+	assert.Equal(t, int64(len(data)), u.Headers.ContentLength)
 	longer := append(append([]byte{}, data...), 0)
 	status, _ := put(t, u.UploadURL, longer, "image/png", int64(len(longer)), "")
 	assert.Equal(t, http.StatusForbidden, status)

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/api/model"
 	"github.com/mediagen/mediagen-go/internal/refserver/catalog"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"
 )
@@ -47,7 +47,7 @@ func (s *Server) ListTemplates(ctx context.Context, req api.ListTemplatesRequest
 	}
 	b := baseFrom(ctx)
 	expires := s.clock.Now().Add(previewURLValidity)
-	out := model.TemplateList{Templates: make([]model.Template, len(list))}
+	out := api.TemplateList{Templates: make([]mediagen.Template, len(list))}
 	for i, t := range list {
 		out.Templates[i] = s.templateView(t, b, expires)
 	}
@@ -68,11 +68,11 @@ func boundedParam(name string, v *int, hi int) (int, *apiError) {
 
 // templateView renders a template with its preview URLs signed for base
 // until expires.
-func (s *Server) templateView(t catalog.Template, base string, expires time.Time) model.Template {
-	mt := model.Template{ID: t.ID, Title: t.Title, Category: t.Category, Feature: model.Feature(t.Feature),
-		Previews: make([]model.TemplatePreviewRef, len(t.Previews))}
+func (s *Server) templateView(t catalog.Template, base string, expires time.Time) mediagen.Template {
+	mt := mediagen.Template{ID: t.ID, Title: t.Title, Category: t.Category, Feature: mediagen.Feature(t.Feature),
+		Previews: make([]mediagen.TemplatePreviewRef, len(t.Previews))}
 	for j, pv := range t.Previews {
-		ref := model.TemplatePreviewRef{
+		ref := mediagen.TemplatePreviewRef{
 			ID:     pv.ID,
 			Gender: pv.Gender,
 			Image:  s.assetURL(base, "templates", pv.ID, templateImageName, expires),
@@ -95,8 +95,8 @@ func (s *Server) GetTemplatePreview(ctx context.Context, req api.GetTemplatePrev
 	if !ok {
 		return notFoundf("template preview %q not found", req.PreviewID), nil
 	}
-	return api.GetTemplatePreview200JSONResponse{Preview: model.TemplatePreview{
-		ID: pv.ID, TemplateID: t.ID, Title: t.Title, Feature: model.Feature(t.Feature), Gender: pv.Gender, Prompt: pv.Prompt,
+	return api.GetTemplatePreview200JSONResponse{Preview: mediagen.TemplatePreview{
+		ID: pv.ID, TemplateID: t.ID, Title: t.Title, Feature: mediagen.Feature(t.Feature), Gender: pv.Gender, Prompt: pv.Prompt,
 	}}, nil
 }
 

@@ -5,15 +5,15 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/feature"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
-	"github.com/mediagen/mediagen-go/internal/feature"
 )
 
 // templates lists templates as project A.
-func (h *harness) templates(p *model.ListTemplatesParams) (int, []model.Template) {
+func (h *harness) templates(p *api.ListTemplatesParams) (int, []mediagen.Template) {
 	h.t.Helper()
 	resp, err := h.client(keyA).ListTemplatesWithResponse(context.Background(), p)
 	require.NoError(h.t, err)
@@ -29,14 +29,14 @@ func TestTemplatesPerFeature(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.NotEmpty(t, def)
 	for _, tpl := range def {
-		assert.Equal(t, model.Feature("image/self-portrait"), tpl.Feature, "default feature")
+		assert.Equal(t, mediagen.Feature("image/self-portrait"), tpl.Feature, "default feature")
 	}
 	for _, f := range feature.All {
-		status, list := h.templates(&model.ListTemplatesParams{Feature: f.Legacy})
+		status, list := h.templates(&api.ListTemplatesParams{Feature: f.Legacy})
 		require.Equal(t, http.StatusOK, status)
 		require.NotEmpty(t, list, f.Name)
 		for i, tpl := range list {
-			assert.Equal(t, model.Feature(f.Name), tpl.Feature, "canonical key")
+			assert.Equal(t, mediagen.Feature(f.Name), tpl.Feature, "canonical key")
 			require.NotEmpty(t, tpl.Previews)
 			for _, pv := range tpl.Previews {
 				assert.NotEmpty(t, pv.Gender)
@@ -52,7 +52,7 @@ func TestTemplatesPerFeature(t *testing.T) {
 			}
 		}
 	}
-	_, logos := h.templates(&model.ListTemplatesParams{Feature: "video/logo-reveal"})
+	_, logos := h.templates(&api.ListTemplatesParams{Feature: "video/logo-reveal"})
 	cats := map[string]bool{}
 	for _, tpl := range logos {
 		cats[tpl.Category] = true
@@ -66,21 +66,21 @@ func TestTemplatesPerFeature(t *testing.T) {
 func TestTemplateFiltersAndBounds(t *testing.T) {
 	h := newHarness(t)
 	feat := "logo-reveal"
-	_, outro := h.templates(&model.ListTemplatesParams{Feature: feat, Category: "outro"})
+	_, outro := h.templates(&api.ListTemplatesParams{Feature: feat, Category: "outro"})
 	require.NotEmpty(t, outro)
 	for _, tpl := range outro {
 		assert.Equal(t, "outro", tpl.Category)
 	}
-	_, one := h.templates(&model.ListTemplatesParams{Feature: feat, PerCategory: ptr(1)})
+	_, one := h.templates(&api.ListTemplatesParams{Feature: feat, PerCategory: ptr(1)})
 	assert.Len(t, one, 2, "one per category")
-	_, capped := h.templates(&model.ListTemplatesParams{Feature: feat, Limit: ptr(3)})
+	_, capped := h.templates(&api.ListTemplatesParams{Feature: feat, Limit: ptr(3)})
 	assert.Len(t, capped, 3)
 	titles := []string{outro[0].Title, "No Such Title"}
-	_, byTitle := h.templates(&model.ListTemplatesParams{Feature: feat, Title: titles})
+	_, byTitle := h.templates(&api.ListTemplatesParams{Feature: feat, Title: titles})
 	require.Len(t, byTitle, 1)
 	assert.Equal(t, outro[0].ID, byTitle[0].ID)
 
-	for name, p := range map[string]*model.ListTemplatesParams{
+	for name, p := range map[string]*api.ListTemplatesParams{
 		"perCategory 0":   {PerCategory: ptr(0)},
 		"perCategory 51":  {PerCategory: ptr(51)},
 		"limit 0":         {Limit: ptr(0)},
@@ -90,17 +90,17 @@ func TestTemplateFiltersAndBounds(t *testing.T) {
 		status, _ := h.templates(p)
 		assert.Equal(t, http.StatusBadRequest, status, name)
 	}
-	status, _ := h.templates(&model.ListTemplatesParams{PerCategory: ptr(50), Limit: ptr(500)})
+	status, _ := h.templates(&api.ListTemplatesParams{PerCategory: ptr(50), Limit: ptr(500)})
 	assert.Equal(t, http.StatusOK, status)
-	status, list := h.templates(&model.ListTemplatesParams{Feature: ""})
+	status, list := h.templates(&api.ListTemplatesParams{Feature: ""})
 	assert.Equal(t, http.StatusOK, status)
 	require.NotEmpty(t, list)
-	assert.Equal(t, model.Feature("image/self-portrait"), list[0].Feature, "an empty feature lists the default")
+	assert.Equal(t, mediagen.Feature("image/self-portrait"), list[0].Feature, "an empty feature lists the default")
 }
 
 func TestTemplatePreviewPrompt(t *testing.T) {
 	h := newHarness(t)
-	_, list := h.templates(&model.ListTemplatesParams{Feature: "video/logo-reveal"})
+	_, list := h.templates(&api.ListTemplatesParams{Feature: "video/logo-reveal"})
 	require.NotEmpty(t, list)
 	tpl := list[0]
 	resp, err := h.client(keyA).GetTemplatePreviewWithResponse(context.Background(), tpl.Previews[0].ID)
@@ -110,7 +110,7 @@ func TestTemplatePreviewPrompt(t *testing.T) {
 	assert.Equal(t, tpl.Previews[0].ID, p.ID)
 	assert.Equal(t, tpl.ID, p.TemplateID)
 	assert.Equal(t, tpl.Title, p.Title)
-	assert.Equal(t, model.Feature("video/logo-reveal"), p.Feature)
+	assert.Equal(t, mediagen.Feature("video/logo-reveal"), p.Feature)
 	assert.Equal(t, "any", p.Gender)
 	require.NotEmpty(t, p.Prompt)
 	h.mustCreate(keyA, "video/logo-reveal", map[string]any{"image": h.uploadImage(keyA), "prompt": p.Prompt})

@@ -5,14 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/refserver/fault"
 	"io"
 	"math"
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
-	"github.com/mediagen/mediagen-go/internal/refserver/fault"
 )
 
 // TestControlPrefix is the path prefix of the test-control API. It lies
@@ -144,7 +143,7 @@ func decodeBody(r *http.Request, v any) *apiError {
 
 // unavailable is the answer of an operation the server was not built for.
 func unavailable(format string, args ...any) *apiError {
-	return newError(http.StatusNotImplemented, model.ErrorCodeUnavailable, format, args...)
+	return newError(http.StatusNotImplemented, api.ErrorCodeUnavailable, format, args...)
 }
 
 // clockState is the answer of both clock routes.

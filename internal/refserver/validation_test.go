@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/refserver/media"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
-	"github.com/mediagen/mediagen-go/internal/refserver/media"
 )
 
 // sampleFile reads a whole file of one format from the media package's
@@ -46,7 +46,7 @@ func TestTruncatedImageIsRefusedAndNotCharged(t *testing.T) {
 
 	r := h.create(keyA, "video/logo-reveal", map[string]any{"image": cut, "prompt": "sparks"})
 	require.Equal(t, http.StatusBadRequest, r.StatusCode(), string(r.Body))
-	assert.Equal(t, model.ErrorCodeInvalidArgument, r.JSON400.Error.Code)
+	assert.Equal(t, api.ErrorCodeInvalidArgument, r.JSON400.Error.Code)
 	assert.Contains(t, r.JSON400.Error.Message, "not a whole, valid image")
 	assert.Equal(t, before, h.srv.Balance(keyA), "nothing charged")
 
@@ -54,7 +54,7 @@ func TestTruncatedImageIsRefusedAndNotCharged(t *testing.T) {
 	status, _, body := h.raw(http.MethodPost, "/v3/files/upload-url", keyA, "application/json",
 		strings.NewReader(`{"bytes": 64, "contentType": "image/png"}`))
 	require.Equal(t, http.StatusOK, status, string(body))
-	var u model.UploadURL
+	var u mediagen.UploadURL
 	require.NoError(t, json.Unmarshal(body, &u))
 	req, err := http.NewRequest(http.MethodPut, u.UploadURL, strings.NewReader(string(logo[:64])))
 	require.NoError(t, err)
@@ -102,7 +102,7 @@ func TestInvalidUTF8BodyIsRefusedAndNotCharged(t *testing.T) {
 	status, _, body := h.raw(http.MethodPost, "/v3/generations", keyA, "application/json",
 		strings.NewReader(gen(`"prompt": "\ud83d\ude00 café"`)))
 	require.Equal(t, http.StatusOK, status, string(body))
-	var g model.GenerationEnvelope
+	var g api.GenerationEnvelope
 	require.NoError(t, json.Unmarshal(body, &g))
 	assert.Equal(t, "😀 café", g.Generation.Params["prompt"])
 }

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/api/model"
 	"github.com/mediagen/mediagen-go/internal/feature"
 	"github.com/mediagen/mediagen-go/internal/refserver/catalog"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"
@@ -42,7 +42,7 @@ type clone struct {
 
 	requestDate time.Time
 	endAt       time.Time // training ends; the responseDate once it has
-	status      model.VoiceStatus
+	status      mediagen.VoiceStatus
 	errMsg      string
 }
 
@@ -93,7 +93,7 @@ func (s *Server) CreateVoice(ctx context.Context, req api.CreateVoiceRequestObje
 		return insufficientBalance(charge, p.balance), nil
 	}
 	if wait, busy := s.trainingSlot(now); busy {
-		e := newError(http.StatusTooManyRequests, model.ErrorCodeRateLimited, "%d voices are already training; retry in %d s", maxTraining, wait)
+		e := newError(http.StatusTooManyRequests, api.ErrorCodeRateLimited, "%d voices are already training; retry in %d s", maxTraining, wait)
 		e.retryAfter = wait
 		return e, nil
 	}
@@ -101,7 +101,7 @@ func (s *Server) CreateVoice(ctx context.Context, req api.CreateVoiceRequestObje
 	c := &clone{
 		id: newUUID(), projectID: p.id, projectKey: p.key, name: name,
 		base: baseFrom(ctx), charge: charge, outcome: outcome,
-		requestDate: now, endAt: now.Add(s.scaled(cloneTraining)), status: model.VoiceStatusRunning,
+		requestDate: now, endAt: now.Add(s.scaled(cloneTraining)), status: mediagen.VoiceStatusRunning,
 		description: req.Body.Description, webhookURL: req.Body.WebhookURL,
 	}
 	s.clones[c.id] = c
@@ -154,12 +154,12 @@ func (s *Server) trainingSlot(now time.Time) (int, bool) {
 // advanceClone ends a clone's training when due, refunding a failure once.
 // The caller holds s.mu.
 func (s *Server) advanceClone(c *clone, now time.Time) (Event, bool) {
-	if c.status != model.VoiceStatusRunning || now.Before(c.endAt) {
+	if c.status != mediagen.VoiceStatusRunning || now.Before(c.endAt) {
 		return Event{}, false
 	}
 	switch c.outcome {
 	case OutcomeError, OutcomeTimeout:
-		c.status, c.errMsg = model.VoiceStatusError, trainingFailedMsg
+		c.status, c.errMsg = mediagen.VoiceStatusError, trainingFailedMsg
 		if c.outcome == OutcomeTimeout {
 			c.errMsg = trainingTimeoutMsg
 		}
@@ -167,7 +167,7 @@ func (s *Server) advanceClone(c *clone, now time.Time) (Event, bool) {
 			p.balance += c.charge
 		}
 	default:
-		c.status = model.VoiceStatusDone
+		c.status = mediagen.VoiceStatusDone
 	}
 	if !s.wantsEvent(c.webhookURL) {
 		return Event{}, false
@@ -182,10 +182,10 @@ func (s *Server) advanceClone(c *clone, now time.Time) (Event, bool) {
 }
 
 // cloneView renders a clone as GET answers it.
-func cloneView(c *clone) model.Voice {
-	v := model.Voice{ID: c.id, Owner: model.VoiceOwnerProject, Name: c.name, Status: c.status,
+func cloneView(c *clone) mediagen.Voice {
+	v := mediagen.Voice{ID: c.id, Owner: mediagen.VoiceOwnerProject, Name: c.name, Status: c.status,
 		RequestDate: c.requestDate.UTC(), Description: c.description, Error: c.errMsg}
-	if c.status != model.VoiceStatusRunning {
+	if c.status != mediagen.VoiceStatusRunning {
 		v.ResponseDate = c.endAt.UTC()
 	}
 	return v
@@ -193,13 +193,13 @@ func cloneView(c *clone) model.Voice {
 
 // catalogView renders a catalog voice for one project: its favourite flag
 // and a preview URL signed for about 6 hours. The caller holds s.mu.
-func (s *Server) catalogView(v catalog.Voice, projectID, base string, now time.Time) model.Voice {
+func (s *Server) catalogView(v catalog.Voice, projectID, base string, now time.Time) mediagen.Voice {
 	tags := append([]string{}, v.Tags...)
 	fav := s.favorites[projectID][v.ID]
 	preview := s.assetURL(base, "voices", v.ID, voicePreviewName, now.Add(previewURLValidity))
-	return model.Voice{
-		ID: v.ID, Owner: model.VoiceOwnerService, Name: v.Name, Description: v.Description,
-		Slug: v.Slug, Tags: tags, Locale: v.Locale, Favorite: &fav, Preview: preview,
+	return mediagen.Voice{
+		ID: v.ID, Owner: mediagen.VoiceOwnerService, Name: v.Name, Description: v.Description,
+		Slug: v.Slug, Tags: tags, Locale: v.Locale, Favorite: fav, Preview: preview,
 	}
 }
 
@@ -224,9 +224,9 @@ func (s *Server) usableVoice(p *project, id string) error {
 		return fmt.Errorf("voice %q not found", id)
 	}
 	switch c.status {
-	case model.VoiceStatusDone:
+	case mediagen.VoiceStatusDone:
 		return nil
-	case model.VoiceStatusRunning:
+	case mediagen.VoiceStatusRunning:
 		return fmt.Errorf("voice %q is still training", id)
 	default:
 		return fmt.Errorf("voice %q failed training and cannot be used", id)
@@ -253,9 +253,9 @@ func (s *Server) ListVoices(ctx context.Context, req api.ListVoicesRequestObject
 	wantService, wantProject := true, true
 	if o := req.Params.Owner; o != nil {
 		switch *o {
-		case string(model.VoiceOwnerService):
+		case string(mediagen.VoiceOwnerService):
 			wantProject = false
-		case string(model.VoiceOwnerProject):
+		case string(mediagen.VoiceOwnerProject):
 			wantService = false
 		default:
 			return invalidf("owner must be service or project, or omitted for both"), nil
@@ -268,7 +268,7 @@ func (s *Server) ListVoices(ctx context.Context, req api.ListVoicesRequestObject
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
-	out := model.VoiceList{Voices: []model.Voice{}}
+	out := api.VoiceList{Voices: []mediagen.Voice{}}
 	if wantProject && !favOnly {
 		for c := range p.clones.All() {
 			out.Voices = append(out.Voices, cloneView(c))
@@ -328,14 +328,14 @@ func (s *Server) DeleteVoice(ctx context.Context, req api.DeleteVoiceRequestObje
 
 // setFavorite stars or unstars a catalog voice for the project and returns
 // the state after the call; both directions are idempotent.
-func (s *Server) setFavorite(ctx context.Context, id string, on bool) (model.FavoriteState, *apiError) {
+func (s *Server) setFavorite(ctx context.Context, id string, on bool) (api.FavoriteState, *apiError) {
 	p, aerr := caller(ctx)
 	if aerr != nil {
-		return model.FavoriteState{}, aerr
+		return api.FavoriteState{}, aerr
 	}
 	v, ok := s.lookupVoice(id)
 	if !ok {
-		return model.FavoriteState{}, notFoundf("voice %q is not a catalog voice", id)
+		return api.FavoriteState{}, notFoundf("voice %q is not a catalog voice", id)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -347,7 +347,7 @@ func (s *Server) setFavorite(ctx context.Context, id string, on bool) (model.Fav
 	} else {
 		delete(s.favorites[p.id], v.ID)
 	}
-	return model.FavoriteState{ID: v.ID, Favorite: on}, nil
+	return api.FavoriteState{ID: v.ID, Favorite: on}, nil
 }
 
 // FavoriteVoice answers PUT /v3/voices/{id}/favorite.

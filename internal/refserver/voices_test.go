@@ -7,18 +7,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
 	"github.com/mediagen/mediagen-go/internal/feature"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const avaID = "80cb22f0-6f42-4d9f-b729-57ddd40c66a8"
 
 // listVoices lists voices as key with params.
-func (h *harness) listVoices(key string, p *model.ListVoicesParams) []model.Voice {
+func (h *harness) listVoices(key string, p *api.ListVoicesParams) []mediagen.Voice {
 	h.t.Helper()
 	resp, err := h.client(key).ListVoicesWithResponse(context.Background(), p)
 	require.NoError(h.t, err)
@@ -34,7 +34,7 @@ func (h *harness) sample(key string, d time.Duration) string {
 // cloneAnswer is the answer to POST /v3/voices.
 type cloneAnswer struct {
 	status int
-	voice  *model.Voice
+	voice  *mediagen.Voice
 	body   string
 	retry  string // Retry-After
 }
@@ -42,7 +42,7 @@ type cloneAnswer struct {
 // cloneVoice submits a clone as key.
 func (h *harness) cloneVoice(key, name, audio string) cloneAnswer {
 	h.t.Helper()
-	resp, err := h.client(key).CreateVoiceWithResponse(context.Background(), model.CreateVoiceRequest{Name: name, Audio: audio})
+	resp, err := h.client(key).CreateVoiceWithResponse(context.Background(), api.CreateVoiceRequest{Name: name, Audio: audio})
 	require.NoError(h.t, err)
 	out := cloneAnswer{status: resp.StatusCode(), body: string(resp.Body), retry: resp.HTTPResponse.Header.Get("Retry-After")}
 	if resp.JSON200 != nil {
@@ -57,7 +57,7 @@ func TestVoiceCatalog(t *testing.T) {
 	require.GreaterOrEqual(t, len(all), 12)
 	locales, genders, categories := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, v := range all {
-		assert.Equal(t, model.VoiceOwnerService, v.Owner)
+		assert.Equal(t, mediagen.VoiceOwnerService, v.Owner)
 		require.NotZero(t, v.Slug)
 		require.NotZero(t, v.Locale)
 		require.NotZero(t, v.Tags)
@@ -115,7 +115,7 @@ func TestRetiredVoiceAnswers404Everywhere(t *testing.T) {
 
 func TestVoiceFilters(t *testing.T) {
 	h := newHarness(t)
-	owner := func(s string) *model.ListVoicesParams { return &model.ListVoicesParams{Owner: &s} }
+	owner := func(s string) *api.ListVoicesParams { return &api.ListVoicesParams{Owner: &s} }
 	for _, bad := range []string{"me", "", "SERVICE"} {
 		resp, err := h.client(keyA).ListVoicesWithResponse(context.Background(), owner(bad))
 		require.NoError(t, err)
@@ -125,19 +125,19 @@ func TestVoiceFilters(t *testing.T) {
 	assert.NotEmpty(t, h.listVoices(keyA, owner("service")))
 
 	tags := []string{"female", "narration"}
-	for _, v := range h.listVoices(keyA, &model.ListVoicesParams{Tag: tags}) {
+	for _, v := range h.listVoices(keyA, &api.ListVoicesParams{Tag: tags}) {
 		assert.Subset(t, v.Tags, tags)
 	}
-	assert.NotEmpty(t, h.listVoices(keyA, &model.ListVoicesParams{Tag: tags}))
+	assert.NotEmpty(t, h.listVoices(keyA, &api.ListVoicesParams{Tag: tags}))
 
 	loc := "en-US"
-	us := h.listVoices(keyA, &model.ListVoicesParams{Locale: &loc})
+	us := h.listVoices(keyA, &api.ListVoicesParams{Locale: &loc})
 	require.NotEmpty(t, us)
 	for _, v := range us {
 		assert.Equal(t, "en-US", v.Locale)
 	}
 	prefix := "en"
-	assert.Empty(t, h.listVoices(keyA, &model.ListVoicesParams{Locale: &prefix}), "exact match, not a prefix")
+	assert.Empty(t, h.listVoices(keyA, &api.ListVoicesParams{Locale: &prefix}), "exact match, not a prefix")
 }
 
 func TestVoiceFavorites(t *testing.T) {
@@ -147,29 +147,29 @@ func TestVoiceFavorites(t *testing.T) {
 		resp, err := c.FavoriteVoiceWithResponse(context.Background(), "ava-warm-narrator")
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, resp.StatusCode())
-		assert.Equal(t, model.FavoriteState{ID: avaID, Favorite: true}, *resp.JSON200)
+		assert.Equal(t, api.FavoriteState{ID: avaID, Favorite: true}, *resp.JSON200)
 	}
 	for _, v := range []string{"1", "true", "yes", "YES"} {
-		favs := h.listVoices(keyA, &model.ListVoicesParams{Favorites: v})
+		favs := h.listVoices(keyA, &api.ListVoicesParams{Favorites: v})
 		require.Len(t, favs, 1, v)
-		assert.True(t, favs[0].IsFavorite())
+		assert.True(t, favs[0].Favorite)
 	}
 	no := "no"
-	assert.Greater(t, len(h.listVoices(keyA, &model.ListVoicesParams{Favorites: no})), 1)
+	assert.Greater(t, len(h.listVoices(keyA, &api.ListVoicesParams{Favorites: no})), 1)
 	v, err := c.GetVoiceWithResponse(context.Background(), avaID)
 	require.NoError(t, err)
-	assert.True(t, v.JSON200.Voice.IsFavorite())
+	assert.True(t, v.JSON200.Voice.Favorite)
 
 	yes := "1"
-	assert.Empty(t, h.listVoices(keyB, &model.ListVoicesParams{Favorites: yes}), "starring is per project")
+	assert.Empty(t, h.listVoices(keyB, &api.ListVoicesParams{Favorites: yes}), "starring is per project")
 
 	for range 2 {
 		resp, err := c.UnfavoriteVoiceWithResponse(context.Background(), avaID)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, resp.StatusCode())
-		assert.Equal(t, model.FavoriteState{ID: avaID, Favorite: false}, *resp.JSON200)
+		assert.Equal(t, api.FavoriteState{ID: avaID, Favorite: false}, *resp.JSON200)
 	}
-	assert.Empty(t, h.listVoices(keyA, &model.ListVoicesParams{Favorites: yes}))
+	assert.Empty(t, h.listVoices(keyA, &api.ListVoicesParams{Favorites: yes}))
 
 	resp, err := c.FavoriteVoiceWithResponse(context.Background(), "no-such-voice")
 	require.NoError(t, err)
@@ -185,9 +185,9 @@ func TestVoiceCloneLifecycle(t *testing.T) {
 	got := h.cloneVoice(keyA, "My voice", audio)
 	require.Equal(t, http.StatusOK, got.status, got.body)
 	v := got.voice
-	assert.Equal(t, model.VoiceOwnerProject, v.Owner)
+	assert.Equal(t, mediagen.VoiceOwnerProject, v.Owner)
 	require.NotZero(t, v.Status)
-	assert.Equal(t, model.VoiceStatusRunning, v.Status)
+	assert.Equal(t, mediagen.VoiceStatusRunning, v.Status)
 	assert.Equal(t, "My voice", v.Name)
 	assert.Zero(t, v.Slug)
 	assert.Zero(t, v.Preview)
@@ -201,8 +201,8 @@ func TestVoiceCloneLifecycle(t *testing.T) {
 	list := h.listVoices(keyA, nil)
 	assert.Equal(t, v.ID, list[0].ID, "clones first")
 	loc := "xx-XX"
-	assert.Equal(t, v.ID, h.listVoices(keyA, &model.ListVoicesParams{Locale: &loc})[0].ID, "locale ignores clones")
-	assert.Empty(t, h.listVoices(keyB, &model.ListVoicesParams{Owner: ptr("project")}), "tenant isolation")
+	assert.Equal(t, v.ID, h.listVoices(keyA, &api.ListVoicesParams{Locale: &loc})[0].ID, "locale ignores clones")
+	assert.Empty(t, h.listVoices(keyB, &api.ListVoicesParams{Owner: ptr("project")}), "tenant isolation")
 	other, err := h.client(keyB).GetVoiceWithResponse(context.Background(), v.ID)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusNotFound, other.StatusCode())
@@ -210,7 +210,7 @@ func TestVoiceCloneLifecycle(t *testing.T) {
 	h.advance(31 * time.Second)
 	done, err := h.client(keyA).GetVoiceWithResponse(context.Background(), v.ID)
 	require.NoError(t, err)
-	assert.Equal(t, model.VoiceStatusDone, done.JSON200.Voice.Status)
+	assert.Equal(t, mediagen.VoiceStatusDone, done.JSON200.Voice.Status)
 	require.NotZero(t, done.JSON200.Voice.ResponseDate)
 	evs := h.recorded()
 	require.Len(t, evs, 1)
@@ -255,7 +255,7 @@ func TestVoiceCloneFailureRefunds(t *testing.T) {
 			h.advance(time.Minute)
 			v, err := h.client(keyA).GetVoiceWithResponse(context.Background(), got.voice.ID)
 			require.NoError(t, err)
-			assert.Equal(t, model.VoiceStatusError, v.JSON200.Voice.Status)
+			assert.Equal(t, mediagen.VoiceStatusError, v.JSON200.Voice.Status)
 			require.NotNil(t, v.JSON200.Voice.Error)
 			assert.Equal(t, 100.0, h.srv.Balance(keyA))
 			evs := h.recorded()

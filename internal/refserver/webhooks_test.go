@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
 	"github.com/mediagen/mediagen-go/internal/feature"
 	"github.com/mediagen/mediagen-go/internal/refserver/delivery"
 	"github.com/mediagen/mediagen-go/webhook"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Short delivery delays, so retries and drops happen within a test.
@@ -127,9 +127,9 @@ func newWebhookHarness(t *testing.T, res *results, opts ...Option) *harness {
 }
 
 // createWithHook submits an image generation as key with webhookUrl u.
-func (h *harness) createWithHook(key, u string) model.Generation {
+func (h *harness) createWithHook(key, u string) mediagen.Generation {
 	h.t.Helper()
-	resp, err := h.client(key).CreateGenerationWithResponse(context.Background(), model.CreateGenerationRequest{
+	resp, err := h.client(key).CreateGenerationWithResponse(context.Background(), api.CreateGenerationRequest{
 		Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookURL: u,
 	})
 	require.NoError(h.t, err)
@@ -205,7 +205,7 @@ func TestWebhookFailedRendersAreDeliveredAndRefunded(t *testing.T) {
 			assert.Equal(t, webhook.EventName("generation."+string(outcome)), ev.Name)
 			require.NotNil(t, ev.Generation)
 			assert.Equal(t, g.ID, ev.Generation.ID)
-			assert.Equal(t, model.GenerationStatus(outcome), ev.Generation.Status)
+			assert.Equal(t, mediagen.GenerationStatus(outcome), ev.Generation.Status)
 			require.NotNil(t, ev.Generation.Error)
 			assert.Contains(t, ev.Generation.Error, "refunded")
 			assert.Zero(t, ev.Generation.Output)
@@ -228,7 +228,7 @@ func TestWebhookVoiceEvents(t *testing.T) {
 			rv := newReceiver(t, nil)
 			audio := h.sample(keyA, 12*time.Second)
 			u := rv.url()
-			resp, err := h.client(keyA).CreateVoiceWithResponse(context.Background(), model.CreateVoiceRequest{Name: "Narrator", Audio: audio, WebhookURL: u})
+			resp, err := h.client(keyA).CreateVoiceWithResponse(context.Background(), api.CreateVoiceRequest{Name: "Narrator", Audio: audio, WebhookURL: u})
 			require.NoError(t, err)
 			require.Equal(t, http.StatusOK, resp.StatusCode(), string(resp.Body))
 			id := resp.JSON200.Voice.ID
@@ -334,7 +334,7 @@ func TestWebhookReceiverThatNeverAnswersBlocksNothing(t *testing.T) {
 	// Every delivery hangs now; the API must answer as usual.
 	start := time.Now()
 	for range 20 {
-		resp, err := h.client(keyA).ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{})
+		resp, err := h.client(keyA).ListGenerationsWithResponse(context.Background(), &api.ListGenerationsParams{})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, resp.StatusCode())
 		assert.Len(t, resp.JSON200.Generations, 5)
@@ -367,7 +367,7 @@ func TestWebhookConcurrentGenerationsAreEachDeliveredOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			resp, err := h.client(keyA).CreateGenerationWithResponse(context.Background(), model.CreateGenerationRequest{
+			resp, err := h.client(keyA).CreateGenerationWithResponse(context.Background(), api.CreateGenerationRequest{
 				Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookURL: rv.url(),
 			})
 			if !assert.NoError(t, err) || !assert.Equal(t, http.StatusOK, resp.StatusCode()) {
@@ -413,7 +413,7 @@ func TestWebhookHTTPURLIsRefusedAndChargesNothing(t *testing.T) {
 	rv := newReceiver(t, nil)
 	strict := newHarness(t)
 	for _, u := range []string{rv.url(), "http://localhost/hook"} {
-		resp, err := strict.client(keyA).CreateGenerationWithResponse(context.Background(), model.CreateGenerationRequest{
+		resp, err := strict.client(keyA).CreateGenerationWithResponse(context.Background(), api.CreateGenerationRequest{
 			Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookURL: u,
 		})
 		require.NoError(t, err)
@@ -422,17 +422,17 @@ func TestWebhookHTTPURLIsRefusedAndChargesNothing(t *testing.T) {
 	}
 	audio := strict.sample(keyA, 12*time.Second)
 	u := rv.url()
-	voice, err := strict.client(keyA).CreateVoiceWithResponse(context.Background(), model.CreateVoiceRequest{Name: "N", Audio: audio, WebhookURL: u})
+	voice, err := strict.client(keyA).CreateVoiceWithResponse(context.Background(), api.CreateVoiceRequest{Name: "N", Audio: audio, WebhookURL: u})
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusBadRequest, voice.StatusCode())
 	assert.Equal(t, 100.0, strict.srv.Balance(keyA), "nothing charged")
-	list, err := strict.client(keyA).ListGenerationsWithResponse(context.Background(), &model.ListGenerationsParams{})
+	list, err := strict.client(keyA).ListGenerationsWithResponse(context.Background(), &api.ListGenerationsParams{})
 	require.NoError(t, err)
 	assert.Empty(t, list.JSON200.Generations, "nothing created")
 
 	local := newWebhookHarness(t, nil)
 	for _, u := range []string{"http://example.com/hook", "http://10.0.0.1/hook", "http://192.168.1.1:8080/hook"} {
-		resp, err := local.client(keyA).CreateGenerationWithResponse(context.Background(), model.CreateGenerationRequest{
+		resp, err := local.client(keyA).CreateGenerationWithResponse(context.Background(), api.CreateGenerationRequest{
 			Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookURL: u,
 		})
 		require.NoError(t, err)

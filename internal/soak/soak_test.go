@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -183,7 +185,7 @@ func TestSoakCloneVoice(t *testing.T) {
 	wg.Wait()
 
 	require.NoError(t, srv.SetFaults(clienttest.Faults{}))
-	voices, err := c.Voices(context.Background(), client.VoiceFilter{Owner: client.VoiceOwnerProject})
+	voices, err := c.Voices(context.Background(), client.VoiceFilter{Owner: mediagen.VoiceOwnerProject})
 	require.NoError(t, err)
 	t.Logf("%d clone calls: %d handed out, %d on the server, errors %v", *clones, len(l.handed), len(voices), l.errs)
 
@@ -198,7 +200,7 @@ func TestSoakCloneVoice(t *testing.T) {
 	assert.Zero(t, l.errs["uncertain"], "the search after an ambiguous failure gave up")
 	prices, err := c.Pricing(context.Background())
 	require.NoError(t, err)
-	est, err := prices.Estimate(client.RawArgs{FeatureName: client.FeatureVoiceClone})
+	est, err := prices.Estimate(client.RawArgs{FeatureName: mediagen.FeatureVoiceClone})
 	require.NoError(t, err)
 	assert.Equal(t, cents(start-float64(len(voices))*est.Min), cents(srv.Balance()), "one charge per clone on the server")
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/api/model"
 )
 
 // serverName and serverVersion identify the endpoint in the MCP handshake;
@@ -60,8 +59,8 @@ func New(ops api.StrictServerInterface) http.Handler {
 func methodNotAllowed(w http.ResponseWriter) {
 	w.Header().Set("Allow", http.MethodPost)
 	body := api.GetAgent405JSONResponse{MethodNotAllowedJSONResponse: api.MethodNotAllowedJSONResponse{
-		Error: model.ErrorDetail{
-			Code:    model.ErrorCodeMethodNotAllowed,
+		Error: api.ErrorDetail{
+			Code:    api.ErrorCodeMethodNotAllowed,
 			Message: "the agent endpoint is stateless: only POST is allowed",
 		},
 	}}

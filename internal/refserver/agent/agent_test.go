@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/api/model"
 )
 
 // projectKey is where the test middleware stores the caller, as the reference
@@ -34,16 +34,16 @@ type fakeOps struct {
 	mu          sync.Mutex
 	balance     float64
 	price       float64
-	generations map[string]model.Generation
+	generations map[string]mediagen.Generation
 	created     []api.CreateGenerationRequestObject
 	projects    []string // the project seen in the context of each call
-	templates   []model.ListTemplatesParams
-	voices      []model.ListVoicesParams
+	templates   []api.ListTemplatesParams
+	voices      []api.ListVoicesParams
 	fail        error
 }
 
 func newFakeOps() *fakeOps {
-	return &fakeOps{balance: 10, price: 2, generations: map[string]model.Generation{}}
+	return &fakeOps{balance: 10, price: 2, generations: map[string]mediagen.Generation{}}
 }
 
 func (f *fakeOps) seen(ctx context.Context) {
@@ -61,8 +61,8 @@ func (f *fakeOps) CreateGeneration(ctx context.Context, req api.CreateGeneration
 	}
 	if f.balance < f.price {
 		return api.CreateGeneration402JSONResponse{InsufficientBalanceJSONResponse: api.InsufficientBalanceJSONResponse{
-			Error: model.InsufficientBalanceDetail{
-				Code:     model.InsufficientBalanceDetailCodeInsufficientBalance,
+			Error: api.InsufficientBalanceDetail{
+				Code:     api.InsufficientBalanceDetailCodeInsufficientBalance,
 				Message:  "balance too low",
 				Required: f.price,
 				Balance:  f.balance,
@@ -70,12 +70,12 @@ func (f *fakeOps) CreateGeneration(ctx context.Context, req api.CreateGeneration
 		}}, nil
 	}
 	f.balance -= f.price
-	g := model.Generation{
+	g := mediagen.Generation{
 		ID:          fmt.Sprintf("gen_%d", len(f.generations)+1),
 		ProjectID:   f.projects[len(f.projects)-1],
 		Feature:     req.Body.Feature,
-		Kind:        model.KindVideo,
-		Status:      model.GenerationStatusPending,
+		Kind:        mediagen.KindVideo,
+		Status:      mediagen.GenerationStatusPending,
 		Params:      req.Body.Args,
 		BalanceUsed: f.price,
 		RequestDate: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
@@ -91,7 +91,7 @@ func (f *fakeOps) GetGeneration(ctx context.Context, req api.GetGenerationReques
 	g, ok := f.generations[req.ID]
 	if !ok {
 		return api.GetGeneration404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse{
-			Error: model.ErrorDetail{Code: model.ErrorCodeNotFound, Message: "no generation " + req.ID},
+			Error: api.ErrorDetail{Code: api.ErrorCodeNotFound, Message: "no generation " + req.ID},
 		}}, nil
 	}
 	return api.GetGeneration200JSONResponse{Generation: g}, nil
@@ -102,7 +102,7 @@ func (f *fakeOps) ListTemplates(ctx context.Context, req api.ListTemplatesReques
 	defer f.mu.Unlock()
 	f.seen(ctx)
 	f.templates = append(f.templates, req.Params)
-	return api.ListTemplates200JSONResponse{Templates: []model.Template{{ID: "t1", Title: "Glitch", Category: "motion", Feature: model.FeatureVideoLogoReveal}}}, nil
+	return api.ListTemplates200JSONResponse{Templates: []mediagen.Template{{ID: "t1", Title: "Glitch", Category: "motion", Feature: mediagen.FeatureVideoLogoReveal}}}, nil
 }
 
 func (f *fakeOps) ListVoices(ctx context.Context, req api.ListVoicesRequestObject) (api.ListVoicesResponseObject, error) {
@@ -110,7 +110,7 @@ func (f *fakeOps) ListVoices(ctx context.Context, req api.ListVoicesRequestObjec
 	defer f.mu.Unlock()
 	f.seen(ctx)
 	f.voices = append(f.voices, req.Params)
-	return api.ListVoices200JSONResponse{Voices: []model.Voice{}}, nil
+	return api.ListVoices200JSONResponse{Voices: []mediagen.Voice{}}, nil
 }
 
 func (f *fakeOps) ListGenerations(ctx context.Context, req api.ListGenerationsRequestObject) (api.ListGenerationsResponseObject, error) {
@@ -119,9 +119,9 @@ func (f *fakeOps) ListGenerations(ctx context.Context, req api.ListGenerationsRe
 	f.seen(ctx)
 	next := "c2"
 	if req.Params.Cursor != "" || req.Params.Limit == 0 || req.Params.Limit != 1 {
-		return api.ListGenerations200JSONResponse{Generations: []model.Generation{}}, nil
+		return api.ListGenerations200JSONResponse{Generations: []mediagen.Generation{}}, nil
 	}
-	return api.ListGenerations200JSONResponse{Generations: []model.Generation{{ID: "gen_9"}}, NextCursor: &next}, nil
+	return api.ListGenerations200JSONResponse{Generations: []mediagen.Generation{{ID: "gen_9"}}, NextCursor: &next}, nil
 }
 
 func (f *fakeOps) DeleteGeneration(ctx context.Context, req api.DeleteGenerationRequestObject) (api.DeleteGenerationResponseObject, error) {
@@ -130,7 +130,7 @@ func (f *fakeOps) DeleteGeneration(ctx context.Context, req api.DeleteGeneration
 	f.seen(ctx)
 	if _, ok := f.generations[req.ID]; !ok {
 		return api.DeleteGeneration404JSONResponse{NotFoundJSONResponse: api.NotFoundJSONResponse{
-			Error: model.ErrorDetail{Code: model.ErrorCodeNotFound, Message: "no generation " + req.ID},
+			Error: api.ErrorDetail{Code: api.ErrorCodeNotFound, Message: "no generation " + req.ID},
 		}}, nil
 	}
 	delete(f.generations, req.ID)
@@ -141,15 +141,15 @@ func (f *fakeOps) GetPricing(ctx context.Context, _ api.GetPricingRequestObject)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seen(ctx)
-	return api.GetPricing200JSONResponse{Prices: map[string]model.PricingEntry{"image/ad": {Price: f.price}}}, nil
+	return api.GetPricing200JSONResponse{Prices: map[string]mediagen.PricingEntry{"image/ad": {Price: f.price}}}, nil
 }
 
 func (f *fakeOps) GetTemplatePreview(ctx context.Context, req api.GetTemplatePreviewRequestObject) (api.GetTemplatePreviewResponseObject, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seen(ctx)
-	return api.GetTemplatePreview200JSONResponse{Preview: model.TemplatePreview{
-		ID: req.PreviewID, TemplateID: "t1", Title: "Glitch", Feature: model.FeatureVideoLogoReveal, Gender: "any", Prompt: "digital glitch sweep",
+	return api.GetTemplatePreview200JSONResponse{Preview: mediagen.TemplatePreview{
+		ID: req.PreviewID, TemplateID: "t1", Title: "Glitch", Feature: mediagen.FeatureVideoLogoReveal, Gender: "any", Prompt: "digital glitch sweep",
 	}}, nil
 }
 
@@ -158,13 +158,13 @@ func (f *fakeOps) CreateUploadURL(ctx context.Context, req api.CreateUploadURLRe
 	defer f.mu.Unlock()
 	f.seen(ctx)
 	if req.Body.ContentType == "application/x-msdownload" {
-		return api.CreateUploadURL415JSONResponse{Error: model.ErrorDetail{Code: model.ErrorCodeUnsupportedMediaType, Message: "type not accepted"}}, nil
+		return api.CreateUploadURL415JSONResponse{Error: api.ErrorDetail{Code: api.ErrorCodeUnsupportedMediaType, Message: "type not accepted"}}, nil
 	}
 	return api.CreateUploadURL200JSONResponse{
-		File:      model.FileRef{ID: "file_1"},
+		File:      mediagen.File{ID: "file_1"},
 		UploadURL: "https://storage.example.com/file_1?sig=x",
-		Method:    model.UploadURLMethodPUT,
-		Headers:   model.UploadHeaders{ContentType: req.Body.ContentType, ContentLength: fmt.Sprint(req.Body.Bytes)},
+		Method:    mediagen.UploadURLMethodPUT,
+		Headers:   mediagen.UploadHeaders{ContentType: req.Body.ContentType, ContentLength: req.Body.Bytes},
 		ExpiresIn: 900,
 	}, nil
 }
@@ -287,15 +287,15 @@ func TestCreateGenerationPacked(t *testing.T) {
 
 	require.Len(t, ops.created, 1)
 	body := ops.created[0].Body
-	assert.Equal(t, model.Feature("image/generation"), body.Feature)
+	assert.Equal(t, mediagen.Feature("image/generation"), body.Feature)
 	assert.Equal(t, map[string]any{"prompt": "a red fox", "fineDetails": true}, body.Args)
 	require.NotNil(t, body.WebhookURL)
 	assert.Equal(t, "https://hooks.example.com/mediagen", body.WebhookURL)
 	assert.Equal(t, []string{"proj_test"}, ops.projects, "the operation must see the HTTP request's context")
 
-	env := structured[model.GenerationEnvelope](t, res)
+	env := structured[api.GenerationEnvelope](t, res)
 	assert.Equal(t, "gen_1", env.Generation.ID)
-	assert.Equal(t, model.GenerationStatusPending, env.Generation.Status)
+	assert.Equal(t, mediagen.GenerationStatusPending, env.Generation.Status)
 	assert.Contains(t, text(res), "gen_1")
 	assert.Contains(t, text(res), "pending")
 	assert.Contains(t, text(res), "get_generation")
@@ -316,14 +316,14 @@ func TestGenerateLogoReveal(t *testing.T) {
 
 	require.Len(t, ops.created, 1)
 	body := ops.created[0].Body
-	assert.Equal(t, model.FeatureVideoLogoReveal, body.Feature)
+	assert.Equal(t, mediagen.FeatureVideoLogoReveal, body.Feature)
 	assert.Equal(t, map[string]any{
 		"image": "file_logo", "prompt": "sparks gather into the mark", "mode": "outro", "duration": float64(7),
 	}, body.Args, "args are what an HTTP caller would send; webhookUrl is not an argument")
 	require.NotNil(t, body.WebhookURL)
 	assert.Equal(t, "https://hooks.example.com/x", body.WebhookURL)
 	assert.Equal(t, []string{"proj_test"}, ops.projects)
-	assert.Equal(t, "gen_1", structured[model.GenerationEnvelope](t, res).Generation.ID)
+	assert.Equal(t, "gen_1", structured[api.GenerationEnvelope](t, res).Generation.ID)
 }
 
 func TestGenerateOmitsUnsetArguments(t *testing.T) {
@@ -333,7 +333,7 @@ func TestGenerateOmitsUnsetArguments(t *testing.T) {
 	res := call(t, session, "generate_voiceover", map[string]any{"voiceId": "warm-narrator", "script": "Hello."})
 	require.False(t, res.IsError, text(res))
 	require.Len(t, ops.created, 1)
-	assert.Equal(t, model.FeatureAudioVoiceover, ops.created[0].Body.Feature)
+	assert.Equal(t, mediagen.FeatureAudioVoiceover, ops.created[0].Body.Feature)
 	assert.Equal(t, map[string]any{"voiceId": "warm-narrator", "script": "Hello."}, ops.created[0].Body.Args)
 	assert.Empty(t, ops.created[0].Body.WebhookURL)
 }
@@ -354,16 +354,16 @@ func TestGetGenerationRoundTrip(t *testing.T) {
 
 	created := call(t, session, "generate_product_shot", map[string]any{"image": "file_1", "prompt": "on marble"})
 	require.False(t, created.IsError, text(created))
-	id := structured[model.GenerationEnvelope](t, created).Generation.ID
+	id := structured[api.GenerationEnvelope](t, created).Generation.ID
 
 	got := call(t, session, "get_generation", map[string]any{"id": id})
 	require.False(t, got.IsError, text(got))
-	want, err := json.Marshal(model.GenerationEnvelope{Generation: ops.generations[id]})
+	want, err := json.Marshal(api.GenerationEnvelope{Generation: ops.generations[id]})
 	require.NoError(t, err)
 	gotJSON, err := json.Marshal(got.StructuredContent)
 	require.NoError(t, err)
 	assert.JSONEq(t, string(want), string(gotJSON), "the same body GET /v3/generations/{id} answers")
-	assert.Equal(t, model.FeatureImageProductShot, structured[model.GenerationEnvelope](t, got).Generation.Feature)
+	assert.Equal(t, mediagen.FeatureImageProductShot, structured[api.GenerationEnvelope](t, got).Generation.Feature)
 
 	missing := call(t, session, "get_generation", map[string]any{"id": "gen_nope"})
 	assert.True(t, missing.IsError)
@@ -385,7 +385,7 @@ func TestInsufficientBalanceIsToolError(t *testing.T) {
 	assert.Contains(t, msg, "required 2.00 USD")
 	assert.Contains(t, msg, "balance 1.50 USD")
 
-	body := structured[model.InsufficientBalanceError](t, res)
+	body := structured[api.InsufficientBalanceError](t, res)
 	assert.Equal(t, 2.0, body.Error.Required)
 	assert.Equal(t, 1.5, body.Error.Balance)
 }
@@ -468,9 +468,9 @@ func TestOnlyPostIsAllowed(t *testing.T) {
 
 			assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
 			assert.Equal(t, http.MethodPost, resp.Header.Get("Allow"))
-			var e model.Error
+			var e api.Error
 			require.NoError(t, json.NewDecoder(resp.Body).Decode(&e))
-			assert.Equal(t, model.ErrorCodeMethodNotAllowed, e.Error.Code)
+			assert.Equal(t, api.ErrorCodeMethodNotAllowed, e.Error.Code)
 		})
 	}
 }
@@ -481,18 +481,18 @@ func TestOtherTools(t *testing.T) {
 
 	res := call(t, session, "get_pricing", nil)
 	require.False(t, res.IsError, text(res))
-	assert.Equal(t, 2.0, structured[model.PricingTable](t, res).Prices["image/ad"].Price)
+	assert.Equal(t, 2.0, structured[api.PricingTable](t, res).Prices["image/ad"].Price)
 
 	res = call(t, session, "get_template_prompt", map[string]any{"previewId": "pv_1"})
 	require.False(t, res.IsError, text(res))
-	assert.Equal(t, "pv_1", structured[model.TemplatePreviewEnvelope](t, res).Preview.ID)
+	assert.Equal(t, "pv_1", structured[api.TemplatePreviewEnvelope](t, res).Preview.ID)
 	assert.Contains(t, text(res), "digital glitch sweep")
 
 	res = call(t, session, "create_upload_url", map[string]any{"bytes": 1234, "contentType": "image/png"})
 	require.False(t, res.IsError, text(res))
-	up := structured[model.UploadURL](t, res)
+	up := structured[mediagen.UploadURL](t, res)
 	assert.Equal(t, "file_1", up.File.ID)
-	assert.Equal(t, model.UploadHeaders{ContentType: "image/png", ContentLength: "1234"}, up.Headers)
+	assert.Equal(t, mediagen.UploadHeaders{ContentType: "image/png", ContentLength: 1234}, up.Headers)
 	assert.Contains(t, text(res), "Content-Length: 1234")
 
 	res = call(t, session, "create_upload_url", map[string]any{"bytes": 10, "contentType": "application/x-msdownload"})
@@ -501,16 +501,16 @@ func TestOtherTools(t *testing.T) {
 
 	res = call(t, session, "list_generations", map[string]any{"limit": 1})
 	require.False(t, res.IsError, text(res))
-	page := structured[model.GenerationList](t, res)
+	page := structured[api.GenerationList](t, res)
 	require.Len(t, page.Generations, 1)
 	require.NotNil(t, page.NextCursor)
 	assert.Contains(t, text(res), "cursor c2")
 
 	created := call(t, session, "generate_ad", map[string]any{"image": "f", "prompt": "p"})
-	id := structured[model.GenerationEnvelope](t, created).Generation.ID
+	id := structured[api.GenerationEnvelope](t, created).Generation.ID
 	res = call(t, session, "delete_generation", map[string]any{"id": id})
 	require.False(t, res.IsError, text(res))
-	assert.True(t, structured[model.Success](t, res).Success)
+	assert.True(t, structured[api.Success](t, res).Success)
 	res = call(t, session, "delete_generation", map[string]any{"id": id})
 	assert.True(t, res.IsError)
 	assert.Contains(t, text(res), "404 not_found")
@@ -529,8 +529,8 @@ func (e answerError) Error() string { return fmt.Sprintf("answer %d", e.status) 
 func (e answerError) VisitCreateGenerationResponse(w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(e.status)
-	return json.NewEncoder(w).Encode(model.Error{Error: model.ErrorDetail{
-		Code: model.ErrorCodePermissionRequired, Message: "confirm permission",
+	return json.NewEncoder(w).Encode(api.Error{Error: api.ErrorDetail{
+		Code: api.ErrorCodePermissionRequired, Message: "confirm permission",
 	}})
 }
 
@@ -542,5 +542,5 @@ func TestErrorThatIsAnAnswer(t *testing.T) {
 	res := call(t, session, "generate_self_portrait", map[string]any{"image": "f", "prompt": "p"})
 	assert.True(t, res.IsError)
 	assert.Contains(t, text(res), "HTTP 403 permission_required: confirm permission")
-	assert.Equal(t, model.ErrorCodePermissionRequired, structured[model.Error](t, res).Error.Code)
+	assert.Equal(t, api.ErrorCodePermissionRequired, structured[api.Error](t, res).Error.Code)
 }

@@ -9,9 +9,9 @@ import (
 	"net/http/httptest"
 	"strings"
 
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
 )
 
 // answer is an operation's HTTP answer: status and body exactly as its route
@@ -81,7 +81,7 @@ func failure(err error) *mcp.CallToolResult {
 // errorSummary reads the contract's error body; a 402 body's required and
 // balance are included because they tell the agent how much is missing.
 func errorSummary(a answer) string {
-	var e model.InsufficientBalanceError // a superset of the other error bodies
+	var e api.InsufficientBalanceError // a superset of the other error bodies
 	if err := json.Unmarshal(a.body, &e); err != nil || e.Error.Code == "" {
 		text := strings.TrimSpace(string(a.body))
 		if text == "" {
@@ -107,12 +107,12 @@ func decode[T any](body []byte) T {
 }
 
 func summarizeGeneration(body []byte) string {
-	g := decode[model.GenerationEnvelope](body).Generation
+	g := decode[api.GenerationEnvelope](body).Generation
 	s := fmt.Sprintf("Generation %s (%s) is %s; %s charged.", g.ID, g.Feature, g.Status, usd(g.BalanceUsed))
 	switch g.Status {
-	case model.GenerationStatusPending, model.GenerationStatusRunning:
+	case mediagen.GenerationStatusPending, mediagen.GenerationStatusRunning:
 		s += " Poll get_generation with this id every few seconds until it is done, error or timeout."
-	case model.GenerationStatusDone:
+	case mediagen.GenerationStatusDone:
 		if url := outputURL(g.Output); url != "" {
 			s += " Output: " + url
 		}
@@ -125,7 +125,7 @@ func summarizeGeneration(body []byte) string {
 }
 
 // outputURL picks the asset of a finished generation, whichever kind it is.
-func outputURL(o model.Output) string {
+func outputURL(o mediagen.Output) string {
 	if u := o.URL(); u != "" {
 		return u
 	}
@@ -133,7 +133,7 @@ func outputURL(o model.Output) string {
 }
 
 func summarizeGenerationList(body []byte) string {
-	l := decode[model.GenerationList](body)
+	l := decode[api.GenerationList](body)
 	s := fmt.Sprintf("%d generations, newest first.", len(l.Generations))
 	if l.NextCursor != nil && *l.NextCursor != "" {
 		s += " More with cursor " + *l.NextCursor + "."
@@ -144,14 +144,14 @@ func summarizeGenerationList(body []byte) string {
 }
 
 func summarizeDeleted(body []byte) string {
-	if decode[model.Success](body).Success {
+	if decode[api.Success](body).Success {
 		return "Generation deleted; its assets are removed. Nothing is refunded."
 	}
 	return "Generation not deleted."
 }
 
 func summarizeTemplates(body []byte) string {
-	l := decode[model.TemplateList](body)
+	l := decode[api.TemplateList](body)
 	titles := make([]string, 0, len(l.Templates))
 	for _, t := range l.Templates {
 		titles = append(titles, t.Title)
@@ -160,20 +160,20 @@ func summarizeTemplates(body []byte) string {
 }
 
 func summarizeTemplatePrompt(body []byte) string {
-	p := decode[model.TemplatePreviewEnvelope](body).Preview
+	p := decode[api.TemplatePreviewEnvelope](body).Preview
 	return fmt.Sprintf("Prompt for %s (%s), to send as args.prompt: %s", p.Title, p.Feature, p.Prompt)
 }
 
 func summarizePricing(body []byte) string {
-	return fmt.Sprintf("Prices of %d features on this plan, in USD.", len(decode[model.PricingTable](body).Prices))
+	return fmt.Sprintf("Prices of %d features on this plan, in USD.", len(decode[api.PricingTable](body).Prices))
 }
 
 func summarizeUploadURL(body []byte) string {
-	u := decode[model.UploadURL](body)
-	return fmt.Sprintf("File %s reserved. %s the bytes to uploadUrl within %d s with exactly Content-Type: %s and Content-Length: %s and no Authorization header; then pass %s as a file id.",
+	u := decode[mediagen.UploadURL](body)
+	return fmt.Sprintf("File %s reserved. %s the bytes to uploadUrl within %d s with exactly Content-Type: %s and Content-Length: %d and no Authorization header; then pass %s as a file id.",
 		u.File.ID, u.Method, u.ExpiresIn, u.Headers.ContentType, u.Headers.ContentLength, u.File.ID)
 }
 
 func summarizeVoices(body []byte) string {
-	return fmt.Sprintf("%d voices; pass a voice's id (or a catalog slug) as voiceId.", len(decode[model.VoiceList](body).Voices))
+	return fmt.Sprintf("%d voices; pass a voice's id (or a catalog slug) as voiceId.", len(decode[api.VoiceList](body).Voices))
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/api/model"
 )
 
 // webhook is the optional callback every generation tool accepts.
@@ -129,7 +129,7 @@ type listVoicesInput struct {
 // image/generation, which create_generation covers.
 var generateTools = []struct {
 	name, feature, desc string
-	add                 func(s *mcp.Server, ops api.StrictServerInterface, name string, feature model.Feature, desc string)
+	add                 func(s *mcp.Server, ops api.StrictServerInterface, name string, feature mediagen.Feature, desc string)
 }{
 	{"generate_ad", "image/ad", "Submit an ad image made from a product photo (image/ad). Returns the generation id at once; poll get_generation.", addGenerate[adInput]},
 	{"generate_youtube_thumbnail", "image/youtube-thumbnail", "Submit a YouTube thumbnail (image/youtube-thumbnail). Returns the generation id at once; poll get_generation.", addGenerate[youtubeThumbnailInput]},
@@ -148,14 +148,14 @@ func readOnly() *mcp.ToolAnnotations {
 // addTools registers every tool of the endpoint.
 func addTools(s *mcp.Server, ops api.StrictServerInterface) {
 	for _, t := range generateTools {
-		t.add(s, ops, t.name, model.Feature(t.feature), t.desc)
+		t.add(s, ops, t.name, mediagen.Feature(t.feature), t.desc)
 	}
 
 	addTool(s, &mcp.Tool{Name: "create_generation",
 		Description: "Submit a generation of any feature in packed form: feature plus its args. Charges the balance and returns the generation id at once with status pending; poll get_generation."},
 		summarizeGeneration,
 		func(ctx context.Context, in createGenerationInput) (answer, error) {
-			return create(ctx, ops, model.Feature(in.Feature), in.Args, in.WebhookURL)
+			return create(ctx, ops, mediagen.Feature(in.Feature), in.Args, in.WebhookURL)
 		})
 
 	addTool(s, &mcp.Tool{Name: "get_generation", Annotations: readOnly(),
@@ -170,7 +170,7 @@ func addTools(s *mcp.Server, ops api.StrictServerInterface) {
 		Description: "List the project's generations, newest first, one page at a time; pass nextCursor as cursor for the next page."},
 		summarizeGenerationList,
 		func(ctx context.Context, in listGenerationsInput) (answer, error) {
-			resp, err := ops.ListGenerations(ctx, api.ListGenerationsRequestObject{Params: model.ListGenerationsParams{
+			resp, err := ops.ListGenerations(ctx, api.ListGenerationsRequestObject{Params: api.ListGenerationsParams{
 				Feature: in.Feature, Limit: valueOr(in.Limit), Cursor: in.Cursor,
 			}})
 			return record(resp, err, api.ListGenerationsResponseObject.VisitListGenerationsResponse)
@@ -190,7 +190,7 @@ func addTools(s *mcp.Server, ops api.StrictServerInterface) {
 		Description: "List ready-made styles (templates) of a feature, in creation order. Each template has previews; get_template_prompt turns a preview id into the prompt to send."},
 		summarizeTemplates,
 		func(ctx context.Context, in listTemplatesInput) (answer, error) {
-			p := model.ListTemplatesParams{Feature: in.Feature, Category: in.Category,
+			p := api.ListTemplatesParams{Feature: in.Feature, Category: in.Category,
 				PerCategory: in.PerCategory, Limit: in.Limit, Title: in.Title}
 			resp, err := ops.ListTemplates(ctx, api.ListTemplatesRequestObject{Params: p})
 			return record(resp, err, api.ListTemplatesResponseObject.VisitListTemplatesResponse)
@@ -216,7 +216,7 @@ func addTools(s *mcp.Server, ops api.StrictServerInterface) {
 		Description: "Reserve a file id and a signed upload URL for a reference image or audio file. PUT the bytes to uploadUrl within expiresIn seconds with exactly the returned headers and no Authorization header; then pass file.id in args."},
 		summarizeUploadURL,
 		func(ctx context.Context, in uploadURLInput) (answer, error) {
-			resp, err := ops.CreateUploadURL(ctx, api.CreateUploadURLRequestObject{Body: &model.CreateUploadURLJSONRequestBody{
+			resp, err := ops.CreateUploadURL(ctx, api.CreateUploadURLRequestObject{Body: &api.CreateUploadURLJSONRequestBody{
 				Bytes: in.Bytes, ContentType: in.ContentType,
 			}})
 			return record(resp, err, api.CreateUploadURLResponseObject.VisitCreateUploadURLResponse)
@@ -226,7 +226,7 @@ func addTools(s *mcp.Server, ops api.StrictServerInterface) {
 		Description: "List voices for voiceId: the project's clones first, then the catalog. Tag and locale filter catalog voices only."},
 		summarizeVoices,
 		func(ctx context.Context, in listVoicesInput) (answer, error) {
-			p := model.ListVoicesParams{Tag: in.Tag}
+			p := api.ListVoicesParams{Tag: in.Tag}
 			if in.Owner != "" {
 				p.Owner = &in.Owner
 			}
@@ -255,7 +255,7 @@ func addTool[In any](s *mcp.Server, t *mcp.Tool, summarize func([]byte) string, 
 
 // addGenerate registers a named generation tool: its typed input becomes the
 // feature's args, minus webhookUrl, which belongs to the request.
-func addGenerate[In any](s *mcp.Server, ops api.StrictServerInterface, name string, feature model.Feature, desc string) {
+func addGenerate[In any](s *mcp.Server, ops api.StrictServerInterface, name string, feature mediagen.Feature, desc string) {
 	addTool(s, &mcp.Tool{Name: name, Description: desc}, summarizeGeneration,
 		func(ctx context.Context, in In) (answer, error) {
 			args, err := toArgs(in)
@@ -283,8 +283,8 @@ func toArgs(in any) (map[string]any, error) {
 }
 
 // create submits a generation through the same operation as POST /v3/generations.
-func create(ctx context.Context, ops api.StrictServerInterface, feature model.Feature, args map[string]any, webhookURL string) (answer, error) {
-	resp, err := ops.CreateGeneration(ctx, api.CreateGenerationRequestObject{Body: &model.CreateGenerationJSONRequestBody{
+func create(ctx context.Context, ops api.StrictServerInterface, feature mediagen.Feature, args map[string]any, webhookURL string) (answer, error) {
+	resp, err := ops.CreateGeneration(ctx, api.CreateGenerationRequestObject{Body: &api.CreateGenerationJSONRequestBody{
 		Feature: feature, Args: args, WebhookURL: webhookURL,
 	}})
 	return record(resp, err, api.CreateGenerationResponseObject.VisitCreateGenerationResponse)

@@ -17,8 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/api/model"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
@@ -90,26 +90,26 @@ func New(opts Options) *Sender {
 // secret given (the current one first; during a rotation also the previous).
 // It returns at once; the body is encoded before it returns, so later changes
 // to g do not leak into the delivery.
-func (s *Sender) SendGeneration(url string, secrets []string, event string, g *model.Generation) error {
-	body, err := json.Marshal(model.GenerationEvent{Event: model.GenerationEventName(event), Generation: *g})
+func (s *Sender) SendGeneration(url string, secrets []string, event string, g *mediagen.Generation) error {
+	body, err := json.Marshal(api.GenerationEvent{Event: api.GenerationEventName(event), Generation: *g})
 	if err != nil {
 		return fmt.Errorf("delivery: encode %s: %w", event, err)
 	}
 	s.start(url, event, body, secrets, func(ctx context.Context, ts, sig string) (*http.Response, error) {
-		params := &model.GenerationEventDeliveryParams{XServiceTimestamp: ts, XServiceSignature: sig}
+		params := &api.GenerationEventDeliveryParams{XServiceTimestamp: ts, XServiceSignature: sig}
 		return s.initiator.GenerationEventDeliveryWithBody(ctx, url, params, "application/json", bytes.NewReader(body))
 	})
 	return nil
 }
 
 // SendVoice delivers a voice event; see [Sender.SendGeneration].
-func (s *Sender) SendVoice(url string, secrets []string, event string, v *model.Voice) error {
-	body, err := json.Marshal(model.VoiceEvent{Event: model.VoiceEventName(event), Voice: *v})
+func (s *Sender) SendVoice(url string, secrets []string, event string, v *mediagen.Voice) error {
+	body, err := json.Marshal(api.VoiceEvent{Event: api.VoiceEventName(event), Voice: *v})
 	if err != nil {
 		return fmt.Errorf("delivery: encode %s: %w", event, err)
 	}
 	s.start(url, event, body, secrets, func(ctx context.Context, ts, sig string) (*http.Response, error) {
-		params := &model.VoiceEventDeliveryParams{XServiceTimestamp: ts, XServiceSignature: sig}
+		params := &api.VoiceEventDeliveryParams{XServiceTimestamp: ts, XServiceSignature: sig}
 		return s.initiator.VoiceEventDeliveryWithBody(ctx, url, params, "application/json", bytes.NewReader(body))
 	})
 	return nil

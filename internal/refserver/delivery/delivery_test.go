@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/mediagen/mediagen-go/internal/api/model"
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
 	"github.com/mediagen/mediagen-go/internal/refserver/delivery"
 	"github.com/mediagen/mediagen-go/webhook"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 type received struct {
@@ -61,10 +61,10 @@ func (rc *receiver) requests() []received {
 	return append([]received(nil), rc.got...)
 }
 
-func gen(id string) *model.Generation {
-	return &model.Generation{
-		ID: id, ProjectID: "prj_1", Feature: model.FeatureImageGeneration, Kind: model.KindImage,
-		Status: model.GenerationStatusDone, Params: map[string]any{"prompt": "a red kite"},
+func gen(id string) *mediagen.Generation {
+	return &mediagen.Generation{
+		ID: id, ProjectID: "prj_1", Feature: mediagen.FeatureImageGeneration, Kind: mediagen.KindImage,
+		Status: mediagen.GenerationStatusDone, Params: map[string]any{"prompt": "a red kite"},
 		BalanceUsed: 0.04, RequestDate: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC),
 	}
 }
@@ -101,9 +101,9 @@ func TestDeliversSignedGenerationEventOnce(t *testing.T) {
 	require.NoError(t, webhook.Verify(r.body, r.header, "whsec_new"))
 	assert.Len(t, strings.Fields(r.header.Get("X-Service-Signature")), 1)
 
-	var ev model.GenerationEvent
+	var ev api.GenerationEvent
 	require.NoError(t, json.Unmarshal(r.body, &ev))
-	assert.Equal(t, model.GenerationEventName("generation.done"), ev.Event)
+	assert.Equal(t, api.GenerationEventName("generation.done"), ev.Event)
 	assert.Equal(t, "gen_1", ev.Generation.ID)
 
 	res := got()
@@ -120,7 +120,7 @@ func TestRotationCarriesTwoEntriesEitherSecretVerifies(t *testing.T) {
 	s := delivery.New(delivery.Options{})
 	defer s.Close()
 
-	v := &model.Voice{ID: "vc_1", Owner: model.VoiceOwnerProject, Name: "Narrator"}
+	v := &mediagen.Voice{ID: "vc_1", Owner: mediagen.VoiceOwnerProject, Name: "Narrator"}
 	require.NoError(t, s.SendVoice(srv.URL, []string{"whsec_new", "whsec_old"}, "voice.done", v))
 	s.Wait()
 
@@ -131,9 +131,9 @@ func TestRotationCarriesTwoEntriesEitherSecretVerifies(t *testing.T) {
 	assert.NoError(t, webhook.Verify(reqs[0].body, reqs[0].header, "whsec_old"), "receiver still on the old secret")
 	assert.Error(t, webhook.Verify(reqs[0].body, reqs[0].header, "whsec_other"))
 
-	var ev model.VoiceEvent
+	var ev api.VoiceEvent
 	require.NoError(t, json.Unmarshal(reqs[0].body, &ev))
-	assert.Equal(t, model.VoiceEventName("voice.done"), ev.Event)
+	assert.Equal(t, api.VoiceEventName("voice.done"), ev.Event)
 	assert.Equal(t, "vc_1", ev.Voice.ID)
 }
 
@@ -237,7 +237,7 @@ func TestConcurrentSendsDeliverEachEventExactlyOnce(t *testing.T) {
 
 	seen := map[string]int{}
 	for _, r := range rc.requests() {
-		var ev model.GenerationEvent
+		var ev api.GenerationEvent
 		require.NoError(t, json.Unmarshal(r.body, &ev))
 		seen[ev.Generation.ID]++
 	}

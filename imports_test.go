@@ -1,4 +1,4 @@
-package model_test
+package mediagen_test
 
 import (
 	"go/parser"

@@ -1,0 +1,14 @@
+// Package mediagen holds the resources of the media generation service as Go
+// values: [Generation] and its [Output], [Voice], [File], [UploadURL],
+// [Template], [TemplatePreview] and [PricingEntry], with the status, kind,
+// owner, unit and [Feature] types and their constants. Package client
+// returns them, package poll waits on them, and package webhook's events
+// carry them.
+//
+// The types are generated from the contract (openapi/openapi.json) and
+// follow it field by field: an optional field the service left out is its
+// zero value, so no field needs a nil check. This package imports only the
+// standard library.
+package mediagen
+
+//go:generate go tool -modfile=internal/tools/go.mod oapi-codegen -config internal/api/models.cfg.yaml openapi/openapi.json
