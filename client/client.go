@@ -11,9 +11,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
-	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/link"
 )
 
 // Version is the version of this module, sent in the User-Agent header as
@@ -131,7 +129,7 @@ func (c *Client) resolve(s settings) *config {
 	cfg.bulk = &http.Client{Transport: transport, CheckRedirect: s.httpClient.CheckRedirect, Jar: s.httpClient.Jar, Timeout: s.transfer}
 	// No jar for storage: cookies of the API host must not travel there.
 	cfg.storage = &http.Client{Transport: transport, CheckRedirect: s.httpClient.CheckRedirect, Timeout: s.transfer}
-	p := retryPolicy{waitMin: s.retry.WaitMin, waitMax: s.retry.WaitMax}
+	p := retryPolicy{waitMax: s.retry.WaitMax, clock: s.clock}
 	cfg.rc = &retryablehttp.Client{
 		HTTPClient:     cfg.api,
 		RetryWaitMin:   s.retry.WaitMin,
@@ -180,47 +178,6 @@ func (c *Client) configOf(ctx context.Context) *config {
 		return cfg
 	}
 	return c.base
-}
-
-// inside is the client as packages upload and poll see it, for one call's
-// options.
-func (c *Client) inside(opts []Option) (*link.Client, error) {
-	cfg, err := c.configure(opts)
-	if err != nil {
-		return nil, err
-	}
-	return &link.Client{
-		UploadFiles: func(ctx context.Context, contentType string, body io.Reader) ([]mediagen.File, error) {
-			if cfg != c.base {
-				ctx = context.WithValue(ctx, configKey{}, cfg)
-			}
-			return c.uploadFiles(ctx, contentType, body)
-		},
-		Storage: cfg.storage,
-		Retry:   link.Retry{MaxRetries: cfg.s.retry.MaxRetries, WaitMin: cfg.s.retry.WaitMin, WaitMax: cfg.s.retry.WaitMax},
-		Logger:  cfg.s.logger,
-		Clock:   cfg.s.clock,
-		Observe: observer(cfg.s.responseInto),
-	}, nil
-}
-
-func init() {
-	link.Of = func(x any, opts ...any) (*link.Client, error) {
-		c, ok := x.(*Client)
-		if !ok || c == nil {
-			return nil, errors.New("mediagen: nil *client.Client")
-		}
-		list := make([]Option, 0, len(opts))
-		for _, o := range opts {
-			opt, ok := o.(Option)
-			if !ok {
-				return nil, fmt.Errorf("mediagen: %T is not a client.Option", o)
-			}
-			list = append(list, opt)
-		}
-		return c.inside(list)
-	}
-	link.WithClock = func(clk link.Clock) any { return withClock(clk) }
 }
 
 // authorize adds the key, User-Agent and the caller's headers to every API

@@ -2,184 +2,100 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"mime"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/mediagen/mediagen-go"
-
-	"github.com/mediagen/mediagen-go/internal/link"
-	"github.com/mediagen/mediagen-go/internal/retry"
 )
-
-// ErrExpired matches a [*StorageError] for a signed URL storage no longer
-// honours: an output, poster or preview URL past its expiry. Read the
-// generation (or voice, or template) again for fresh URLs; an API-created
-// generation itself is gone 24 hours after its request ([ErrNotFound]).
-var ErrExpired = errors.New("mediagen: signed URL expired")
-
-// StorageError is an answer of the storage host other than success, to a
-// download or a signed upload's PUT, after the retries that could be made.
-// It matches [ErrNotFound] for 404 (the asset was removed) and [ErrExpired]
-// for a download's 403 (the signed URL expired).
-type StorageError struct {
-	Method     string // GET or PUT
-	StatusCode int
-	Message    string // the start of storage's answer
-	// Retryable is true when the failure was transient (429 or a 5xx
-	// gateway answer, or a broken connection) but the transfer could not be
-	// started again: bytes had already gone to the writer, or the upload's
-	// source cannot be read twice.
-	Retryable bool
-}
-
-// Error describes the refusal; it never includes the signed URL.
-func (e *StorageError) Error() string {
-	msg := fmt.Sprintf("mediagen: storage %s answered %d", e.Method, e.StatusCode)
-	if e.Message != "" {
-		msg += ": " + e.Message
-	}
-	if e.StatusCode == http.StatusForbidden {
-		msg += " (signed URL refused)"
-	}
-	if e.Retryable {
-		msg += " (transient, but the transfer could not be started again)"
-	}
-	return msg
-}
-
-// Is matches [ErrNotFound] and [ErrExpired].
-func (e *StorageError) Is(target error) bool {
-	switch target {
-	case ErrNotFound:
-		return e.StatusCode == http.StatusNotFound
-	case ErrExpired:
-		return e.StatusCode == http.StatusForbidden && e.Method == http.MethodGet
-	}
-	return false
-}
-
-// maxStorageMessage caps [StorageError.Message].
-const maxStorageMessage = 512
 
 // Download writes the asset at rawURL, a signed storage URL from an output,
 // poster or preview, to w. The API key is never sent to storage. Transient
-// failures (a broken connection, 429, 502, 503, 504) are retried under the
-// client's retry policy as long as no byte has reached w; after that they
-// return a [*StorageError] with Retryable set, since w cannot take the bytes
-// again ([Client.SaveOutput] can). A removed asset answers an error matching
-// [ErrNotFound], an expired URL one matching [ErrExpired].
+// failures (a broken connection, 429, 500, 502, 503, 504) are retried under
+// the client's retry policy as long as no byte has reached w; after that
+// they return a [*StorageError] with Retryable set, since w cannot take the
+// bytes again ([Client.SaveOutput] can). A removed asset answers an error
+// matching [ErrNotFound], an expired URL one matching [ErrExpired].
 func (c *Client) Download(ctx context.Context, rawURL string, w io.Writer, opts ...Option) error {
 	if w == nil {
 		return fmt.Errorf("%w: Download needs a writer", ErrInvalidArgument)
 	}
-	in, err := c.inside(opts)
+	cfg, err := c.configure(opts)
 	if err != nil {
 		return err
 	}
-	_, err = download(ctx, in, rawURL, w, nil)
+	_, err = download(ctx, cfg, rawURL, w, nil)
 	return err
 }
 
 // download GETs rawURL into w, retrying transient failures; rewind, when
 // not nil, lets a retry start over after bytes went to w. It returns the
 // answer's media type.
-func download(ctx context.Context, in *link.Client, rawURL string, w io.Writer, rewind func() error) (string, error) {
+func download(ctx context.Context, cfg *config, rawURL string, w io.Writer, rewind func() error) (string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return "", fmt.Errorf("%w: %s is not a storage URL", ErrInvalidArgument, redactURL(rawURL))
 	}
-	for attempt := 0; ; attempt++ {
-		a := fetch(ctx, in, u, w)
-		if a.err == nil {
-			return a.contentType, nil
-		}
-		if ctx.Err() != nil {
-			return "", ctx.Err()
-		}
-		if !a.transient {
-			return "", a.err
-		}
-		// A Retry-After above the policy's longest wait ends the retries, as
-		// it does for API requests: the caller sees it instead of a long
-		// silent sleep.
-		if attempt >= in.Retry.MaxRetries || (a.written > 0 && rewind == nil) || a.retryAfter > in.Retry.WaitMax {
-			if a.written > 0 && rewind == nil {
-				// Only a 200's body reaches w: that answer broke midway, and
-				// w cannot take its bytes again.
-				return "", &StorageError{Method: http.MethodGet, StatusCode: http.StatusOK,
-					Message: strings.TrimPrefix(a.err.Error(), "mediagen: download: "), Retryable: true}
-			}
-			return "", a.err
-		}
-		if a.written > 0 {
+	var contentType string
+	var written int64 // by the last attempt
+	err = transferRetrier(cfg, "download").run(ctx, func(n int) outcome {
+		if written > 0 {
 			if err := rewind(); err != nil {
-				return "", fmt.Errorf("mediagen: download: starting over: %w", err)
+				return outcome{err: fmt.Errorf("mediagen: download: starting over: %w", err)}
 			}
 		}
-		d := max(retry.Backoff(in.Retry.WaitMin, in.Retry.WaitMax, attempt), a.retryAfter)
-		in.Logger.DebugContext(ctx, "mediagen: download failed; retrying", "error", a.err.Error(), "attempt", attempt+2)
-		if err := in.Clock.Sleep(ctx, d); err != nil {
-			return "", err
+		var o outcome
+		contentType, written, o = fetch(ctx, cfg, u, w)
+		if o.retry && written > 0 && rewind == nil {
+			// Only a 200's body reaches w: that answer broke midway, and w
+			// cannot take its bytes again.
+			return outcome{err: &StorageError{Method: http.MethodGet, StatusCode: http.StatusOK, Retryable: true,
+				Message: strings.TrimPrefix(o.err.Error(), "mediagen: download: ")}}
 		}
-	}
+		return o
+	})
+	return contentType, err
 }
 
-// attempt is the outcome of one GET of a download.
-type attempt struct {
-	contentType string
-	written     int64         // bytes that reached the writer
-	err         error         // nil on success
-	transient   bool          // a retry may succeed
-	retryAfter  time.Duration // what storage asked to wait
-}
-
-// fetch makes one attempt of a download.
-func fetch(ctx context.Context, in *link.Client, u *url.URL, w io.Writer) attempt {
+// fetch makes one attempt of a download; it returns the answer's media type
+// and the bytes that reached w.
+func fetch(ctx context.Context, cfg *config, u *url.URL, w io.Writer) (string, int64, outcome) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return attempt{err: fmt.Errorf("mediagen: download: %w", err)}
+		return "", 0, outcome{err: fmt.Errorf("mediagen: download: %w", err)}
 	}
-	resp, err := in.Storage.Do(req)
+	resp, err := cfg.storage.Do(req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // its URL carries the signature
-		}
-		return attempt{err: fmt.Errorf("mediagen: download: %w", err), transient: retryableTransportError(err)}
+		err = redactError(err)
+		return "", 0, outcome{err: fmt.Errorf("mediagen: download: %w", err), retry: retryableTransportError(err)}
 	}
 	defer resp.Body.Close()
-	if in.Observe != nil {
-		in.Observe(resp)
+	if dst := cfg.s.responseInto; dst != nil {
+		*dst = resp
 	}
 	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, maxStorageMessage))
-		a := attempt{err: &StorageError{Method: http.MethodGet, StatusCode: resp.StatusCode, Message: storageMessage(msg)}}
-		if retry.TransientStatus(resp.StatusCode) {
-			a.transient = true
-			a.retryAfter, _ = retry.After(resp, in.Clock.Now())
-		}
-		return a
+		_, o := newStorageError(resp, cfg.s.clock)
+		return "", 0, o
 	}
 	cw := &countingWriter{w: w}
 	if _, err := io.Copy(cw, resp.Body); err != nil {
 		if cw.err != nil {
-			return attempt{written: cw.n, err: fmt.Errorf("mediagen: download: writing: %w", cw.err)}
+			return "", cw.n, outcome{err: fmt.Errorf("mediagen: download: writing: %w", cw.err)}
 		}
-		return attempt{written: cw.n, err: fmt.Errorf("mediagen: download: reading the asset: %w", err), transient: true}
+		return "", cw.n, outcome{err: fmt.Errorf("mediagen: download: reading the asset: %w", err), retry: true}
 	}
 	if resp.ContentLength >= 0 && cw.n != resp.ContentLength {
-		return attempt{written: cw.n, err: fmt.Errorf("mediagen: download: got %d of %d bytes", cw.n, resp.ContentLength), transient: true}
+		return "", cw.n, outcome{err: fmt.Errorf("mediagen: download: got %d of %d bytes", cw.n, resp.ContentLength), retry: true}
 	}
-	return attempt{contentType: resp.Header.Get("Content-Type"), written: cw.n}
+	return resp.Header.Get("Content-Type"), cw.n, outcome{}
 }
 
 // countingWriter counts what reaches w and keeps w's own error apart from
@@ -197,16 +113,6 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 		c.err = err
 	}
 	return n, err
-}
-
-// storageMessage returns the message of a storage error body: the service's
-// JSON error message when there is one, else the text itself.
-func storageMessage(body []byte) string {
-	var eb errorBody
-	if json.Unmarshal(body, &eb) == nil && eb.Error.Message != "" {
-		return eb.Error.Message
-	}
-	return strings.TrimSpace(string(body))
 }
 
 // redactURL drops the query of a signed URL, which is its credential.
@@ -243,7 +149,7 @@ func (c *Client) SaveOutput(ctx context.Context, g *mediagen.Generation, dir str
 	if name == "" {
 		return nil, fmt.Errorf("%w: generation id %q cannot name a file", ErrInvalidArgument, g.ID)
 	}
-	in, err := c.inside(opts)
+	cfg, err := c.configure(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -265,11 +171,11 @@ func (c *Client) SaveOutput(ctx context.Context, g *mediagen.Generation, dir str
 		}
 		return saved, nil
 	}
-	if saved.Path, err = saveURL(ctx, in, out.URL(), filepath.Join(dir, name), out.MIME); err != nil {
+	if saved.Path, err = saveURL(ctx, cfg, out.URL(), filepath.Join(dir, name), out.MIME); err != nil {
 		return nil, err
 	}
 	if out.Poster != "" {
-		if saved.PosterPath, err = saveURL(ctx, in, out.Poster, filepath.Join(dir, name+".poster"), ""); err != nil {
+		if saved.PosterPath, err = saveURL(ctx, cfg, out.Poster, filepath.Join(dir, name+".poster"), ""); err != nil {
 			return nil, err
 		}
 	}
@@ -278,10 +184,10 @@ func (c *Client) SaveOutput(ctx context.Context, g *mediagen.Generation, dir str
 
 // saveURL downloads rawURL to base plus the extension of its media type:
 // mediaType when given, else the answer's Content-Type.
-func saveURL(ctx context.Context, in *link.Client, rawURL, base, mediaType string) (string, error) {
+func saveURL(ctx context.Context, cfg *config, rawURL, base, mediaType string) (string, error) {
 	var path string
 	err := writeAtomic(base, func(f *os.File) (string, error) {
-		ct, err := download(ctx, in, rawURL, f, func() error {
+		ct, err := download(ctx, cfg, rawURL, f, func() error {
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
 				return err
 			}
@@ -302,7 +208,7 @@ func saveURL(ctx context.Context, in *link.Client, rawURL, base, mediaType strin
 // writeAtomic writes a file through fill into a temporary file beside base
 // and renames it to the path fill returns ("" for base itself).
 func writeAtomic(base string, fill func(*os.File) (string, error)) error {
-	f, err := os.CreateTemp(filepath.Dir(base), "."+filepath.Base(base)+".*.part")
+	f, err := createPart(base)
 	if err != nil {
 		return fmt.Errorf("mediagen: SaveOutput: %w", err)
 	}
@@ -322,6 +228,20 @@ func writeAtomic(base string, fill func(*os.File) (string, error)) error {
 		return err
 	}
 	return nil
+}
+
+// createPart creates a new temporary file beside base. Unlike
+// os.CreateTemp (0600) it asks for 0666, so the saved file gets the
+// permissions the umask gives any new file, as with os.Create.
+func createPart(base string) (*os.File, error) {
+	for range 100 {
+		name := fmt.Sprintf("%s.%08x.part", filepath.Join(filepath.Dir(base), "."+filepath.Base(base)), rand.Uint32())
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("cannot create a temporary file beside %s", base)
 }
 
 // extensions names the files of the media types the service produces;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
@@ -30,10 +31,21 @@ func (c *Client) CreateUploadURL(ctx context.Context, size int64, contentType st
 	return &u, nil
 }
 
-// uploadFiles sends a multipart/form-data body package upload built (files
-// under the field "files") and returns the files in submission order. The
-// body is streamed, not buffered, and therefore never retried.
-func (c *Client) uploadFiles(ctx context.Context, contentType string, body io.Reader) ([]mediagen.File, error) {
+// UploadMultipart sends a multipart/form-data body of files (each part under
+// the field name "files"; contentType carries the boundary) to the
+// multipart upload route and returns the files in submission order, with
+// their OriginalName and Size. The body is streamed, not buffered, and so
+// sent once: never retried. Each attempt is bounded by the transfer
+// timeout ([WithTransferTimeout]). Package upload builds such bodies from
+// files and readers, checking sizes and types first.
+func (c *Client) UploadMultipart(ctx context.Context, contentType string, body io.Reader, opts ...Option) ([]mediagen.File, error) {
+	if body == nil || !strings.HasPrefix(contentType, "multipart/form-data") {
+		return nil, fmt.Errorf("%w: UploadMultipart needs a multipart/form-data body", ErrInvalidArgument)
+	}
+	ctx, _, err := c.start(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := c.once.UploadFilesWithBody(ctx, contentType, body)
 	var list api.FileList
 	if err := c.decode(ctx, resp, err, &list); err != nil {

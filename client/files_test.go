@@ -24,7 +24,7 @@ func TestUploadFiles(t *testing.T) {
 	)
 	// Read through a plain io.Reader: the client must stream, not need a
 	// buffer it can replay.
-	files, err := client.UploadFilesForTest(c, ctx, ct, io.MultiReader(body))
+	files, err := c.UploadMultipart(ctx, ct, io.MultiReader(body))
 	require.NoError(t, err)
 	require.Len(t, files, 2)
 	assert.Equal(t, "a.png", files[0].OriginalName)
@@ -40,7 +40,7 @@ func TestUploadFiles(t *testing.T) {
 		parts[i] = part{"f.png", "image/png", png}
 	}
 	ct, body = multipartBody(t, parts...)
-	_, err = client.UploadFilesForTest(c, ctx, ct, body)
+	_, err = c.UploadMultipart(ctx, ct, body)
 	assert.ErrorIs(t, err, client.ErrInvalidArgument, "more than 10 files")
 }
 

@@ -94,7 +94,6 @@ func (c *Client) findGenerations(ctx context.Context, feature mediagen.Feature, 
 		out   []*mediagen.Generation
 		bound time.Time
 	)
-	ctx = withSearch(ctx)
 	p := ListParams{Feature: feature, Limit: maxPageSize}
 	for page := 0; ; page++ {
 		if page == maxSearchPages {

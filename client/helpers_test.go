@@ -59,7 +59,7 @@ func multipartBody(t testing.TB, parts ...part) (string, *bytes.Buffer) {
 func uploadPNG(t testing.TB, ctx context.Context, c *client.Client) string {
 	t.Helper()
 	ct, body := multipartBody(t, part{"logo.png", "image/png", media.PNG(64, 48, t.Name())})
-	files, err := client.UploadFilesForTest(c, ctx, ct, body)
+	files, err := c.UploadMultipart(ctx, ct, body)
 	require.NoError(t, err)
 	require.Len(t, files, 1)
 	return files[0].ID
@@ -69,7 +69,7 @@ func uploadPNG(t testing.TB, ctx context.Context, c *client.Client) string {
 func uploadWAV(t testing.TB, ctx context.Context, c *client.Client, d time.Duration) string {
 	t.Helper()
 	ct, body := multipartBody(t, part{"sample.wav", "audio/wav", media.WAV(d, t.Name())})
-	files, err := client.UploadFilesForTest(c, ctx, ct, body)
+	files, err := c.UploadMultipart(ctx, ct, body)
 	require.NoError(t, err)
 	require.Len(t, files, 1)
 	return files[0].ID

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mediagen/mediagen-go/internal/link"
+	"github.com/mediagen/mediagen-go/internal/wait"
 )
 
 // Default per-attempt timeouts; see [WithTimeout].
@@ -47,7 +48,8 @@ type settings struct {
 	responseInto **http.Response
 	webhookURL   string
 	middleware   []Middleware // shared, clipped on append
-	clock        link.Clock
+	clock        Clock
+	values       []keyValue // set by Key.Option; shared, clipped on append
 }
 
 func defaultSettings() settings {
@@ -57,7 +59,7 @@ func defaultSettings() settings {
 		transfer:  DefaultTransferTimeout,
 		userAgent: "mediagen-go/" + Version,
 		logger:    slog.New(slog.DiscardHandler),
-		clock:     link.RealClock{},
+		clock:     wallClock{},
 	}
 }
 
@@ -344,9 +346,31 @@ func WithMiddleware(mw ...Middleware) Option {
 	}
 }
 
-// withClock is installed as link.WithClock for the test kit.
-func withClock(clk link.Clock) Option {
+// Clock is where the client, and packages upload and poll acting for it,
+// read the time and wait: retry backoffs, the search after an ambiguous
+// failure, poll intervals. The default is the wall clock. Package
+// clienttest gives its clients the reference server's fake clock, so a wait
+// in a test moves that clock instead of sleeping.
+type Clock interface {
+	Now() time.Time
+	// Sleep waits d, or until ctx ends, and then returns ctx.Err().
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// wallClock is the real time.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time                                  { return time.Now() }
+func (wallClock) Sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
+
+// WithClock makes the client read the time from clk and wait on it, for
+// tests. Retries inside one API request still wait on the wall clock, for
+// at most the retry policy's WaitMax.
+func WithClock(clk Clock) Option {
 	return func(s *settings) error {
+		if clk == nil {
+			return errors.New("mediagen: WithClock: nil clock")
+		}
 		s.clock = clk
 		return nil
 	}
@@ -377,4 +401,19 @@ func normalizeBaseURL(u string) (string, error) {
 	p.Path = strings.TrimSuffix(strings.TrimSuffix(p.Path, "/"), "/v3")
 	p.RawQuery, p.Fragment = "", ""
 	return p.String(), nil
+}
+
+// Clock returns the clock a call with opts reads the time from and waits
+// on: the one a [WithClock] among opts sets, else the client's. Packages
+// that wait on the client's behalf (poll) use it, so a test clock reaches
+// their waits too.
+func (c *Client) Clock(opts ...Option) Clock {
+	if len(opts) > 0 {
+		s := c.base.s
+		s.perCall = true
+		if s.apply(opts) == nil {
+			return s.clock
+		}
+	}
+	return c.base.s.clock
 }

@@ -50,12 +50,17 @@ func TestAttemptTimeouts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, [2]time.Duration{time.Second, DefaultTransferTimeout}, timeouts(cfg), "a short API timeout leaves transfers alone")
 	assert.Equal(t, [2]time.Duration{DefaultTimeout, DefaultTransferTimeout}, timeouts(c.base), "a call's options leave the client's alone")
-	in, err := c.inside([]Option{WithTransferTimeout(3 * time.Second)})
+	cfg, err = c.configure([]Option{WithTransferTimeout(3 * time.Second)})
 	require.NoError(t, err)
-	assert.Equal(t, 3*time.Second, in.Storage.Timeout)
+	assert.Equal(t, 3*time.Second, cfg.storage.Timeout)
 	_, err = c.configure([]Option{WithTransferTimeout(-time.Second)})
 	assert.ErrorContains(t, err, "WithTransferTimeout")
 	same, err := c.configure(nil)
 	require.NoError(t, err)
 	assert.Same(t, c.base, same, "a call without options uses the client's configuration")
+}
+
+func TestStorageMessage(t *testing.T) {
+	assert.Equal(t, "the signed URL expired", storageMessage([]byte(`{"error":{"code":"forbidden","message":"the signed URL expired"}}`)))
+	assert.Equal(t, "storage busy", storageMessage([]byte(" storage busy\n")))
 }

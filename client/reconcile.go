@@ -211,28 +211,23 @@ func submit[T any](ctx context.Context, c *Client, cfg *config, ch charge[T]) (*
 }
 
 // search runs claimFound until it gets an answer, retrying transient
-// failures (connection errors, 429, 5xx) with its own backoff and any
-// Retry-After for up to SearchBudget.
+// failures (connection errors, 429, 5xx) with its own backoff, waiting out
+// any Retry-After, for up to SearchBudget.
 func search[T any](ctx context.Context, c *Client, cfg *config, ch charge[T], win searchWindow) (*T, error) {
-	deadline := cfg.s.clock.Now().Add(SearchBudget)
-	for n := 0; ; n++ {
-		found, err := claimFound(ctx, c, ch, win)
-		if err == nil || ctx.Err() != nil || !transientSearchError(err) {
-			return found, err
-		}
-		wait := retry.Backoff(searchWaitMin, searchWaitMax, n)
+	r := &retrier{clock: cfg.s.clock, logger: cfg.s.logger, what: "search", retries: -1,
+		waitMin: searchWaitMin, waitMax: searchWaitMax, budget: SearchBudget, patient: true}
+	var found *T
+	err := r.run(ctx, func(int) outcome {
+		var err error
+		found, err = claimFound(ctx, c, ch, win)
+		o := outcome{err: err, retry: err != nil && transientSearchError(err)}
 		var apiErr *APIError
-		if errors.As(err, &apiErr) && apiErr.RetryAfter > wait {
-			wait = apiErr.RetryAfter
+		if errors.As(err, &apiErr) {
+			o.retryAfter = apiErr.RetryAfter
 		}
-		if cfg.s.clock.Now().Add(wait).After(deadline) {
-			return nil, fmt.Errorf("still failing after %s: %w", SearchBudget, err)
-		}
-		cfg.s.logger.DebugContext(ctx, "mediagen: search failed; trying again", slog.String("error", err.Error()), slog.Duration("wait", wait))
-		if err := cfg.s.clock.Sleep(ctx, wait); err != nil {
-			return nil, err
-		}
-	}
+		return o
+	})
+	return found, err
 }
 
 // transientSearchError reports whether a failed search may succeed later:

@@ -30,10 +30,6 @@ const (
 	// classCharging requests charge the balance: submitting a generation,
 	// cloning a voice. They are resent only when provably not received.
 	classCharging
-	// classSearch requests are the reads of a search after an ambiguous
-	// failure. They are safe and also retried on 500: a search that gives up
-	// leaves the caller not knowing whether it was charged.
-	classSearch
 )
 
 // call is the per-request state the retry policy reads from the context.
@@ -90,12 +86,6 @@ func (st *call) mayHaveSent(err error) bool {
 	return !(errors.As(err, &opErr) && opErr.Op == "dial" || errors.As(err, &dnsErr))
 }
 
-// withSearch marks ctx's requests as the reads of a search.
-func withSearch(ctx context.Context) context.Context {
-	ctx, _ = withCall(ctx, classSearch)
-	return ctx
-}
-
 func callFrom(ctx context.Context) *call {
 	st, _ := ctx.Value(callKey{}).(*call)
 	return st
@@ -104,12 +94,12 @@ func callFrom(ctx context.Context) *call {
 // retryPolicy is the billing-safe retry policy: which failures are retried
 // and how long to wait. See the package documentation.
 type retryPolicy struct {
-	waitMin, waitMax time.Duration
+	waitMax time.Duration
+	clock   Clock // reads a Retry-After date
 }
 
 // CheckRetry decides whether an attempt is retried. Safe requests are retried
-// on connection errors, 429, 502, 503 and 504 (the reads of a search on 500
-// too); charging requests only on 429 or a connection error that happened
+// on connection errors, 429, 500, 502, 503 and 504; charging requests only on 429 or a connection error that happened
 // before a connection was obtained (the request cannot have been sent; see
 // [call.mayHaveSent] for transports that do not say). A
 // Retry-After longer than the maximum wait ends the retries, so the caller
@@ -136,18 +126,14 @@ func (p retryPolicy) CheckRetry(ctx context.Context, resp *http.Response, err er
 	}
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests:
-	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		if st.class == classCharging {
 			return false, nil // the service may have acted: the caller reconciles
-		}
-	case http.StatusInternalServerError:
-		if st.class != classSearch {
-			return false, nil
 		}
 	default:
 		return false, nil
 	}
-	if d, ok := retry.After(resp, time.Now()); ok && d > p.waitMax {
+	if d, ok := retry.After(resp, p.clock.Now()); ok && d > p.waitMax {
 		return false, nil
 	}
 	if resp.StatusCode != http.StatusTooManyRequests {
@@ -161,7 +147,7 @@ func (p retryPolicy) CheckRetry(ctx context.Context, resp *http.Response, err er
 // min, capped at max, with the upper half jittered so that many clients
 // failing together do not retry together.
 func (p retryPolicy) Backoff(lo, hi time.Duration, attemptNum int, resp *http.Response) time.Duration {
-	if d, ok := retry.After(resp, time.Now()); ok {
+	if d, ok := retry.After(resp, p.clock.Now()); ok {
 		return d
 	}
 	return retry.Backoff(lo, hi, attemptNum)

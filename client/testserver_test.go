@@ -9,7 +9,6 @@ import (
 
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
-	"github.com/mediagen/mediagen-go/internal/link"
 	"github.com/mediagen/mediagen-go/internal/refserver"
 	"github.com/mediagen/mediagen-go/internal/reftest"
 )
@@ -47,7 +46,7 @@ func newTestClock() *testClock { return &testClock{now: clienttest.StartTime} }
 func (s *testServer) NewClock() *testClock { return &testClock{srv: s} }
 
 // Option installs the clock in a client.
-func (c *testClock) Option() client.Option { return link.WithClock(c).(client.Option) }
+func (c *testClock) Option() client.Option { return client.WithClock(c) }
 
 func (c *testClock) Now() time.Time {
 	if c.srv != nil {

@@ -126,7 +126,7 @@ func (c *Client) cloneCharge(p CloneVoiceParams, body *api.CreateVoiceRequest) c
 // inside win, oldest first. The service does not echo the audio file id, so
 // name and description are what identify a clone.
 func (c *Client) findClones(ctx context.Context, p CloneVoiceParams, win searchWindow) ([]*mediagen.Voice, time.Time, error) {
-	list, resp, err := c.listVoices(withSearch(ctx), VoiceFilter{Owner: mediagen.VoiceOwnerProject})
+	list, resp, err := c.listVoices(ctx, VoiceFilter{Owner: mediagen.VoiceOwnerProject})
 	if err != nil {
 		return nil, time.Time{}, err
 	}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"time"
 
-	"github.com/mediagen/mediagen-go/internal/link"
+	"github.com/mediagen/mediagen-go/client"
 )
 
 // deadline bounds a wait by WithMaxWait on top of the context.
 type deadline struct {
-	clock link.Clock
+	clock client.Clock
 	at    time.Time // zero: no bound
 }
 

@@ -14,7 +14,6 @@ import (
 
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
-	"github.com/mediagen/mediagen-go/internal/link"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"
 	"github.com/mediagen/mediagen-go/upload"
 )
@@ -64,8 +63,13 @@ func (f *fakeClock) reset() {
 }
 
 // withClock makes a wait use c.
-func withClock(c link.Clock) Option {
-	return func(s *settings) error { s.clock = c; return nil }
+func withClock(c client.Clock) client.Option { return client.WithClock(c) }
+
+// wallClock is a client's default clock.
+func wallClock(t *testing.T) client.Clock {
+	c, err := client.New("key", client.WithBaseURL("http://127.0.0.1:1"))
+	require.NoError(t, err)
+	return c.Clock()
 }
 
 func TestDeadlineShortensTheLastSleep(t *testing.T) {
@@ -82,15 +86,15 @@ func TestDeadlineShortensTheLastSleep(t *testing.T) {
 func TestDeadlineHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	dl := newDeadline(&settings{clock: link.RealClock{}})
+	dl := newDeadline(&settings{clock: wallClock(t)})
 	start := time.Now()
 	assert.ErrorIs(t, dl.sleep(ctx, time.Hour), context.Canceled)
 	assert.Less(t, time.Since(start), time.Second)
 
 	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	assert.ErrorIs(t, link.RealClock{}.Sleep(ctx, time.Hour), context.DeadlineExceeded)
-	assert.NoError(t, link.RealClock{}.Sleep(context.Background(), time.Millisecond))
+	assert.ErrorIs(t, wallClock(t).Sleep(ctx, time.Hour), context.DeadlineExceeded)
+	assert.NoError(t, wallClock(t).Sleep(context.Background(), time.Millisecond))
 }
 
 // Without a clock set in package poll, every kind of wait reads the time
@@ -101,7 +105,7 @@ func TestWaitsUseTheClientsClock(t *testing.T) {
 	srv := clienttest.NewServer(t, clienttest.WithRenderScale(1), clienttest.WithBalance(1000))
 	fc := newFakeClock()
 	fc.onSleep = srv.Advance
-	c := srv.Client(link.WithClock(fc).(client.Option))
+	c := srv.Client(client.WithClock(fc))
 	start := time.Now()
 
 	g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "a lighthouse at dusk"})
@@ -136,7 +140,7 @@ func TestWaitsUseTheClientsClock(t *testing.T) {
 	// WithMaxWait is measured on it too: an hour that never ends on the
 	// server passes at once.
 	frozen := newFakeClock()
-	c = srv.Client(link.WithClock(frozen).(client.Option))
+	c = srv.Client(client.WithClock(frozen))
 	g, err = c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "a lynx"})
 	require.NoError(t, err)
 	_, err = Generation(ctx, c, g.ID, WithMaxWait(time.Hour))

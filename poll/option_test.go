@@ -62,17 +62,17 @@ func (h *headerCheck) middleware(req *http.Request, next func(*http.Request) (*h
 	return next(req)
 }
 
-// WithClientOptions applies to every request of every kind of wait, and only
-// to the wait it is given to.
-func TestWithClientOptions(t *testing.T) {
+// Client options apply to every request of every kind of wait, and only to
+// the wait they are given to.
+func TestClientOptionsApplyToTheWait(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	h := &headerCheck{}
-	opt := WithClientOptions(client.WithHeader("X-Wait", "nightly"), client.WithMiddleware(h.middleware))
+	opt := []client.Option{client.WithHeader("X-Wait", "nightly"), client.WithMiddleware(h.middleware)}
 
 	g := e.image(t)
 	e.count.reset()
-	_, err := Generation(ctx, e.c, g.ID, withClock(e.clock), opt)
+	_, err := Generation(ctx, e.c, g.ID, append(opt, withClock(e.clock))...)
 	require.NoError(t, err)
 	assert.Greater(t, e.count.requests(), int64(1))
 	assert.Equal(t, e.count.requests(), h.seen.Load(), "Generation: every check")
@@ -80,7 +80,7 @@ func TestWithClientOptions(t *testing.T) {
 	ids := []string{e.image(t).ID, e.image(t).ID}
 	e.count.reset()
 	h.seen.Store(0)
-	_, err = Generations(ctx, e.c, ids, withClock(e.clock), opt)
+	_, err = Generations(ctx, e.c, ids, append(opt, withClock(e.clock))...)
 	require.NoError(t, err)
 	assert.Positive(t, e.count.requests())
 	assert.Equal(t, e.count.requests(), h.seen.Load(), "Generations: every page and GET")
@@ -88,7 +88,7 @@ func TestWithClientOptions(t *testing.T) {
 	v := cloneVoice(t, e)
 	e.count.reset()
 	h.seen.Store(0)
-	_, err = Voice(ctx, e.c, v.ID, withClock(e.clock), opt)
+	_, err = Voice(ctx, e.c, v.ID, append(opt, withClock(e.clock))...)
 	require.NoError(t, err)
 	assert.Greater(t, e.count.requests(), int64(1))
 	assert.Equal(t, e.count.requests(), h.seen.Load(), "Voice: every check")
@@ -104,10 +104,10 @@ func TestWithClientOptions(t *testing.T) {
 // A client option that cannot apply to a call fails the wait before
 // anything is sent, as a bad poll option does: not as a wait that gave up
 // and could be resumed.
-func TestWithClientOptionsInvalid(t *testing.T) {
+func TestInvalidClientOptionFailsTheWait(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	bad := WithClientOptions(client.WithBaseURL("https://elsewhere.example"))
+	bad := client.WithBaseURL("https://elsewhere.example")
 	check := func(t *testing.T, err error, option string) {
 		t.Helper()
 		assert.ErrorContains(t, err, option)
@@ -122,7 +122,7 @@ func TestWithClientOptionsInvalid(t *testing.T) {
 	assert.Nil(t, results)
 	_, err = Voice(ctx, e.c, "ava-warm-narrator", withClock(e.clock), bad)
 	check(t, err, "WithBaseURL")
-	_, err = Generation(ctx, e.c, "gen_1", withClock(e.clock), WithClientOptions(client.WithTimeout(-time.Second)))
+	_, err = Generation(ctx, e.c, "gen_1", withClock(e.clock), client.WithTimeout(-time.Second))
 	check(t, err, "WithTimeout")
 	assert.Zero(t, e.count.requests(), "nothing sent")
 }

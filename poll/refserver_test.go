@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/link"
 	"github.com/mediagen/mediagen-go/internal/refserver"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"
 	"github.com/mediagen/mediagen-go/internal/reftest"
@@ -113,18 +112,13 @@ func (c *counter) reset() {
 // fixedJitter makes every interval the middle of its schedule, so that two
 // ways of waiting on the same renders check at the same moments and their
 // request counts can be compared exactly.
-func fixedJitter() Option {
-	return func(s *settings) error {
-		s.jitter = func() float64 { return 0.5 }
-		return nil
-	}
-}
+func fixedJitter() client.Option { return jitterKey.Option(func() float64 { return 0.5 }) }
 
-// wallClock is the real time, for a reference server that renders in real
-// time.
-type wallClock struct{}
+// serverWallClock is the real time, for a reference server that renders in
+// real time.
+type serverWallClock struct{}
 
-func (wallClock) Now() time.Time { return time.Now() }
+func (serverWallClock) Now() time.Time { return time.Now() }
 
 func TestGenerationDone(t *testing.T) {
 	e := newEnv(t)
@@ -174,10 +168,10 @@ func TestGenerationScheduleByKind(t *testing.T) {
 }
 
 func TestGenerationRealTime(t *testing.T) {
-	e := newEnv(t, refserver.WithClock(wallClock{}))
+	e := newEnv(t, refserver.WithClock(serverWallClock{}))
 	g := e.image(t)
 	start := time.Now()
-	got, err := Generation(context.Background(), e.c, g.ID, withClock(link.RealClock{}))
+	got, err := Generation(context.Background(), e.c, g.ID, withClock(wallClock(t)))
 	require.NoError(t, err)
 	assert.Equal(t, mediagen.GenerationStatusDone, got.Status)
 	assert.Less(t, time.Since(start), 4*time.Second)
@@ -259,7 +253,7 @@ func TestGenerationCancelled(t *testing.T) {
 	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = Generation(ctx, e.c, e.image(t).ID, withClock(link.RealClock{}))
+	_, err = Generation(ctx, e.c, e.image(t).ID, withClock(wallClock(t)))
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), 900*time.Millisecond)
 

@@ -1,6 +1,8 @@
 package poll
 
 import (
+	"github.com/mediagen/mediagen-go/client"
+	"github.com/stretchr/testify/require"
 	"testing"
 	"time"
 
@@ -63,7 +65,10 @@ func TestScheduleJitterBounds(t *testing.T) {
 func TestIntervalOverride(t *testing.T) {
 	s := &settings{jitter: func() float64 { return 0.9 }}
 	assert.NotEqual(t, 3*time.Second, s.intervalFor(fastSchedule, 10))
-	assert.NoError(t, WithInterval(250*time.Millisecond)(s))
+	d, ok, err := intervalKey.Get([]client.Option{WithInterval(250 * time.Millisecond)})
+	require.NoError(t, err)
+	require.True(t, ok)
+	s.interval = d
 	for n := 1; n <= 5; n++ {
 		assert.Equal(t, 250*time.Millisecond, s.intervalFor(slowSchedule, n), "fixed, no growth, no jitter")
 	}

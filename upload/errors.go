@@ -33,3 +33,7 @@ var (
 	// aborted rather than sent short.
 	ErrSizeMismatch = errors.New("upload: source size differs from the declared size")
 )
+
+// errSeek is the error of a seek the upload body does not support: it only
+// rewinds to the start.
+var errSeek = errors.New("upload: the body can only be rewound to its start")

@@ -15,7 +15,6 @@ import (
 	"github.com/mediagen/mediagen-go"
 
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/link"
 )
 
 // errRequestEnded stops the body writer once the request is over.
@@ -114,11 +113,11 @@ func (l *lazyFile) release() {
 // returns: when ctx ends during a Read of a part, Multipart returns once
 // that Read does.
 //
-// [WithClientOptions] and [WithProgress] apply (progress counts the parts'
+// Client options and [WithProgress] apply (progress counts the parts'
 // bytes, all parts together); [WithContentType] does not: each Part carries
 // its own type. The request is a transfer, bounded per attempt by
 // [client.WithTransferTimeout].
-func Multipart(ctx context.Context, c *client.Client, parts []Part, opts ...Option) ([]*mediagen.File, error) {
+func Multipart(ctx context.Context, c *client.Client, parts []Part, opts ...client.Option) ([]*mediagen.File, error) {
 	defer releaseParts(parts)
 	s, err := newSettings(c, opts)
 	if err != nil {
@@ -126,10 +125,6 @@ func Multipart(ctx context.Context, c *client.Client, parts []Part, opts ...Opti
 	}
 	if s.contentType != "" {
 		return nil, errors.New("upload: WithContentType applies to File and Reader; give each Part its ContentType")
-	}
-	in, err := link.Of(c, anys(s.clientOpts)...)
-	if err != nil {
-		return nil, err
 	}
 	prepared, err := prepareParts(parts)
 	if err != nil {
@@ -148,7 +143,7 @@ func Multipart(ctx context.Context, c *client.Client, parts []Part, opts ...Opti
 		writeErr = writeParts(mw, prepared, prog)
 		pw.CloseWithError(writeErr)
 	})
-	files, err := in.UploadFiles(ctx, mw.FormDataContentType(), pr)
+	files, err := c.UploadMultipart(ctx, mw.FormDataContentType(), pr, s.opts...)
 	// Stop the writer if the client returned before reading everything, and
 	// wait for it so no part is read after Multipart returns.
 	pr.CloseWithError(errRequestEnded)

@@ -7,70 +7,60 @@ import (
 	"github.com/mediagen/mediagen-go/client"
 )
 
-// Option configures [File], [Reader] and [Multipart].
-type Option func(*settings) error
+// An upload takes [client.Option] values: the options of this package, and
+// any of package client (a timeout, middleware, a retry policy, a logger),
+// which apply to the upload's requests on top of the client's: the
+// reservation and the storage PUT of [File] and [Reader], the request of
+// [Multipart].
 
-// settings is what the options configure.
-type settings struct {
-	progress    func(sent, total int64)
-	contentType string
-	clientOpts  []client.Option
-}
+var (
+	progressKey    = client.NewKey("upload.WithProgress", notNil)
+	contentTypeKey = client.NewKey("upload.WithContentType", func(ct string) error {
+		_, err := canonicalType(ct)
+		return err
+	})
+)
 
-// WithClientOptions applies client options (a timeout, middleware, a retry
-// policy, a logger) to the requests of an upload, on top of the client's:
-// the reservation and the storage PUT of [File] and [Reader], the request
-// of [Multipart]. Storage PUTs retry under the client's [client.RetryPolicy].
-func WithClientOptions(opts ...client.Option) Option {
-	return func(s *settings) error {
-		s.clientOpts = append(s.clientOpts, opts...)
-		return nil
+func notNil(fn func(sent, total int64)) error {
+	if fn == nil {
+		return errors.New("needs a non-nil function")
 	}
+	return nil
 }
 
 // WithProgress calls fn as bytes go out, with the bytes sent so far and the
-// total (for [Multipart], of all the parts' contents). fn runs on the goroutine that writes the request body,
-// so it must return quickly. sent never goes back: when a PUT is retried
-// from the start of the source, fn is called again only once the new
-// attempt passes the count already reported. A successful upload's last call
-// reports total, and fn is not called after the upload returns.
-func WithProgress(fn func(sent, total int64)) Option {
-	return func(s *settings) error {
-		if fn == nil {
-			return errors.New("upload: WithProgress needs a non-nil function")
-		}
-		s.progress = fn
-		return nil
-	}
-}
+// total (for [Multipart], of all the parts' contents). fn runs on the
+// goroutine that writes the request body, so it must return quickly. sent
+// never goes back: when a PUT is retried from the start of the source, fn
+// is called again only once the new attempt passes the count already
+// reported. A successful upload's last call reports total, and fn is not
+// called after the upload returns.
+func WithProgress(fn func(sent, total int64)) client.Option { return progressKey.Option(fn) }
 
 // WithContentType sets the media type of a [File] or [Reader] upload
-// instead of detecting it from the content; [Multipart] refuses it. It must be one of [AcceptedTypes] (aliases such as
-// audio/x-wav are accepted). For [Reader], a non-empty contentType argument
-// takes precedence.
-func WithContentType(contentType string) Option {
-	return func(s *settings) error {
-		if _, err := canonicalType(contentType); err != nil {
-			return fmt.Errorf("upload: WithContentType: %w", err)
-		}
-		s.contentType = contentType
-		return nil
-	}
+// instead of detecting it from the content; [Multipart] refuses it. It must
+// be one of [AcceptedTypes] (aliases such as audio/x-wav are accepted). For
+// [Reader], a non-empty contentType argument takes precedence.
+func WithContentType(contentType string) client.Option { return contentTypeKey.Option(contentType) }
+
+// settings is what one upload's options say.
+type settings struct {
+	progress    func(sent, total int64)
+	contentType string
+	opts        []client.Option // every option, for the client calls
 }
 
-func newSettings(c *client.Client, opts []Option) (*settings, error) {
+// newSettings reads opts; a bad option fails the upload before anything is
+// read or sent.
+func newSettings(c *client.Client, opts []client.Option) (*settings, error) {
 	if c == nil {
 		return nil, errors.New("upload: nil client")
 	}
-	s := &settings{}
-	var errs []error
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o(s); err != nil {
-			errs = append(errs, err)
-		}
+	s := &settings{opts: opts}
+	var err error
+	if s.progress, _, err = progressKey.Get(opts); err != nil {
+		return nil, fmt.Errorf("upload: %w", err)
 	}
-	return s, errors.Join(errs...)
+	s.contentType, _, _ = contentTypeKey.Get(opts) // every option was checked above
+	return s, nil
 }

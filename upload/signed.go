@@ -10,8 +10,6 @@ import (
 	"github.com/mediagen/mediagen-go"
 
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/link"
-	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
 // File uploads the file at path with the two-step signed upload and returns
@@ -24,7 +22,7 @@ import (
 // Size and type are checked before anything is sent; see the package errors.
 // The returned File carries Size; OriginalName is empty because the signed
 // route does not record names.
-func File(ctx context.Context, c *client.Client, path string, opts ...Option) (*mediagen.File, error) {
+func File(ctx context.Context, c *client.Client, path string, opts ...client.Option) (*mediagen.File, error) {
 	s, err := newSettings(c, opts)
 	if err != nil {
 		return nil, err
@@ -73,7 +71,7 @@ func File(ctx context.Context, c *client.Client, path string, opts ...Option) (*
 // for that, when ctx ends while a Read of r is in progress, Reader returns
 // once that Read does, so a reader that can block (a network stream) should
 // itself give up in time.
-func Reader(ctx context.Context, c *client.Client, r io.Reader, size int64, contentType string, opts ...Option) (*mediagen.File, error) {
+func Reader(ctx context.Context, c *client.Client, r io.Reader, size int64, contentType string, opts ...client.Option) (*mediagen.File, error) {
 	s, err := newSettings(c, opts)
 	if err != nil {
 		return nil, err
@@ -127,74 +125,27 @@ func resolveType(src *source, declared, name string) (string, error) {
 	return ct, nil
 }
 
-// signedUpload reserves an id and PUTs the bytes, retrying transient
-// failures on the same URL and refusals (expiry) with a fresh reservation
-// while the source can be read again.
+// signedUpload reserves an id and PUTs the bytes. The client retries
+// transient PUT failures while the source can be read again; a refused URL
+// (it expired) gets a fresh reservation, up to maxReservations in all.
 func signedUpload(ctx context.Context, c *client.Client, src *source, contentType string, s *settings) (*mediagen.File, error) {
-	in, err := link.Of(c, anys(s.clientOpts)...)
-	if err != nil {
-		return nil, err
-	}
-	maxPutAttempts := in.Retry.MaxRetries + 1
 	prog := &progress{fn: s.progress, total: src.size}
-	var lastErr error
-	reservations, attempts := 0, 0
-	for {
-		reservations++
-		u, err := c.CreateUploadURL(ctx, src.size, contentType, s.clientOpts...)
+	for reservations := 1; ; reservations++ {
+		u, err := c.CreateUploadURL(ctx, src.size, contentType, s.opts...)
 		if err != nil {
 			return nil, fmt.Errorf("upload: reserving an upload URL: %w", err)
 		}
 		if got := u.Headers.ContentLength; got != src.size {
 			return nil, fmt.Errorf("upload: the service signed Content-Length %d for %d bytes", got, src.size)
 		}
-		for {
-			attempts++
-			body, err := src.open()
-			if err != nil {
-				return nil, err
-			}
-			body = prog.reader(&exactReader{r: body, size: src.size, strict: src.strict})
-			outcome, retryAfter, err := put(ctx, in, u, body, src.size)
-			if outcome == putDone {
-				return &mediagen.File{ID: u.File.ID, Size: src.size}, nil
-			}
-			lastErr = err
-			if outcome == putFailed {
-				return nil, err
-			}
-			if !src.rereadable {
-				var serr *client.StorageError
-				if errors.As(err, &serr) {
-					serr.Retryable = outcome == putTransient
-				}
-				return nil, err
-			}
-			if outcome == putRefused || attempts >= maxPutAttempts {
-				break
-			}
-			if retryAfter > in.Retry.WaitMax {
-				// As for API requests: a wait longer than the policy allows
-				// ends the retries, so the caller sees it.
-				return nil, fmt.Errorf("upload: storage asked to wait %s before a retry, more than the retry policy's WaitMax %s: %w", retryAfter, in.Retry.WaitMax, err)
-			}
-			d := max(retry.Backoff(in.Retry.WaitMin, in.Retry.WaitMax, attempts-1), retryAfter)
-			in.Logger.DebugContext(ctx, "mediagen: storage PUT failed; retrying", "error", err.Error(), "attempt", attempts+1)
-			if err := in.Clock.Sleep(ctx, d); err != nil {
-				return nil, err
-			}
-		}
-		if attempts >= maxPutAttempts || reservations >= maxReservations {
-			return nil, fmt.Errorf("upload: giving up after %d PUT attempts and %d reservations: %w", attempts, reservations, lastErr)
+		err = c.PutUpload(ctx, u, newBody(src, prog), s.opts...)
+		switch {
+		case err == nil:
+			return &mediagen.File{ID: u.File.ID, Size: src.size}, nil
+		case !errors.Is(err, client.ErrExpired) || !src.rereadable:
+			return nil, err
+		case reservations >= maxReservations:
+			return nil, fmt.Errorf("upload: giving up after %d reservations: %w", reservations, err)
 		}
 	}
-}
-
-// anys converts client options for link.Of, which cannot name their type.
-func anys(opts []client.Option) []any {
-	out := make([]any, len(opts))
-	for i, o := range opts {
-		out[i] = o
-	}
-	return out
 }

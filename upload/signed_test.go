@@ -61,14 +61,14 @@ func TestFileRefusesBeforeSending(t *testing.T) {
 	tests := []struct {
 		name string
 		path func(t *testing.T) string
-		opts []Option
+		opts []client.Option
 		want error
 	}{
 		{"empty", func(t *testing.T) string { return writeFile(t, "empty.png", "") }, nil, ErrEmpty},
 		{"one byte over 30 MB", func(t *testing.T) string { return sparseFile(t, MaxFileSize+1) }, nil, ErrTooLarge},
 		{"html detected", func(t *testing.T) string { return writeFile(t, "page.txt", headHTML) }, nil, ErrUnsupportedType},
 		{"unknown bytes named .png", func(t *testing.T) string { return writeFile(t, "logo.png", headBytes) }, nil, ErrUnsupportedType},
-		{"declared type refused", func(t *testing.T) string { return writeFile(t, "logo.png", headPNG) }, []Option{WithContentType("image/jpg")}, ErrUnsupportedType},
+		{"declared type refused", func(t *testing.T) string { return writeFile(t, "logo.png", headPNG) }, []client.Option{WithContentType("image/jpg")}, ErrUnsupportedType},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -137,9 +137,4 @@ func TestNilClient(t *testing.T) {
 	assert.ErrorContains(t, err, "nil client")
 	_, err = Multipart(ctx, nil, []Part{{Reader: strings.NewReader(headPNG), Size: int64(len(headPNG))}})
 	assert.ErrorContains(t, err, "nil client")
-}
-
-func TestStorageMessage(t *testing.T) {
-	assert.Equal(t, "the signed URL expired", storageMessage([]byte(`{"error":{"code":"forbidden","message":"the signed URL expired"}}`)))
-	assert.Equal(t, "storage busy", storageMessage([]byte(" storage busy\n")))
 }

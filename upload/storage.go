@@ -1,144 +1,55 @@
 package upload
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
-	"net/http"
-	"net/url"
-	"strings"
-	"sync"
-	"time"
-
-	"github.com/mediagen/mediagen-go"
-
-	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/link"
-	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
 // maxReservations bounds the reservations of one upload: the first and two
 // fresh ones after refusals (an expired signed URL).
 const maxReservations = 3
 
-// maxStorageErrMsg caps the storage message kept in an error.
-const maxStorageErrMsg = 512
-
-// errBodyClosed is what a late read of an abandoned attempt's body sees.
-var errBodyClosed = errors.New("upload: request body read after the attempt ended")
-
-// putOutcome classifies one PUT attempt.
-type putOutcome int
-
-const (
-	putDone      putOutcome = iota
-	putTransient            // connection error, 429, 502, 503, 504: same URL again
-	putRefused              // 403: the signed URL no longer holds; reserve again
-	putFailed               // anything else: give up
-)
-
-// attemptBody is the request body of one PUT attempt. Closing it waits for a
-// read in progress and makes later reads fail, so the transport can never
-// touch the source once the next attempt rewinds it.
-type attemptBody struct {
-	mu     sync.Mutex
-	r      io.Reader
-	closed bool
-	err    error // the first read error of the source itself
+// body is what one reservation's PUT reads: the source, held to its exact
+// size, reporting progress. The source is opened at the first Read.
+type body struct {
+	src  *source
+	prog *progress
+	r    io.Reader
 }
 
-func (b *attemptBody) Read(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return 0, errBodyClosed
+// rewindableBody is a body whose source can be read again: the client
+// rewinds it (Seek to 0) to retry a PUT from the start.
+type rewindableBody struct{ body }
+
+// newBody returns the body of a PUT, an io.Seeker when src can be read
+// again, so that the client retries only what it can send again.
+func newBody(src *source, prog *progress) io.Reader {
+	b := body{src: src, prog: prog}
+	if src.rereadable {
+		return &rewindableBody{b}
 	}
-	n, err := b.r.Read(p)
-	if err != nil && !errors.Is(err, io.EOF) && b.err == nil {
-		b.err = err
-	}
-	return n, err
+	return &b
 }
 
-func (b *attemptBody) Close() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.closed = true
-	return nil
-}
-
-func (b *attemptBody) readErr() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.err
-}
-
-// put sends one attempt of the storage PUT. It returns the outcome, how long
-// storage asked to wait (Retry-After) and the error to report if no retry
-// follows. It returns only once the transport can no longer read body, so
-// the source may be rewound for another attempt and is never read (nor
-// progress reported) after the upload returns.
-func put(ctx context.Context, in *link.Client, u *mediagen.UploadURL, body io.Reader, size int64) (putOutcome, time.Duration, error) {
-	method := string(u.Method)
-	if method == "" {
-		method = http.MethodPut
-	}
-	ab := &attemptBody{r: body}
-	defer ab.Close()
-	req, err := http.NewRequestWithContext(ctx, method, u.UploadURL, ab)
-	if err != nil {
-		return putFailed, 0, fmt.Errorf("upload: bad upload URL from the service: %w", err)
-	}
-	// Exactly the signed headers: Content-Length comes from ContentLength
-	// (net/http ignores it in Header), and nothing else is set, least of
-	// all Authorization.
-	req.ContentLength = size
-	req.Header.Set("Content-Type", u.Headers.ContentType)
-
-	resp, err := in.Storage.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return putFailed, 0, ctx.Err()
+func (b *body) Read(p []byte) (int, error) {
+	if b.r == nil {
+		r, err := b.src.open()
+		if err != nil {
+			return 0, err
 		}
-		if rerr := ab.readErr(); rerr != nil {
-			return putFailed, 0, rerr
-		}
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // its URL carries the signature
-		}
-		return putTransient, 0, fmt.Errorf("upload: storage PUT: %w", err)
+		b.r = b.prog.reader(&exactReader{r: r, size: b.src.size, strict: b.src.strict})
 	}
-	defer resp.Body.Close()
-	if in.Observe != nil {
-		in.Observe(resp)
-	}
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, maxStorageErrMsg))
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return putDone, 0, nil
-	}
-	serr := &client.StorageError{Method: method, StatusCode: resp.StatusCode, Message: storageMessage(msg)}
-	switch {
-	case retry.TransientStatus(resp.StatusCode):
-		d, _ := retry.After(resp, in.Clock.Now())
-		return putTransient, d, serr
-	case resp.StatusCode == http.StatusForbidden:
-		return putRefused, 0, serr
-	}
-	return putFailed, 0, serr
+	return b.r.Read(p)
 }
 
-// storageMessage returns the message of a storage error body: the service's
-// JSON error message when there is one, else the text itself.
-func storageMessage(body []byte) string {
-	var e struct {
-		Error struct{ Message string } `json:"error"`
+// Seek supports what the client asks of a body: the current offset before
+// the first attempt (0), and a rewind to the start, which opens the source
+// again at the next Read.
+func (b *rewindableBody) Seek(offset int64, whence int) (int64, error) {
+	if offset != 0 || whence == io.SeekEnd {
+		return 0, errSeek
 	}
-	if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
-		return e.Error.Message
+	if whence == io.SeekStart {
+		b.r = nil
 	}
-	return strings.TrimSpace(string(body))
+	return 0, nil
 }

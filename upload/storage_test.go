@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/link"
 )
 
 // sleepRecorder is a clock whose Sleep returns at once and records the
@@ -41,7 +40,7 @@ func (s *sleepRecorder) waits() []time.Duration {
 }
 
 // withClock makes a client, and uploads acting for it, sleep on clk.
-func withClock(clk link.Clock) client.Option { return link.WithClock(clk).(client.Option) }
+func withClock(clk client.Clock) client.Option { return client.WithClock(clk) }
 
 // failPuts makes storage answer status to the first n PUTs (all when n < 0),
 // with the Retry-After given ("" for none).
@@ -61,15 +60,15 @@ func TestPutAttemptsFollowTheRetryPolicy(t *testing.T) {
 	tests := []struct {
 		name       string
 		clientOpts []client.Option
-		uploadOpts []Option
+		uploadOpts []client.Option
 		puts       int
 	}{
 		{"default policy", nil, nil, client.DefaultRetryPolicy().MaxRetries + 1},
 		{"client MaxRetries", []client.Option{client.WithMaxRetries(2)}, nil, 3},
 		{"client retries disabled", []client.Option{client.WithMaxRetries(0)}, nil, 1},
-		{"per-upload retries disabled", nil, []Option{WithClientOptions(client.WithMaxRetries(0))}, 1},
+		{"per-upload retries disabled", nil, []client.Option{client.WithMaxRetries(0)}, 1},
 		{"per-upload policy over the client's", []client.Option{client.WithMaxRetries(0)},
-			[]Option{WithClientOptions(client.WithRetryPolicy(client.RetryPolicy{MaxRetries: 1, WaitMin: time.Millisecond, WaitMax: time.Millisecond}))}, 2},
+			[]client.Option{client.WithRetryPolicy(client.RetryPolicy{MaxRetries: 1, WaitMin: time.Millisecond, WaitMax: time.Millisecond})}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,7 +96,7 @@ func TestPutRetryPerUpload(t *testing.T) {
 	ctx := context.Background()
 
 	failPuts(rec, 1, http.StatusServiceUnavailable, "")
-	_, err := Reader(ctx, c, bytes.NewReader(png), int64(len(png)), "", WithClientOptions(client.WithMaxRetries(0)))
+	_, err := Reader(ctx, c, bytes.NewReader(png), int64(len(png)), "", client.WithMaxRetries(0))
 	var serr *client.StorageError
 	require.ErrorAs(t, err, &serr)
 	assert.Equal(t, http.StatusServiceUnavailable, serr.StatusCode)
@@ -213,7 +212,7 @@ func TestPutRetryIsLogged(t *testing.T) {
 
 	uploadLog, uploadBuf := debugLogger()
 	failPuts(rec, 1, http.StatusBadGateway, "")
-	_, err = Reader(ctx, c, bytes.NewReader(png), int64(len(png)), "", WithClientOptions(client.WithLogger(uploadLog)))
+	_, err = Reader(ctx, c, bytes.NewReader(png), int64(len(png)), "", client.WithLogger(uploadLog))
 	require.NoError(t, err)
 	assert.Len(t, retryLines(uploadBuf.String()), 1, "the upload's logger")
 	assert.Len(t, retryLines(clientBuf.String()), 1, "not the client's")
@@ -231,7 +230,7 @@ func TestPutRetryIsLogged(t *testing.T) {
 	assert.NotContains(t, clientBuf.String(), "signature=", "no signed URL in the log")
 
 	broken.Store(false)
-	_, err = Reader(ctx, c, bytes.NewReader(png), int64(len(png)), "", WithClientOptions(client.WithMaxRetries(0)))
+	_, err = Reader(ctx, c, bytes.NewReader(png), int64(len(png)), "", client.WithMaxRetries(0))
 	require.ErrorContains(t, err, "connection reset by peer")
 	assert.NotContains(t, err.Error(), "signature=", "no signed URL in the error")
 }
@@ -251,8 +250,8 @@ func TestWithClientOptionsAppliesToOneUpload(t *testing.T) {
 		mu.Unlock()
 		return next(req)
 	}
-	opt := WithClientOptions(client.WithHeader("X-Batch", "nightly-7"), client.WithMiddleware(mw))
-	f, err := Reader(ctx, c, bytes.NewReader(png), int64(len(png)), "", opt)
+	opts := []client.Option{client.WithHeader("X-Batch", "nightly-7"), client.WithMiddleware(mw)}
+	f, err := Reader(ctx, c, bytes.NewReader(png), int64(len(png)), "", opts...)
 	require.NoError(t, err)
 	useAsImage(t, c, f.ID)
 
@@ -279,8 +278,8 @@ func TestWithClientOptionsAppliesToOneUpload(t *testing.T) {
 func TestWithClientOptionsInvalid(t *testing.T) {
 	ctx := context.Background()
 	_, err := Reader(ctx, silentClient(t), strings.NewReader(headPNG), int64(len(headPNG)), "",
-		WithClientOptions(client.WithBaseURL("https://elsewhere.example")))
+		client.WithBaseURL("https://elsewhere.example"))
 	assert.ErrorContains(t, err, "WithBaseURL")
-	_, err = File(ctx, silentClient(t), writeFile(t, "logo.png", headPNG), WithClientOptions(client.WithMaxRetries(-1)))
+	_, err = File(ctx, silentClient(t), writeFile(t, "logo.png", headPNG), client.WithMaxRetries(-1))
 	assert.ErrorContains(t, err, "WithMaxRetries")
 }

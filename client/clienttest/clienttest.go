@@ -45,7 +45,6 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/link"
 	"github.com/mediagen/mediagen-go/internal/refserver"
 	"github.com/mediagen/mediagen-go/internal/refserver/fault"
 )
@@ -189,7 +188,7 @@ func (s *Server) ClientFor(apiKey string, opts ...client.Option) (*client.Client
 		client.WithBaseURL(s.url),
 		client.WithHTTPClient(s.hs.Client()),
 		client.WithRetryWait(time.Millisecond, 10*time.Millisecond),
-		link.WithClock(serverClock{s}).(client.Option),
+		client.WithClock(serverClock{s}),
 	}
 	c, err := client.New(apiKey, append(defaults, opts...)...)
 	if err != nil {

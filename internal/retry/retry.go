@@ -58,10 +58,11 @@ func After(resp *http.Response, now time.Time) (time.Duration, bool) {
 }
 
 // TransientStatus reports whether an answer with code may succeed when the
-// same request is sent again: 429 and the gateway failures 502, 503, 504.
+// same request is sent again: 429, 500 and the gateway failures 502, 503,
+// 504. Only a request that charges nothing may be resent on 500.
 func TransientStatus(code int) bool {
 	switch code {
-	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return true
 	}
 	return false

@@ -46,10 +46,10 @@ func TestBackoffGrowsAndStaysInBounds(t *testing.T) {
 }
 
 func TestTransientStatus(t *testing.T) {
-	for _, code := range []int{429, 502, 503, 504} {
+	for _, code := range []int{429, 500, 502, 503, 504} {
 		assert.True(t, TransientStatus(code), code)
 	}
-	for _, code := range []int{200, 400, 401, 403, 404, 500, 501} {
+	for _, code := range []int{200, 400, 401, 403, 404, 501} {
 		assert.False(t, TransientStatus(code), code)
 	}
 }
