@@ -3,11 +3,16 @@
 package examples
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"go/ast"
 	"go/format"
 	"go/parser"
 	"go/token"
+	"image"
+	"image/png"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,8 +79,9 @@ func TestScratchModule(t *testing.T) {
 	require.Contains(t, string(readme), "go test ./...")
 	writeFile(t, filepath.Join(dir, "readme", "readme_test.go"), readmeTestFile(t, string(readme)))
 
-	// The user's test of every kind.
+	// The user's test of every kind, and a program on the public models.
 	writeFile(t, filepath.Join(dir, "kinds", "kinds_test.go"), kindsTest)
+	writeFile(t, filepath.Join(dir, "v1face", "main.go"), v1Face)
 
 	env := []string{"GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local"}
 	goTool(t, dir, env, "build", "./...")
@@ -90,6 +96,18 @@ func TestScratchModule(t *testing.T) {
 			t.Log(strings.TrimSpace(line))
 		}
 	}
+
+	// The program on the public models runs against the reference server
+	// command, as a user's program runs against the service.
+	bin := filepath.Join(dir, "bin")
+	goTool(t, root, nil, "build", "-o", filepath.Join(bin, "refserver"), "./internal/cmd/refserver")
+	goTool(t, dir, env, "build", "-o", filepath.Join(bin, "v1face"), "./v1face")
+	vars := startRefserver(t, filepath.Join(bin, "refserver"), "-addr", "127.0.0.1:0", "-render-scale", "0.01")
+	cmd := exec.Command(filepath.Join(bin, "v1face"), writePNG(t, dir, "logo.png"))
+	cmd.Env = append(os.Environ(), "MEDIAGEN_API_KEY="+vars["MEDIAGEN_API_KEY"], "MEDIAGEN_BASE_URL="+vars["MEDIAGEN_BASE_URL"])
+	got, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", got)
+	require.Contains(t, string(got), "video/logo-reveal done")
 }
 
 // TestReadmeSnippetsAreFormatted keeps the README's Go as gofmt writes it.
@@ -147,6 +165,7 @@ func goTool(t *testing.T, dir string, env []string, args ...string) string {
 // snippetImports maps the package names README snippets use to their
 // import paths.
 var snippetImports = map[string]string{
+	"mediagen":   modulePath,
 	"client":     modulePath + "/client",
 	"clienttest": modulePath + "/client/clienttest",
 	"poll":       modulePath + "/poll",
@@ -251,6 +270,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/poll"
@@ -291,14 +311,14 @@ func TestEveryKindWithPollDefaults(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if g.Status != client.StatusPending {
+				if g.Status != mediagen.GenerationStatusPending {
 					t.Errorf("%s: status %s right after submitting, want pending", args.Feature(), g.Status)
 				}
 				g, err = poll.Generation(ctx, c, g.ID)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if g.Status != client.StatusDone || g.Output.URL() == "" {
+				if g.Status != mediagen.GenerationStatusDone || g.Output.URL() == "" {
 					t.Errorf("%s: status %s, output %q", args.Feature(), g.Status, g.Output.URL())
 				}
 				t.Logf("%s: %s %s", args.Feature(), g.Kind, g.Output.MIME)
@@ -317,7 +337,7 @@ func TestEveryKindWithPollDefaults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v.Status != client.VoiceDone {
+			if v.Status != mediagen.VoiceStatusDone {
 				t.Errorf("voice clone: status %s", v.Status)
 			}
 
@@ -353,3 +373,85 @@ func wav(d time.Duration) []byte {
 	return b
 }
 `
+
+// v1Face is a user's program on the public names: the models' fields,
+// features as values of their own type, and one option type for every call.
+const v1Face = `package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"time"
+
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/poll"
+	"github.com/mediagen/mediagen-go/upload"
+)
+
+func main() {
+	ctx := context.Background()
+	c, err := client.New("")
+	if err != nil {
+		log.Fatal(err)
+	}
+	f, err := upload.File(ctx, c, os.Args[1], client.WithTimeout(30*time.Second))
+	if err != nil {
+		log.Fatal(err)
+	}
+	g, err := c.CreateGeneration(ctx, client.RawArgs{FeatureName: "logo-reveal",
+		Values: map[string]any{"image": f.ID, "prompt": "sparks", "duration": 3}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var done *mediagen.Generation
+	done, err = poll.Generation(ctx, c, g.ID, client.WithTimeout(time.Minute), poll.WithInterval(100*time.Millisecond))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if done.Status != mediagen.GenerationStatusDone || done.Output.Video == "" || done.Output.MIME != "video/mp4" {
+		log.Fatalf("unexpected generation %+v", done)
+	}
+	fmt.Println(client.CanonicalFeature(done.Feature), done.Status, done.ID == g.ID, done.Output.Width)
+}
+`
+
+// writePNG writes a small PNG into dir and returns its path.
+func writePNG(t *testing.T, dir, name string) string {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 64, 64))
+	for i := range img.Pix {
+		img.Pix[i] = byte(i)
+	}
+	var buf bytes.Buffer
+	require.NoError(t, png.Encode(&buf, img))
+	path := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
+	return path
+}
+
+// startRefserver runs the reference server command and returns the
+// variables it prints; the command stops with the test.
+func startRefserver(t *testing.T, bin string, args ...string) map[string]string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	vars := map[string]string{}
+	sc := bufio.NewScanner(stdout)
+	for len(vars) < 3 && sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
+			vars[k] = v
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	require.Contains(t, vars, "MEDIAGEN_BASE_URL")
+	return vars
+}

@@ -194,7 +194,7 @@ func retryLines(log string) []string {
 }
 
 // A retried PUT is logged through the client's logger, or the upload's when
-// WithClientOptions gives one, and the line never carries the signed URL.
+// the call gives one, and the line never carries the signed URL.
 func TestPutRetryIsLogged(t *testing.T) {
 	png := samples(t)[0].content
 	ctx := context.Background()
@@ -235,10 +235,10 @@ func TestPutRetryIsLogged(t *testing.T) {
 	assert.NotContains(t, err.Error(), "signature=", "no signed URL in the error")
 }
 
-// WithClientOptions applies to the requests of one upload: the reservation
+// Client options given to an upload apply to its requests only: the reservation
 // and the PUT go through its middleware; its headers go to the API, never
 // to storage, whose requests carry exactly the signed headers.
-func TestWithClientOptionsAppliesToOneUpload(t *testing.T) {
+func TestClientOptionsApplyToOneUpload(t *testing.T) {
 	_, c, rec := setup(t)
 	png := samples(t)[0].content
 	ctx := context.Background()
@@ -275,7 +275,7 @@ func TestWithClientOptionsAppliesToOneUpload(t *testing.T) {
 
 // A client option that cannot apply to one call fails the upload before
 // anything is sent.
-func TestWithClientOptionsInvalid(t *testing.T) {
+func TestInvalidClientOptionFailsTheUpload(t *testing.T) {
 	ctx := context.Background()
 	_, err := Reader(ctx, silentClient(t), strings.NewReader(headPNG), int64(len(headPNG)), "",
 		client.WithBaseURL("https://elsewhere.example"))
