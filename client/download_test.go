@@ -265,6 +265,7 @@ func TestSaveOutput(t *testing.T) {
 		assert.Empty(t, saved.PosterPath)
 		assertSaved(t, srv, saved.Path, g.Output.URL())
 		assertNoPartials(t, dir)
+		assertCreatedMode(t, saved.Path)
 	})
 	t.Run("video and its poster", func(t *testing.T) {
 		g := doneGeneration(t, ctx, srv, c, client.AvatarArgs{VoiceID: voice.ID, Script: "Welcome back.", AspectRatio: client.Aspect1x1, PermissionConfirmed: true})
@@ -347,4 +348,21 @@ func TestSaveOutput(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, dir, filepath.Dir(saved.Path))
 	})
+}
+
+// assertCreatedMode checks that path has the permissions of a file made
+// with os.Create in the same folder: 0666 less the umask (0644 under 022),
+// as a person opening the output expects, not os.CreateTemp's 0600.
+func assertCreatedMode(t *testing.T, path string) {
+	t.Helper()
+	ref := filepath.Join(filepath.Dir(path), "reference")
+	f, err := os.Create(ref)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	defer os.Remove(ref)
+	want, err := os.Stat(ref)
+	require.NoError(t, err)
+	got, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, want.Mode().Perm(), got.Mode().Perm())
 }

@@ -405,3 +405,28 @@ func TestCreateGenerationAnswerWithoutIDIsAmbiguous(t *testing.T) {
 	assert.Equal(t, "gen_1", g.ID)
 	assert.EqualValues(t, 1, posts.Load())
 }
+
+// Reads are retried on 500 as on 502-504: a listing with many retries does
+// not fail on the first transient 500. A charging call is not resent on 500:
+// it may have been accepted (the reconcile search decides).
+func TestReadsAreRetriedOn500(t *testing.T) {
+	ctx := context.Background()
+	s := &scripted{statuses: []int{500, 500, 200}, body: `{"generations":[],"nextCursor":null}`}
+	c := newScripted(t, s, WithMaxRetries(20))
+	_, err := c.ListGenerations(ctx, ListParams{})
+	require.NoError(t, err)
+	assert.EqualValues(t, 3, s.n.Load())
+
+	s = &scripted{statuses: []int{500, 200}, body: `{"success":true}`}
+	c = newScripted(t, s)
+	require.NoError(t, c.DeleteGeneration(ctx, "gen_1"))
+	assert.EqualValues(t, 2, s.n.Load())
+
+	s = &scripted{statuses: []int{500}}
+	c = newScripted(t, s, WithMaxRetries(2))
+	_, err = c.GetGeneration(ctx, "gen_1")
+	var apiErr *APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, 500, apiErr.StatusCode, "the last answer when the retries run out")
+	assert.EqualValues(t, 3, s.n.Load())
+}

@@ -1,0 +1,127 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/client"
+)
+
+// storageStub answers PUTs with statuses in turn (the last one repeats) and
+// records what each received.
+type storageStub struct {
+	statuses []int
+	mu       sync.Mutex
+	got      []storagePut
+}
+
+type storagePut struct {
+	body   string
+	header http.Header
+}
+
+func (s *storageStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	s.got = append(s.got, storagePut{string(b), r.Header.Clone()})
+	code := s.statuses[min(len(s.got), len(s.statuses))-1]
+	s.mu.Unlock()
+	if code == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", "1")
+	}
+	w.WriteHeader(code)
+	if code >= 400 {
+		_, _ = io.WriteString(w, `{"error":{"code":"e","message":"storage says no"}}`)
+	}
+}
+
+func (s *storageStub) puts() []storagePut {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]storagePut(nil), s.got...)
+}
+
+func newStorage(t *testing.T, statuses ...int) (*storageStub, *mediagen.UploadURL) {
+	t.Helper()
+	stub := &storageStub{statuses: statuses}
+	srv := httptest.NewServer(stub)
+	t.Cleanup(srv.Close)
+	return stub, &mediagen.UploadURL{
+		File: mediagen.File{ID: "file_1"}, UploadURL: srv.URL + "/storage/file_1?sig=secret", Method: mediagen.UploadURLMethodPUT,
+		Headers: mediagen.UploadHeaders{ContentType: "text/plain", ContentLength: 5}, ExpiresIn: 900,
+	}
+}
+
+func storageClient(t *testing.T, clk client.Clock, opts ...client.Option) *client.Client {
+	t.Helper()
+	c, err := client.New("mg_secret_key", append([]client.Option{client.WithBaseURL("http://127.0.0.1:1"), client.WithClock(clk)}, opts...)...)
+	require.NoError(t, err)
+	return c
+}
+
+// PutUpload sends exactly the signed headers and never the key, and retries
+// transient failures (500 included) of a body it can rewind, waiting on the
+// client's clock.
+func TestPutUploadRetriesARewindableBody(t *testing.T) {
+	stub, u := newStorage(t, 500, 503, 429, 200)
+	clk := newTestClock()
+	c := storageClient(t, clk, client.WithRetryWait(time.Millisecond, 10*time.Second))
+	body := strings.NewReader("..hello")
+	_, _ = body.Seek(2, io.SeekStart) // the upload starts where the body is
+	require.NoError(t, c.PutUpload(context.Background(), u, body))
+	puts := stub.puts()
+	require.Len(t, puts, 4)
+	for _, p := range puts {
+		assert.Equal(t, "hello", p.body, "every attempt sends the bytes from the start")
+		assert.Equal(t, "text/plain", p.header.Get("Content-Type"))
+		assert.Equal(t, "5", p.header.Get("Content-Length"))
+		assert.Empty(t, p.header.Get("Authorization"), "never the API key")
+	}
+	waits := clk.Waits()
+	require.Len(t, waits, 3, "waits on the client's clock")
+	assert.Less(t, waits[0], 10*time.Millisecond)
+	assert.Equal(t, time.Second, waits[2], "the Retry-After of the 429 is honoured")
+}
+
+// A body that cannot be rewound is sent once; a transient failure says so.
+func TestPutUploadOneShotBody(t *testing.T) {
+	stub, u := newStorage(t, 503, 200)
+	c := storageClient(t, newTestClock())
+	err := c.PutUpload(context.Background(), u, io.MultiReader(strings.NewReader("hello")))
+	var se *client.StorageError
+	require.ErrorAs(t, err, &se)
+	assert.True(t, se.Retryable)
+	assert.Equal(t, http.StatusServiceUnavailable, se.StatusCode)
+	assert.Equal(t, "storage says no", se.Message)
+	assert.Len(t, stub.puts(), 1)
+	assert.NotContains(t, err.Error(), "secret", "no signed URL in the error")
+}
+
+// A refused URL (expired, or a header that differs) is not retried: it
+// matches ErrExpired, and a fresh reservation is the way on.
+func TestPutUploadRefused(t *testing.T) {
+	stub, u := newStorage(t, 403)
+	c := storageClient(t, newTestClock())
+	err := c.PutUpload(context.Background(), u, bytes.NewReader([]byte("hello")))
+	require.ErrorIs(t, err, client.ErrExpired)
+	assert.Len(t, stub.puts(), 1)
+
+	var resp *http.Response
+	_, u = newStorage(t, 200)
+	require.NoError(t, c.PutUpload(context.Background(), u, bytes.NewReader([]byte("hello")), client.WithResponseInto(&resp)))
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "WithResponseInto sees the storage answer")
+
+	assert.ErrorIs(t, c.PutUpload(context.Background(), nil, strings.NewReader("x")), client.ErrInvalidArgument)
+	assert.ErrorIs(t, c.PutUpload(context.Background(), u, nil), client.ErrInvalidArgument)
+}
