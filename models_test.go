@@ -2,12 +2,12 @@ package mediagen_test
 
 import (
 	"encoding/json"
-	"github.com/stretchr/testify/require"
 	"testing"
 
-	"github.com/mediagen/mediagen-go"
-
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go"
 )
 
 func TestTerminal(t *testing.T) {

@@ -2,7 +2,6 @@ package client_test
 
 import (
 	"encoding/json"
-	"github.com/mediagen/mediagen-go"
 	"reflect"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/openapi"
 )

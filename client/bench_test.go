@@ -12,10 +12,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/mediagen/mediagen-go"
-
 	"github.com/stretchr/testify/require"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/internal/benchpair"
 )

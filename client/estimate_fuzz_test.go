@@ -2,11 +2,12 @@ package client
 
 import (
 	"encoding/json"
-	"github.com/mediagen/mediagen-go"
 	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go"
 )
 
 // defaultPricing is the reference server's price list (GET /v3/pricing).

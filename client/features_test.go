@@ -3,10 +3,9 @@ package client_test
 import (
 	"testing"
 
-	"github.com/mediagen/mediagen-go"
-
 	"github.com/stretchr/testify/assert"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/internal/feature"
 )

@@ -6,11 +6,10 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/mediagen/mediagen-go"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"
 )

@@ -13,10 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediagen/mediagen-go"
-
 	"github.com/stretchr/testify/require"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/internal/refserver"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"

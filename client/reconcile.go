@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-go"
-
 	"github.com/mediagen/mediagen-go/internal/retry"
 )
 

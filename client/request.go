@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/go-retryablehttp"
+
 	"github.com/mediagen/mediagen-go"
 )
 

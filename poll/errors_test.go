@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/mediagen/mediagen-go"
-
 	"github.com/stretchr/testify/assert"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 )
 

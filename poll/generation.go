@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/mediagen/mediagen-go"
-
 	"github.com/mediagen/mediagen-go/client"
 )
 

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/mediagen/mediagen-go"
-
 	"github.com/mediagen/mediagen-go/client"
 )
 

@@ -1,14 +1,14 @@
 package poll
 
 import (
-	"github.com/mediagen/mediagen-go/client"
-	"github.com/stretchr/testify/require"
 	"testing"
 	"time"
 
-	"github.com/mediagen/mediagen-go"
-
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/client"
 )
 
 func TestScheduleByKind(t *testing.T) {

@@ -13,7 +13,6 @@ import (
 	"sync"
 
 	"github.com/mediagen/mediagen-go"
-
 	"github.com/mediagen/mediagen-go/client"
 )
 

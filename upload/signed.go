@@ -8,7 +8,6 @@ import (
 	"os"
 
 	"github.com/mediagen/mediagen-go"
-
 	"github.com/mediagen/mediagen-go/client"
 )
 

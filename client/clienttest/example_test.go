@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-go"
-
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/poll"

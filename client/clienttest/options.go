@@ -3,9 +3,9 @@ package clienttest
 import (
 	"errors"
 	"fmt"
-	"github.com/mediagen/mediagen-go"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/refserver/fault"
 )
 

@@ -15,12 +15,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediagen/mediagen-go"
-	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/refserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/refserver"
 )
 
 const agentKey = "key"

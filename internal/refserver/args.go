@@ -2,8 +2,6 @@ package refserver
 
 import (
 	"encoding/json"
-	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/refserver/media"
 	"maps"
 	"math"
 	"net"
@@ -14,6 +12,9 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/refserver/media"
 )
 
 // argType is what an argument must hold.

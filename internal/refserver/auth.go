@@ -2,8 +2,9 @@ package refserver
 
 import (
 	"context"
-	"github.com/mediagen/mediagen-go/internal/api"
 	"net/http"
+
+	"github.com/mediagen/mediagen-go/internal/api"
 )
 
 // authenticate resolves the Authorization header, which carries the raw API

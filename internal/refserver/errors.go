@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mediagen/mediagen-go/internal/api"
 	"net/http"
 	"strconv"
+
+	"github.com/mediagen/mediagen-go/internal/api"
 )
 
 // apiError is an error answer. It implements every operation's response

@@ -7,9 +7,10 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/mediagen/mediagen-go/internal/api"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/internal/api"
 )
 
 func TestErrorBodies(t *testing.T) {

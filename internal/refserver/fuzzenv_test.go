@@ -15,11 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
 	"github.com/mediagen/mediagen-go/internal/refserver/fault"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"
-	"github.com/stretchr/testify/require"
 )
 
 // The fuzz targets of this package share one server per target and process

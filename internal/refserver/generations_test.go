@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediagen/mediagen-go"
-	"github.com/mediagen/mediagen-go/internal/api"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
 )
 
 func TestGenerationLifecycleDone(t *testing.T) {

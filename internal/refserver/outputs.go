@@ -2,10 +2,11 @@ package refserver
 
 import (
 	"fmt"
+	"time"
+
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/feature"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"
-	"time"
 )
 
 // Media types of outputs.

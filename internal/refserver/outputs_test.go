@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediagen/mediagen-go"
-	"github.com/mediagen/mediagen-go/internal/refserver/media"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/refserver/media"
 )
 
 // finish submits a generation, lets it render and returns it done.

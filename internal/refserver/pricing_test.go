@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mediagen/mediagen-go"
-	"github.com/mediagen/mediagen-go/internal/feature"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/feature"
 )
 
 func TestPricingTableIsServed(t *testing.T) {

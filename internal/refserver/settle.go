@@ -1,9 +1,10 @@
 package refserver
 
 import (
-	"github.com/mediagen/mediagen-go"
 	"sync"
 	"time"
+
+	"github.com/mediagen/mediagen-go"
 )
 
 // Settle applies every transition due at the clock's current time (render

@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediagen/mediagen-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go"
 )
 
 func TestBackgroundTickerSettlesInRealTime(t *testing.T) {

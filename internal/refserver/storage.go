@@ -5,9 +5,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/mediagen/mediagen-go"
-	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/refserver/media"
 	"hash"
 	"io"
 	"net/http"
@@ -15,6 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/refserver/media"
 )
 
 // Validity of signed URLs.

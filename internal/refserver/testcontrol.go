@@ -5,13 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/mediagen/mediagen-go/internal/refserver/fault"
 	"io"
 	"math"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/refserver/fault"
 )
 
 // TestControlPrefix is the path prefix of the test-control API. It lies

@@ -8,11 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // sampleFile reads a whole file of one format from the media package's

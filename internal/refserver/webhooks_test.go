@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
 	"github.com/mediagen/mediagen-go/internal/feature"
 	"github.com/mediagen/mediagen-go/internal/refserver/delivery"
 	"github.com/mediagen/mediagen-go/webhook"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // Short delivery delays, so retries and drops happen within a test.

@@ -9,9 +9,10 @@ import (
 	"net/http/httptest"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // answer is an operation's HTTP answer: status and body exactly as its route

@@ -12,12 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
 	"github.com/mediagen/mediagen-go/internal/refserver/delivery"
 	"github.com/mediagen/mediagen-go/webhook"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 type received struct {
