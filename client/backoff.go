@@ -76,5 +76,7 @@ type budgetError struct {
 	err    error
 }
 
-func (e *budgetError) Error() string { return "still failing after " + e.budget.String() + ": " + e.err.Error() }
+func (e *budgetError) Error() string {
+	return "still failing after " + e.budget.String() + ": " + e.err.Error()
+}
 func (e *budgetError) Unwrap() error { return e.err }

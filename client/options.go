@@ -360,7 +360,7 @@ type Clock interface {
 // wallClock is the real time.
 type wallClock struct{}
 
-func (wallClock) Now() time.Time                                  { return time.Now() }
+func (wallClock) Now() time.Time                                   { return time.Now() }
 func (wallClock) Sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
 
 // WithClock makes the client read the time from clk and wait on it, for
