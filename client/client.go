@@ -16,7 +16,7 @@ import (
 
 // Version is the version of this module, sent in the User-Agent header as
 // "mediagen-go/" + Version.
-const Version = "0.2.0"
+const Version = "0.3.0"
 
 // Environment variables [New] reads when the matching argument or option is
 // not given.
