@@ -94,7 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	})
 	balance := fs.Float64("balance", 100, "starting balance of every project, in USD")
 	scale := fs.Float64("render-scale", 1, "multiplier of render and training durations (0.01 makes them fast)")
-	allowHTTP := fs.Bool("allow-http-webhooks", false, "accept http:// webhook URLs on loopback hosts")
+	allowHTTP := fs.Bool("allow-http-webhooks", false, "also accept webhook URLs on loopback hosts, http:// included, for local receivers (the service takes only public https)")
 	debugAddr := fs.String("debug-addr", "", "serve pprof and the live heap on this address (keep it loopback)")
 	testControl := fs.Bool("test-control", false, "serve the test-control API under "+refserver.TestControlPrefix+"/ (clock, balance, webhook secret, voices, faults)")
 	var faults fault.Config
