@@ -222,6 +222,7 @@ func TestInsufficientBalance(t *testing.T) {
 	assert.Equal(t, api.InsufficientBalanceDetailCodeInsufficientBalance, resp.JSON402.Error.Code)
 	assert.Equal(t, 0.08, resp.JSON402.Error.Required)
 	assert.Equal(t, 0.05, resp.JSON402.Error.Balance)
+	assert.Equal(t, "this call costs 0.08 USD; the balance is 0.05 USD", resp.JSON402.Error.Message)
 	assert.Equal(t, 0.05, h.srv.Balance(keyA))
 
 	h.srv.SetBalance(keyA, 0.08)
