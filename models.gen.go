@@ -210,10 +210,10 @@ type File struct {
 	// ID File id to pass in `args`.
 	ID string `json:"id"`
 
-	// OriginalName Name as uploaded (multipart route only).
+	// OriginalName Name as uploaded; set by the multipart route (`POST /v3/files/upload`). The signed route's answer (`POST /v3/files/upload-url`) carries only the id.
 	OriginalName string `json:"originalName,omitempty,omitzero"`
 
-	// Size Bytes received (multipart route only).
+	// Size Bytes received; set by the multipart route (`POST /v3/files/upload`). The signed route's answer (`POST /v3/files/upload-url`) carries only the id; the Go SDK's package upload fills in the size it sent.
 	Size int64 `json:"size,omitempty,omitzero"`
 }
 

@@ -248,3 +248,18 @@ func TestUnconfirmedChoicesAreListed(t *testing.T) {
 		assert.True(t, strings.HasPrefix(p, "/components/") || strings.HasPrefix(p, "/paths/"), p)
 	}
 }
+
+// TestFileFieldsSayWhoSetsThem checks that File's originalName and size say
+// which route sets them: the multipart route; the signed route's answer has
+// only the id, and package upload fills in size itself, so "multipart route
+// only" would be wrong for a File a Go user holds.
+func TestFileFieldsSayWhoSetsThem(t *testing.T) {
+	props := load(t).Components.Schemas["File"].Value.Properties
+	for _, name := range []string{"originalName", "size"} {
+		desc := props[name].Value.Description
+		assert.Contains(t, desc, "set by the multipart route (`POST /v3/files/upload`)", name)
+		assert.Contains(t, desc, "signed route's answer (`POST /v3/files/upload-url`) carries only the id", name)
+		assert.NotContains(t, desc, "route only", name)
+	}
+	assert.Contains(t, props["size"].Value.Description, "package upload fills in the size it sent")
+}

@@ -28,10 +28,14 @@ const (
 // maxEntries caps the signature entries examined, so a huge header costs little.
 const maxEntries = 16
 
-// Option configures Verify, Parse and Handler. Options that only concern
-// Handler (body size, store, hand-off, error reporting) have no effect on
-// Verify and Parse, though an invalid value is still reported.
-type Option func(*options)
+// Option configures Verify, Parse and Handler; it has the shape of the
+// SDK's other options, a function that returns an error. An option given a
+// value it cannot use returns an error wrapping ErrInvalidOption that names
+// it; Verify, Parse and Handler report the errors of all such options at
+// once, joined, and skip nil options. Options that only concern Handler
+// (body size, store, hand-off, error reporting) have no effect on Verify and
+// Parse, though an invalid value is still reported.
+type Option func(*options) error
 
 type options struct {
 	tolerance    time.Duration
@@ -44,7 +48,6 @@ type options struct {
 	queue        int
 	ackTimeout   time.Duration
 	onError      func(context.Context, *Event, error)
-	errs         []error
 }
 
 // newOptions applies opts over the defaults. secret and every WithSecrets value
@@ -59,12 +62,16 @@ func newOptions(secret string, opts []Option) (*options, error) {
 		onError:      logError,
 	}
 	o.secrets = appendSecrets(nil, secret)
+	var errs []error
 	for _, opt := range opts {
-		if opt != nil {
-			opt(o)
+		if opt == nil {
+			continue
+		}
+		if err := opt(o); err != nil {
+			errs = append(errs, err)
 		}
 	}
-	if err := errors.Join(o.errs...); err != nil {
+	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	if len(o.secrets) == 0 {
@@ -73,8 +80,10 @@ func newOptions(secret string, opts []Option) (*options, error) {
 	return o, nil
 }
 
-func (o *options) invalid(format string, args ...any) {
-	o.errs = append(o.errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...))
+// invalidOption returns an error wrapping ErrInvalidOption; format starts
+// with the option's name and the value it was given.
+func invalidOption(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
 }
 
 func appendSecrets(dst []string, secrets ...string) []string {
@@ -97,23 +106,23 @@ next:
 // in the future; d must be positive. The default is DefaultTolerance.
 // Checking the age cannot be turned off: it is what stops a replayed delivery.
 func WithTolerance(d time.Duration) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		if d <= 0 {
-			o.invalid("WithTolerance(%v): tolerance must be positive", d)
-			return
+			return invalidOption("WithTolerance(%v): tolerance must be positive", d)
 		}
 		o.tolerance = d
+		return nil
 	}
 }
 
 // WithNow sets the clock the timestamp is checked against, for tests.
 func WithNow(now func() time.Time) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		if now == nil {
-			o.invalid("WithNow(nil)")
-			return
+			return invalidOption("WithNow(nil)")
 		}
 		o.now = now
+		return nil
 	}
 }
 
@@ -123,18 +132,21 @@ func WithNow(now func() time.Time) Option {
 // service's 24-hour overlap ends. Empty values are ignored. Each secret costs
 // one HMAC pass over the body.
 func WithSecrets(secrets ...string) Option {
-	return func(o *options) { o.secrets = appendSecrets(o.secrets, secrets...) }
+	return func(o *options) error {
+		o.secrets = appendSecrets(o.secrets, secrets...)
+		return nil
+	}
 }
 
 // WithMaxBodyBytes caps the body Handler reads; a larger body is answered
 // 413 before any verification. The default is DefaultMaxBodyBytes.
 func WithMaxBodyBytes(n int64) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		if n <= 0 {
-			o.invalid("WithMaxBodyBytes(%d): limit must be positive", n)
-			return
+			return invalidOption("WithMaxBodyBytes(%d): limit must be positive", n)
 		}
 		o.maxBodyBytes = n
+		return nil
 	}
 }
 
@@ -143,7 +155,10 @@ func WithMaxBodyBytes(n int64) Option {
 // Handler; receivers running several replicas share a store instead, such
 // as an SQLStore. A nil store turns duplicate detection off.
 func WithStore(s Store) Option {
-	return func(o *options) { o.store, o.storeSet = s, true }
+	return func(o *options) error {
+		o.store, o.storeSet = s, true
+		return nil
+	}
 }
 
 // WithAsync makes Handler acknowledge a verified delivery at once (202) and
@@ -153,12 +168,12 @@ func WithStore(s Store) Option {
 // service: it goes to the WithErrorFunc callback. Without WithAsync the
 // callback runs inline (see WithAckTimeout).
 func WithAsync(workers, queue int) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		if workers < 1 || queue < 0 {
-			o.invalid("WithAsync(%d, %d): need at least one worker and a non-negative queue", workers, queue)
-			return
+			return invalidOption("WithAsync(%d, %d): need at least one worker and a non-negative queue", workers, queue)
 		}
 		o.workers, o.queue = workers, queue
+		return nil
 	}
 }
 
@@ -171,12 +186,12 @@ func WithAsync(workers, queue int) Option {
 // running then sees its context end, and the delivery is answered 500. The
 // default is DefaultAckTimeout.
 func WithAckTimeout(d time.Duration) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		if d <= 0 {
-			o.invalid("WithAckTimeout(%v): timeout must be positive", d)
-			return
+			return invalidOption("WithAckTimeout(%v): timeout must be positive", d)
 		}
 		o.ackTimeout = d
+		return nil
 	}
 }
 
@@ -186,11 +201,11 @@ func WithAckTimeout(d time.Duration) Option {
 // acknowledged. It is the only place those details appear, since the HTTP
 // answer carries none. The default logs them with slog.Default.
 func WithErrorFunc(fn func(ctx context.Context, ev *Event, err error)) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		if fn == nil {
-			o.invalid("WithErrorFunc(nil)")
-			return
+			return invalidOption("WithErrorFunc(nil)")
 		}
 		o.onError = fn
+		return nil
 	}
 }

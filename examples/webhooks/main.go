@@ -7,7 +7,10 @@
 // MEDIAGEN_WEBHOOK_URL to a public https URL (a tunnel or a reverse proxy)
 // that forwards to MEDIAGEN_WEBHOOK_ADDR (default :8080), where this program
 // listens, and MEDIAGEN_WEBHOOK_SECRET to the project's signing secret. With
-// no key it starts an in-process reference server and a loopback receiver:
+// no key it starts an in-process reference server and a loopback receiver,
+// which gets the events over plain http: the reference server, unlike the
+// service, accepts http to a loopback address (clienttest always allows it;
+// the refserver command does with -allow-http-webhooks):
 //
 //	go run ./examples/webhooks
 //

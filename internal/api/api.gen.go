@@ -473,7 +473,7 @@ type CreateGenerationRequest struct {
 	// Feature Feature key, namespaced `<kind>/<name>`. The older flat spellings are still accepted everywhere a feature is read (create, and the `feature` filters of the list endpoints) and are echoed back as submitted. The documented legacy spellings are `image-generation` and `logo-reveal`; the other flat spellings listed here are this contract's choice (`x-unconfirmed`), named after the agent tools.
 	Feature Feature `json:"feature"`
 
-	// WebhookURL Where to POST the signed event on the first terminal state. Must be https and publicly reachable; a URL that is not https, or that names localhost or a loopback, private or link-local address, answers 400 `invalid_argument` (this contract's choice).
+	// WebhookURL Where to POST the signed event on the first terminal state. Must be https and publicly reachable; a URL that is not https, or that names localhost or a loopback, private or link-local address, answers 400 `invalid_argument` (this contract's choice). The service makes no exception; only the reference server, when told to, also accepts an http or https URL whose host is loopback (`localhost`, 127.0.0.0/8, `::1`), for local tests: run it with `-allow-http-webhooks` (Go's `clienttest` server always does).
 	WebhookURL string `json:"webhookUrl,omitempty,omitzero"`
 }
 
@@ -497,7 +497,7 @@ type CreateVoiceRequest struct {
 	// Name Name of the clone.
 	Name string `json:"name"`
 
-	// WebhookURL Where to POST the signed `voice.done` or `voice.error` event. Must be https and publicly reachable; anything else answers 400 `invalid_argument` (this contract's choice).
+	// WebhookURL Where to POST the signed `voice.done` or `voice.error` event. Must be https and publicly reachable, as a generation's `webhookUrl`; anything else answers 400 `invalid_argument` (this contract's choice). The service makes no exception; only the reference server, when told to, also accepts an http or https URL whose host is loopback (`localhost`, 127.0.0.0/8, `::1`), for local tests: run it with `-allow-http-webhooks` (Go's `clienttest` server always does).
 	WebhookURL string `json:"webhookUrl,omitempty,omitzero"`
 }
 

@@ -265,6 +265,9 @@ func (s *Server) checkWebhookURL(raw string) *apiError {
 	local := s.allowHTTPWebhooks && isLoopback(host)
 	switch {
 	case u.Scheme != "https" && !(u.Scheme == "http" && local):
+		if s.allowHTTPWebhooks {
+			return invalidf("webhookUrl must be an https URL, or an http URL on a loopback host (this server allows those for local tests)")
+		}
 		return invalidf("webhookUrl must be an https URL")
 	case !local && !publicHost(host):
 		return invalidf("webhookUrl must be publicly reachable; %q is a local or private address", host)

@@ -49,9 +49,10 @@ func forbiddenf(format string, args ...any) *apiError {
 	return newError(http.StatusForbidden, api.ErrorCodeForbidden, format, args...)
 }
 
-// insufficientBalance is the 402 answer, with the documented body.
+// insufficientBalance is the 402 answer, with the documented body. The
+// message states each amount once, as required and balance carry them.
 func insufficientBalance(required, balance int64) *apiError {
-	msg := fmt.Sprintf("this call costs %s USD but the balance is %s USD", formatUnits(required), formatUnits(balance))
+	msg := fmt.Sprintf("this call costs %s USD; the balance is %s USD", formatUnits(required), formatUnits(balance))
 	return &apiError{
 		status:  http.StatusPaymentRequired,
 		code:    api.ErrorCodeInsufficientBalance,

@@ -3,6 +3,7 @@ package refserver
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -117,6 +118,12 @@ func TestUploadURLRequest(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode(), string(resp.Body))
 	u := resp.JSON200
 	assert.NotEmpty(t, u.File.ID)
+	assert.Equal(t, mediagen.File{ID: u.File.ID}, u.File, "the signed route's answer carries only the id, as the contract says")
+	var raw struct {
+		File map[string]any `json:"file"`
+	}
+	require.NoError(t, json.Unmarshal(resp.Body, &raw))
+	assert.Equal(t, map[string]any{"id": u.File.ID}, raw.File, "no originalName or size on the wire")
 	assert.Equal(t, mediagen.UploadURLMethodPUT, u.Method)
 	assert.Equal(t, 900, u.ExpiresIn)
 	assert.Equal(t, mediagen.UploadHeaders{ContentType: "image/png", ContentLength: 1234}, u.Headers)

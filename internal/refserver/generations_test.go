@@ -3,6 +3,7 @@ package refserver
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,6 +107,70 @@ func TestWebhookURLRules(t *testing.T) {
 	}
 }
 
+// TestWebhookURLAsDocumented checks what the webhookUrl descriptions of the
+// contract and WithAllowHTTPWebhooks say, on both routes that take one: the
+// service's rule is https and publicly reachable; the option adds http or
+// https on a loopback host, and nothing else.
+func TestWebhookURLAsDocumented(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		url           string
+		strict, local bool // accepted by default, and with WithAllowHTTPWebhooks
+	}{
+		{"https://hooks.example.com/in", true, true},
+		{"https://203.0.113.7/in", true, true},
+		{"http://hooks.example.com/in", false, false},
+		{"http://203.0.113.7/in", false, false},
+		{"http://127.0.0.1:9/in", false, true},
+		{"http://127.1.2.3/in", false, true},
+		{"http://[::1]:9/in", false, true},
+		{"http://localhost:8080/in", false, true},
+		{"https://localhost:8443/in", false, true},
+		{"https://127.0.0.1/in", false, true},
+		{"http://10.1.2.3/in", false, false},
+		{"https://192.168.1.1/in", false, false},
+		{"http://169.254.1.1/in", false, false},
+		{"ftp://127.0.0.1/in", false, false},
+	} {
+		for _, allow := range []bool{false, true} {
+			var opts []Option
+			want := tc.strict
+			if allow {
+				opts, want = []Option{WithAllowHTTPWebhooks()}, tc.local
+			}
+			h := newHarness(t, opts...)
+			gen, err := h.client(keyA).CreateGenerationWithResponse(ctx, api.CreateGenerationRequest{
+				Feature: "image/generation", Args: map[string]any{"prompt": "p"}, WebhookURL: tc.url,
+			})
+			require.NoError(t, err)
+			clone, err := h.client(keyA).CreateVoiceWithResponse(ctx, api.CreateVoiceRequest{
+				Name: "v", Audio: h.sample(keyA, 12*time.Second), WebhookURL: tc.url,
+			})
+			require.NoError(t, err)
+			for route, resp := range map[string]*http.Response{"generation": gen.HTTPResponse, "voice": clone.HTTPResponse} {
+				if want {
+					assert.Equal(t, http.StatusOK, resp.StatusCode, "%s %s, allow %v", route, tc.url, allow)
+					continue
+				}
+				assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s %s, allow %v", route, tc.url, allow)
+			}
+			if !want {
+				require.NotNil(t, gen.JSON400, tc.url)
+				assert.Equal(t, api.ErrorCodeInvalidArgument, gen.JSON400.Error.Code)
+				msg := gen.JSON400.Error.Message
+				switch {
+				case strings.HasPrefix(tc.url, "https:"):
+					assert.Contains(t, msg, "publicly reachable", tc.url)
+				case allow:
+					assert.Equal(t, "webhookUrl must be an https URL, or an http URL on a loopback host (this server allows those for local tests)", msg, tc.url)
+				default:
+					assert.Equal(t, "webhookUrl must be an https URL", msg, tc.url)
+				}
+			}
+		}
+	}
+}
+
 func TestUnknownFeatureAndMissingArgs(t *testing.T) {
 	h := newHarness(t)
 	for _, tc := range []struct {
@@ -158,6 +223,7 @@ func TestInsufficientBalance(t *testing.T) {
 	assert.Equal(t, api.InsufficientBalanceDetailCodeInsufficientBalance, resp.JSON402.Error.Code)
 	assert.Equal(t, 0.08, resp.JSON402.Error.Required)
 	assert.Equal(t, 0.05, resp.JSON402.Error.Balance)
+	assert.Equal(t, "this call costs 0.08 USD; the balance is 0.05 USD", resp.JSON402.Error.Message)
 	assert.Equal(t, 0.05, h.srv.Balance(keyA))
 
 	h.srv.SetBalance(keyA, 0.08)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -57,9 +58,15 @@ func fromUnits(u int64) float64 {
 	return float64(u) / unitsPerUSD
 }
 
-// formatUnits renders balance units as a USD amount for messages.
+// formatUnits renders balance units as a USD amount for messages: cents
+// always (0.20, 1.00), and the further digits a unit may have (0.0375).
 func formatUnits(u int64) string {
-	return strconv.FormatFloat(fromUnits(u), 'f', -1, 64)
+	s := strconv.FormatFloat(fromUnits(u), 'f', -1, 64)
+	whole, frac, _ := strings.Cut(s, ".")
+	for len(frac) < 2 {
+		frac += "0"
+	}
+	return whole + "." + frac
 }
 
 // randomHex returns n random bytes, hex-encoded.

@@ -91,8 +91,11 @@ func WithProject(apiKey string, balance float64) Option {
 	return func(s *Server) { s.initial = append(s.initial, initialProject{apiKey, balance}) }
 }
 
-// WithAllowHTTPWebhooks accepts http:// webhook URLs whose host is loopback,
-// for local tests. Otherwise a webhookUrl that is not https answers 400.
+// WithAllowHTTPWebhooks also accepts, for local tests, a webhookUrl whose
+// host is loopback (localhost, 127.0.0.0/8, ::1), over http or https; the
+// command's flag is -allow-http-webhooks, and clienttest always sets it.
+// Otherwise the server does as the service does: a webhookUrl must be https
+// and publicly reachable, and anything else answers 400 invalid_argument.
 func WithAllowHTTPWebhooks() Option {
 	return func(s *Server) { s.allowHTTPWebhooks = true }
 }

@@ -291,6 +291,7 @@ func TestVoiceCloneValidation(t *testing.T) {
 	got := h.cloneVoice(keyA, "v", long)
 	assert.Equal(t, http.StatusPaymentRequired, got.status)
 	assert.Contains(t, got.body, `"required":1`)
+	assert.Contains(t, got.body, `"message":"this call costs 1.00 USD; the balance is 0.50 USD"`)
 }
 
 func TestAtMostFiveClonesTrain(t *testing.T) {

@@ -7,7 +7,8 @@
 // It prints MEDIAGEN_BASE_URL, MEDIAGEN_API_KEY and MEDIAGEN_WEBHOOK_SECRET
 // of the first project on stdout, one per line, then serves until SIGINT or
 // SIGTERM. Webhook events are delivered, signed with the project's secret;
-// deliveries that fail twice are reported on stderr.
+// deliveries that fail twice are reported on stderr. refserver -h prints
+// every flag and exits 0; a command line that does not parse exits 2.
 //
 // Faults are off unless a -fault flag is given. Probabilities are in [0, 1];
 // the three HTTP ones are exclusive per request and must not add up to more
@@ -72,17 +73,58 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "refserver:", err)
-		os.Exit(1)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// usageError is a command line that flag could not parse; flag has already
+// printed why, and run the usage.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// exitCode is the status the command exits with after run returned err, as
+// programs built on package flag do: 0 when all went well or help was asked
+// for (-h, -help), 2 for a command line that does not parse, 1 for any other
+// failure, which it reports on stderr.
+func exitCode(err error, stderr io.Writer) int {
+	var usage *usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &usage):
+		return 2
 	}
+	fmt.Fprintln(stderr, "refserver:", err)
+	return 1
+}
+
+// printUsage writes the command's usage to w.
+func printUsage(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprint(w, `Usage: refserver [flags]
+
+Runs the reference server of the media generation service. It prints
+MEDIAGEN_BASE_URL, MEDIAGEN_API_KEY and MEDIAGEN_WEBHOOK_SECRET on stdout,
+then serves until SIGINT or SIGTERM.
+
+Flags:
+`)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
 }
 
 // run parses args, serves until ctx is done, then shuts down gracefully.
+// When args ask for help it prints the usage on stdout and returns
+// flag.ErrHelp; when they do not parse it returns a *usageError after flag
+// printed the error and the usage on stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("refserver", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	// Parse calls Usage both for -h and for a bad flag; which it was is
+	// known only once Parse returns, and decides where the usage goes.
+	fs.Usage = func() {}
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	var keys []string
 	fs.Func("api-key", "API key of a project (repeatable); one is made up when none is given", func(k string) error {
@@ -94,7 +136,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	})
 	balance := fs.Float64("balance", 100, "starting balance of every project, in USD")
 	scale := fs.Float64("render-scale", 1, "multiplier of render and training durations (0.01 makes them fast)")
-	allowHTTP := fs.Bool("allow-http-webhooks", false, "accept http:// webhook URLs on loopback hosts")
+	allowHTTP := fs.Bool("allow-http-webhooks", false, "also accept webhook URLs on loopback hosts, http:// included, for local receivers (the service takes only public https)")
 	debugAddr := fs.String("debug-addr", "", "serve pprof and the live heap on this address (keep it loopback)")
 	testControl := fs.Bool("test-control", false, "serve the test-control API under "+refserver.TestControlPrefix+"/ (clock, balance, webhook secret, voices, faults)")
 	var faults fault.Config
@@ -112,7 +154,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&faults.DropAfter, "fault-drop-after", 0, "probability a connection is dropped after processing, before the answer")
 	fs.DurationVar(&faults.Latency, "fault-latency", 0, "delay added to every API answer")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage(fs, stdout)
+			return err
+		}
+		printUsage(fs, stderr)
+		return &usageError{err}
 	}
 	if *scale <= 0 {
 		return errors.New("-render-scale must be positive")

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -171,6 +172,60 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{"-fault-render-error", "0.7", "-fault-render-timeout", "0.7"},
 	} {
 		assert.Error(t, run(context.Background(), args, io.Discard, io.Discard), args)
+	}
+}
+
+// TestCommandExitStatus runs the built command as a shell would: -h,
+// -help and --help print the usage on stdout and exit 0; a command line
+// that does not parse prints the error and the usage on stderr and exits 2;
+// a flag value run refuses later exits 1 with one line on stderr. None of
+// these starts a server, so it runs with -short too.
+func TestCommandExitStatus(t *testing.T) {
+	bin := buildCommand(t)
+	for _, tc := range []struct {
+		args                 []string
+		code                 int
+		stdoutHas, stderrHas string
+	}{
+		{[]string{"-h"}, 0, "Usage: refserver", ""},
+		{[]string{"-help"}, 0, "Usage: refserver", ""},
+		{[]string{"--help"}, 0, "Usage: refserver", ""},
+		{[]string{"-balance", "5", "-h"}, 0, "Usage: refserver", ""},
+		{[]string{"-nope"}, 2, "", "flag provided but not defined: -nope\nUsage: refserver"},
+		{[]string{"-render-scale", "abc"}, 2, "", `invalid value "abc" for flag -render-scale`},
+		{[]string{"-api-key", ""}, 2, "", "empty API key"},
+		{[]string{"-render-scale", "0"}, 1, "", "refserver: -render-scale must be positive\n"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			cmd := exec.Command(bin, tc.args...)
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tc.code, code, "stderr: %s", &stderr)
+			assert.NotContains(t, stderr.String()+stdout.String(), "help requested")
+			switch tc.code {
+			case 0:
+				assert.Empty(t, stderr.String())
+				assert.Contains(t, stdout.String(), tc.stdoutHas)
+				for _, flag := range []string{"-addr", "-api-key", "-allow-http-webhooks", "-test-control", "-fault-seed", "-fault-latency"} {
+					assert.Regexp(t, `(?m)^  `+flag+`( |$)`, stdout.String(), "the usage lists %s", flag)
+				}
+			case 2:
+				assert.Empty(t, stdout.String())
+				assert.Contains(t, stderr.String(), tc.stderrHas)
+				assert.Contains(t, stderr.String(), "  -allow-http-webhooks", "the usage follows the error")
+				assert.NotContains(t, stderr.String(), "refserver: ", "the error is said once, by package flag")
+			default:
+				assert.Empty(t, stdout.String())
+				assert.Equal(t, tc.stderrHas, stderr.String())
+			}
+		})
 	}
 }
 

@@ -378,12 +378,11 @@ func TestInsufficientBalanceIsToolError(t *testing.T) {
 
 	res := call(t, session, "create_generation", map[string]any{"feature": "image/generation", "args": map[string]any{"prompt": "x"}})
 	require.True(t, res.IsError)
-	msg := text(res)
-	assert.Contains(t, msg, "402")
-	assert.Contains(t, msg, "insufficient_balance")
-	assert.Contains(t, msg, "balance too low")
-	assert.Contains(t, msg, "required 2.00 USD")
-	assert.Contains(t, msg, "balance 1.50 USD")
+	require.NotEmpty(t, res.Content)
+	summary, ok := res.Content[0].(*mcp.TextContent)
+	require.True(t, ok)
+	assert.Equal(t, "HTTP 402 insufficient_balance: this call costs 2.00 USD; the balance is 1.50 USD", summary.Text,
+		"the amounts, each once, in place of the body's message")
 
 	body := structured[api.InsufficientBalanceError](t, res)
 	assert.Equal(t, 2.0, body.Error.Required)
@@ -543,4 +542,10 @@ func TestErrorThatIsAnAnswer(t *testing.T) {
 	assert.True(t, res.IsError)
 	assert.Contains(t, text(res), "HTTP 403 permission_required: confirm permission")
 	assert.Equal(t, api.ErrorCodePermissionRequired, structured[api.Error](t, res).Error.Code)
+}
+
+func TestExactUSD(t *testing.T) {
+	for v, want := range map[float64]string{0: "0.00 USD", 0.2: "0.20 USD", 2: "2.00 USD", 0.0375: "0.0375 USD", 17.25: "17.25 USD"} {
+		assert.Equal(t, want, exactUSD(v), "%v", v)
+	}
 }

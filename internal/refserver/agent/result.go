@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,8 +80,9 @@ func failure(err error) *mcp.CallToolResult {
 	}
 }
 
-// errorSummary reads the contract's error body; a 402 body's required and
-// balance are included because they tell the agent how much is missing.
+// errorSummary reads the contract's error body. A 402 is told by its
+// required and balance, which say how much is missing, in place of its
+// message, which states the same amounts: each is said once.
 func errorSummary(a answer) string {
 	var e api.InsufficientBalanceError // a superset of the other error bodies
 	if err := json.Unmarshal(a.body, &e); err != nil || e.Error.Code == "" {
@@ -90,14 +92,24 @@ func errorSummary(a answer) string {
 		}
 		return fmt.Sprintf("HTTP %d: %s", a.status, text)
 	}
-	s := fmt.Sprintf("HTTP %d %s: %s", a.status, e.Error.Code, e.Error.Message)
+	msg := e.Error.Message
 	if a.status == http.StatusPaymentRequired {
-		s += fmt.Sprintf(" (required %s, balance %s)", usd(e.Error.Required), usd(e.Error.Balance))
+		msg = fmt.Sprintf("this call costs %s; the balance is %s", exactUSD(e.Error.Required), exactUSD(e.Error.Balance))
 	}
-	return s
+	return fmt.Sprintf("HTTP %d %s: %s", a.status, e.Error.Code, msg)
 }
 
 func usd(v float64) string { return fmt.Sprintf("%.2f USD", v) }
+
+// exactUSD is v with cents always (0.20 USD) and any further digits
+// (0.0375 USD), so an amount is never rounded away.
+func exactUSD(v float64) string {
+	whole, frac, _ := strings.Cut(strconv.FormatFloat(v, 'f', -1, 64), ".")
+	for len(frac) < 2 {
+		frac += "0"
+	}
+	return whole + "." + frac + " USD"
+}
 
 // decode reads a success body into T for a summary; a body that does not
 // parse yields the zero T, and the summary degrades rather than fails.

@@ -13,7 +13,7 @@ import (
 
 // webhook is the optional callback every generation tool accepts.
 type webhook struct {
-	WebhookURL string `json:"webhookUrl,omitempty" jsonschema:"Optional https URL that receives the signed generation.done, generation.error or generation.timeout event."`
+	WebhookURL string `json:"webhookUrl,omitempty" jsonschema:"Optional https URL, publicly reachable, that receives the signed generation.done, generation.error or generation.timeout event. A reference server run with -allow-http-webhooks also accepts http or https on a loopback host, for local tests."`
 }
 
 type adInput struct {
@@ -88,7 +88,7 @@ type voiceoverInput struct {
 type createGenerationInput struct {
 	Feature    string         `json:"feature" jsonschema:"Feature key: image/self-portrait, image/generation, image/product-shot, image/youtube-thumbnail, image/ad, video/logo-reveal, video/object-reveal, video/avatar or audio/voiceover (older flat spellings such as logo-reveal are accepted)."`
 	Args       map[string]any `json:"args" jsonschema:"The feature's arguments, as the matching generate_* tool takes them (image/generation: prompt, aspectRatio, fineDetails, image). File ids, never URLs."`
-	WebhookURL string         `json:"webhookUrl,omitempty" jsonschema:"Optional https URL that receives the signed generation.done, generation.error or generation.timeout event."`
+	WebhookURL string         `json:"webhookUrl,omitempty" jsonschema:"Optional https URL, publicly reachable, that receives the signed generation.done, generation.error or generation.timeout event. A reference server run with -allow-http-webhooks also accepts http or https on a loopback host, for local tests."`
 }
 
 type idInput struct {
