@@ -108,9 +108,12 @@ type InsufficientBalanceError struct {
 	Balance  float64 // balance at the time, USD
 }
 
-// Error describes the shortfall.
+// Error describes the shortfall once, from Required and Balance, which the
+// interface document guarantees (the service's wording is not).
 func (e *InsufficientBalanceError) Error() string {
-	return fmt.Sprintf("%s (required %g, balance %g)", e.APIError.Error(), e.Required, e.Balance)
+	a := e.APIError
+	a.Message = fmt.Sprintf("this call costs %g USD; the balance is %g USD", e.Required, e.Balance)
+	return a.Error()
 }
 
 // Unwrap returns the embedded [*APIError], so errors.As(err, &apiErr) works.

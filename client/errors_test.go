@@ -44,7 +44,8 @@ func TestNewAPIError(t *testing.T) {
 		var apiErr *APIError
 		require.ErrorAs(t, err, &apiErr)
 		assert.Equal(t, 402, apiErr.StatusCode)
-		assert.Contains(t, err.Error(), "required 1.5, balance 0.25")
+		assert.Contains(t, err.Error(), "this call costs 1.5 USD; the balance is 0.25 USD")
+		assert.Equal(t, 1, strings.Count(err.Error(), "1.5"), "each amount said once: %s", err)
 	})
 	t.Run("proxy page", func(t *testing.T) {
 		err := newAPIError(answer(502, "", nil), []byte("<html>Bad gateway</html>"), "secret-key")

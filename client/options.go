@@ -295,9 +295,12 @@ func WithResponseInto(dst **http.Response) Option {
 
 // WithWebhookURL asks the service to POST a signed event to u when a
 // generation ([Client.CreateGeneration]) or voice clone
-// ([Client.CloneVoice]) first reaches a terminal state. u must be https and
-// publicly reachable; the service refuses anything else with 400. Given to
-// New it applies to every generation and clone; other calls ignore it.
+// ([Client.CloneVoice]) first reaches a terminal state. For the service, u
+// must be https and publicly reachable; it refuses anything else with 400.
+// The reference server also accepts http to a loopback host when allowed
+// (clienttest always allows it; the command takes -allow-http-webhooks), so
+// tests can receive on an httptest server. Given to New it applies to every
+// generation and clone; other calls ignore it.
 func WithWebhookURL(u string) Option {
 	return func(s *settings) error {
 		if u != "" {

@@ -60,8 +60,10 @@ func (d Dialect) String() string {
 	return fmt.Sprintf("Dialect(%d)", int(d))
 }
 
-// SQLOption configures NewSQLStore.
-type SQLOption func(*sqlOptions)
+// SQLOption configures NewSQLStore, in the shape of every option of the
+// SDK: it returns an error for a value it refuses, and NewSQLStore reports
+// all of them.
+type SQLOption func(*sqlOptions) error
 
 type sqlOptions struct {
 	dialect  Dialect
@@ -69,23 +71,18 @@ type sqlOptions struct {
 	retain   time.Duration
 	batch    int
 	interval time.Duration
-	errs     []error
-}
-
-func (o *sqlOptions) invalid(format string, args ...any) {
-	o.errs = append(o.errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...))
 }
 
 // WithDialect says which database the store talks to. It is required: the
 // conflict clause and the placeholders differ, and a database/sql driver
 // cannot be asked reliably which server it reaches.
 func WithDialect(d Dialect) SQLOption {
-	return func(o *sqlOptions) {
+	return func(o *sqlOptions) error {
 		if d != DialectPostgreSQL && d != DialectSQLite {
-			o.invalid("WithDialect(%v): unknown dialect", d)
-			return
+			return invalidOption("WithDialect(%v): unknown dialect", d)
 		}
 		o.dialect = d
+		return nil
 	}
 }
 
@@ -96,12 +93,12 @@ func WithDialect(d Dialect) SQLOption {
 // works. To use another PostgreSQL schema, set the search_path of the
 // connection.
 func WithTable(name string) SQLOption {
-	return func(o *sqlOptions) {
+	return func(o *sqlOptions) error {
 		if !validIdentifier(name) {
-			o.invalid("WithTable(%q): want letters, digits and underscores, not starting with a digit, at most %d bytes", name, maxTableName)
-			return
+			return invalidOption("WithTable(%q): want letters, digits and underscores, not starting with a digit, at most %d bytes", name, maxTableName)
 		}
 		o.table = name
+		return nil
 	}
 }
 
@@ -109,24 +106,24 @@ func WithTable(name string) SQLOption {
 // Cleanup deletes it; d must be positive. The default is DefaultRetention.
 // A repeat arriving after that runs the callback again.
 func WithRetention(d time.Duration) SQLOption {
-	return func(o *sqlOptions) {
+	return func(o *sqlOptions) error {
 		if d <= 0 {
-			o.invalid("WithRetention(%v): retention must be positive", d)
-			return
+			return invalidOption("WithRetention(%v): retention must be positive", d)
 		}
 		o.retain = d
+		return nil
 	}
 }
 
 // WithCleanupBatch sets the most rows one DELETE of Cleanup removes; n must
 // be positive. The default is DefaultCleanupBatch.
 func WithCleanupBatch(n int) SQLOption {
-	return func(o *sqlOptions) {
+	return func(o *sqlOptions) error {
 		if n < 1 {
-			o.invalid("WithCleanupBatch(%d): batch must be positive", n)
-			return
+			return invalidOption("WithCleanupBatch(%d): batch must be positive", n)
 		}
 		o.batch = n
+		return nil
 	}
 }
 
@@ -137,12 +134,12 @@ func WithCleanupBatch(n int) SQLOption {
 // Zero turns that off, for those who call Cleanup themselves; d must not be
 // negative. The default is DefaultCleanupInterval.
 func WithCleanupInterval(d time.Duration) SQLOption {
-	return func(o *sqlOptions) {
+	return func(o *sqlOptions) error {
 		if d < 0 {
-			o.invalid("WithCleanupInterval(%v): interval must not be negative", d)
-			return
+			return invalidOption("WithCleanupInterval(%v): interval must not be negative", d)
 		}
 		o.interval = d
+		return nil
 	}
 }
 
@@ -188,18 +185,22 @@ type SQLStore struct {
 // missing.
 func NewSQLStore(db *sql.DB, opts ...SQLOption) (*SQLStore, error) {
 	o := &sqlOptions{table: DefaultTable, retain: DefaultRetention, batch: DefaultCleanupBatch, interval: DefaultCleanupInterval}
+	var errs []error
 	for _, opt := range opts {
-		if opt != nil {
-			opt(o)
+		if opt == nil {
+			continue
+		}
+		if err := opt(o); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if db == nil {
-		o.invalid("NewSQLStore: nil *sql.DB")
+		errs = append(errs, invalidOption("NewSQLStore: nil *sql.DB"))
 	}
-	if o.dialect == 0 && len(o.errs) == 0 {
-		o.invalid("NewSQLStore: no dialect; pass WithDialect(DialectPostgreSQL) or WithDialect(DialectSQLite)")
+	if o.dialect == 0 && len(errs) == 0 {
+		errs = append(errs, invalidOption("NewSQLStore: no dialect; pass WithDialect(DialectPostgreSQL) or WithDialect(DialectSQLite)"))
 	}
-	if err := errors.Join(o.errs...); err != nil {
+	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	s := &SQLStore{db: db, dialect: o.dialect, table: o.table, retain: o.retain, batch: o.batch, interval: o.interval}
