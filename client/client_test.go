@@ -3,7 +3,6 @@ package client_test
 import (
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/internal/refserver"
+	"github.com/mediagen/mediagen-go/internal/testlog"
 )
 
 func TestNewReadsTheEnvironment(t *testing.T) {
@@ -106,8 +106,7 @@ func TestDownloadNeverSendsTheKey(t *testing.T) {
 // TestKeyNeverInErrorsOrLogs forces every error type with a logger at Debug
 // and looks for the key everywhere.
 func TestKeyNeverInErrorsOrLogs(t *testing.T) {
-	var logs syncBuffer
-	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	logger, logs := testlog.DebugTextLogger()
 	srv, _, ctx := setup(t, refserver.WithOutcome(func(string) refserver.Outcome { return refserver.OutcomeError }))
 	c := srv.Client(client.WithLogger(logger))
 	img := uploadPNG(t, ctx, c)
@@ -174,9 +173,8 @@ func TestKeyNeverInErrorsOrLogs(t *testing.T) {
 func TestLogsCarryNoQuery(t *testing.T) {
 	down := httptest.NewServer(http.NotFoundHandler())
 	down.Close() // every request fails to connect
-	var logs syncBuffer
-	c, err := client.New("mg_key_123456", client.WithBaseURL(down.URL), client.WithMaxRetries(0),
-		client.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	logger, logs := testlog.DebugTextLogger()
+	c, err := client.New("mg_key_123456", client.WithBaseURL(down.URL), client.WithMaxRetries(0), client.WithLogger(logger))
 	require.NoError(t, err)
 	_, err = c.ListGenerations(t.Context(), client.ListParams{Feature: "logo-reveal", Cursor: "c_private_cursor"})
 	require.Error(t, err)

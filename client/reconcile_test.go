@@ -1,13 +1,11 @@
 package client_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -28,6 +26,7 @@ import (
 	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/internal/refserver"
 	"github.com/mediagen/mediagen-go/internal/refserver/fault"
+	"github.com/mediagen/mediagen-go/internal/testlog"
 )
 
 // faultTransport injects the failures that tempt a client to charge twice.
@@ -132,24 +131,6 @@ func synthetic(r *http.Request, status int, code string, header map[string]strin
 	}
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestCreateGenerationUnderFaultsChargesOnce(t *testing.T) {
 	const calls, workers = 1000, 16
 	srv, clean, ctx := setup(t)
@@ -162,12 +143,12 @@ func TestCreateGenerationUnderFaultsChargesOnce(t *testing.T) {
 		seed = s // to replay another sequence of faults
 	}
 	faults := newFaultTransport(srv.HTTP.Client().Transport, seed)
-	var logs syncBuffer
+	logger, logs := testlog.DebugTextLogger()
 	c := srv.Client(
 		client.WithHTTPClient(&http.Client{Transport: faults}),
 		client.WithMaxRetries(10),
 		client.WithRetryWait(0, 2*time.Millisecond),
-		client.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
+		client.WithLogger(logger),
 	)
 
 	results := createConcurrently(ctx, c, calls, workers, argsOf)
