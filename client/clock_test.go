@@ -4,11 +4,13 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
-	"github.com/mediagen/mediagen-go/internal/wait"
 )
 
 // testClock is a client clock whose waits take no wall time and are
@@ -68,10 +70,11 @@ func (c *testClock) Waits() []time.Duration {
 	return slices.Clone(c.waits)
 }
 
-// wallClock is the real time, as a client has by default: for a test whose
-// point is a wait that takes wall time, on a client of clienttest, whose
-// waits would otherwise move the server's clock.
-type wallClock struct{}
-
-func (wallClock) Now() time.Time                                   { return time.Now() }
-func (wallClock) Sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
+// wallClock returns the clock a client has by default, the wall clock: for
+// a test whose point is a wait that takes wall time, on a client of
+// clienttest, whose waits would otherwise move the server's clock.
+func wallClock(t testing.TB) client.Clock {
+	c, err := client.New("mg_key_123456", client.WithBaseURL("http://127.0.0.1:1"))
+	require.NoError(t, err)
+	return c.Clock()
+}

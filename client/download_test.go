@@ -210,7 +210,7 @@ func TestDownloadRetries(t *testing.T) {
 		// On the wall clock: a wait of the server's clock would pass at once.
 		c, _ := recorded(t, srv, func(r *http.Request, _ int) (*http.Response, error) {
 			return synthetic(r, http.StatusServiceUnavailable, "", nil), nil
-		}, client.WithRetryWait(time.Hour, time.Hour), client.WithClock(wallClock{}))
+		}, client.WithRetryWait(time.Hour, time.Hour), client.WithClock(wallClock(t)))
 		short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 		defer cancel()
 		err := c.Download(short, g.Output.URL(), io.Discard)
