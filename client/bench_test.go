@@ -16,6 +16,7 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/internal/benchpair"
 )
 
@@ -45,7 +46,7 @@ const benchPage = 24
 
 // recordBodies fills a reference server with 31 generations and records
 // the answers the canned transports give.
-func recordBodies(b *testing.B, srv *testServer) cannedBodies {
+func recordBodies(b *testing.B, srv *clienttest.Server) cannedBodies {
 	c := srv.Client()
 	ctx := context.Background()
 	g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "a lighthouse at dusk"})
@@ -54,11 +55,12 @@ func recordBodies(b *testing.B, srv *testServer) cannedBodies {
 		_, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "filler"})
 		require.NoError(b, err)
 	}
+	hc := &http.Client{Transport: loopback(b)}
 	get := func(path string) []byte {
-		req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		req, err := http.NewRequest(http.MethodGet, srv.URL()+path, nil)
 		require.NoError(b, err)
-		req.Header.Set("Authorization", srv.APIKey)
-		resp, err := srv.HTTP.Client().Do(req)
+		req.Header.Set("Authorization", srv.APIKey())
+		resp, err := hc.Do(req)
 		require.NoError(b, err)
 		defer resp.Body.Close()
 		body, err := io.ReadAll(resp.Body)
@@ -134,18 +136,18 @@ type pairTarget struct {
 
 // pairTargets returns the three transports of the file comment.
 func pairTargets(b *testing.B) map[string]pairTarget {
-	srv := newTestServer(b)
+	srv := clienttest.NewServer(b)
 	bodies := recordBodies(b, srv)
 	canned := &cannedHandler{bodies: bodies}
 	hs := httptest.NewServer(canned)
 	b.Cleanup(hs.Close)
 	targets := map[string]pairTarget{
-		"refserver": {url: srv.URL, hc: srv.HTTP.Client()},
+		"refserver": {url: srv.URL(), hc: &http.Client{Transport: loopback(b)}},
 		"loopback":  {url: hs.URL, hc: hs.Client()},
 		"inmem":     {url: "http://canned.invalid", hc: &http.Client{Transport: canned}},
 	}
 	for name, t := range targets {
-		t.key, t.id = srv.APIKey, bodies.id
+		t.key, t.id = srv.APIKey(), bodies.id
 		c, err := client.New(t.key, client.WithBaseURL(t.url), client.WithHTTPClient(t.hc))
 		require.NoError(b, err)
 		t.c = c

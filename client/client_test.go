@@ -3,7 +3,6 @@ package client_test
 import (
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -13,21 +12,23 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/refserver"
+	"github.com/mediagen/mediagen-go/client/clienttest"
+	"github.com/mediagen/mediagen-go/internal/testlog"
 )
 
 func TestNewReadsTheEnvironment(t *testing.T) {
-	srv := newTestServer(t)
-	t.Setenv(client.EnvAPIKey, srv.APIKey)
-	t.Setenv(client.EnvBaseURL, srv.URL)
+	srv := clienttest.NewServer(t)
+	t.Setenv(client.EnvAPIKey, srv.APIKey())
+	t.Setenv(client.EnvBaseURL, srv.URL())
 
 	c, err := client.New("")
 	require.NoError(t, err)
 	_, err = c.Pricing(t.Context())
 	require.NoError(t, err, "key and base URL came from the environment")
 
-	c, err = client.New("mg_other_key_0000", client.WithBaseURL(srv.URL))
+	c, err = client.New("mg_other_key_0000", client.WithBaseURL(srv.URL()))
 	require.NoError(t, err)
 	_, err = c.Pricing(t.Context())
 	require.ErrorIs(t, err, client.ErrUnauthorized, "an explicit key wins over the environment")
@@ -37,7 +38,8 @@ func TestRequestsCarryKeyAndUserAgent(t *testing.T) {
 	type seen struct{ auth, ua, path string }
 	var mu sync.Mutex
 	var got []seen
-	srv := newTestServer(t)
+	srv := clienttest.NewServer(t)
+	ref := srv.Handler()
 	// Mounted under a path prefix: a request that ignores the base URL's
 	// path (an absolute-path bug) misses the server.
 	mux := http.NewServeMux()
@@ -45,18 +47,18 @@ func TestRequestsCarryKeyAndUserAgent(t *testing.T) {
 		mu.Lock()
 		got = append(got, seen{r.Header.Get("Authorization"), r.Header.Get("User-Agent"), r.URL.Path})
 		mu.Unlock()
-		srv.Ref.ServeHTTP(w, r)
+		ref.ServeHTTP(w, r)
 	})))
 	prefixed := httptest.NewServer(mux)
 	t.Cleanup(prefixed.Close)
 
 	for _, base := range []string{prefixed.URL + "/prefix", prefixed.URL + "/prefix/v3/"} {
-		c, err := client.New(srv.APIKey, client.WithBaseURL(base))
+		c, err := client.New(srv.APIKey(), client.WithBaseURL(base))
 		require.NoError(t, err)
 		_, err = c.Pricing(t.Context())
 		require.NoError(t, err, base)
 	}
-	c, err := client.New(srv.APIKey, client.WithBaseURL(prefixed.URL+"/prefix"), client.WithUserAgent("my-app/2.0"))
+	c, err := client.New(srv.APIKey(), client.WithBaseURL(prefixed.URL+"/prefix"), client.WithUserAgent("my-app/2.0"))
 	require.NoError(t, err)
 	_, err = c.Templates(t.Context(), client.TemplateFilter{})
 	require.NoError(t, err)
@@ -67,7 +69,7 @@ func TestRequestsCarryKeyAndUserAgent(t *testing.T) {
 
 	require.Len(t, got, 5)
 	for _, s := range got {
-		assert.Equal(t, srv.APIKey, s.auth, "the raw key, no Bearer prefix")
+		assert.Equal(t, srv.APIKey(), s.auth, "the raw key, no Bearer prefix")
 	}
 	assert.Equal(t, "mediagen-go/"+client.Version, got[0].ua)
 	assert.Equal(t, "/v3/pricing", got[1].path)
@@ -106,9 +108,8 @@ func TestDownloadNeverSendsTheKey(t *testing.T) {
 // TestKeyNeverInErrorsOrLogs forces every error type with a logger at Debug
 // and looks for the key everywhere.
 func TestKeyNeverInErrorsOrLogs(t *testing.T) {
-	var logs syncBuffer
-	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv, _, ctx := setup(t, refserver.WithOutcome(func(string) refserver.Outcome { return refserver.OutcomeError }))
+	logger, logs := testlog.DebugTextLogger()
+	srv, _, ctx := setup(t, clienttest.WithOutcome(func(mediagen.Feature) clienttest.Outcome { return clienttest.OutcomeError }))
 	c := srv.Client(client.WithLogger(logger))
 	img := uploadPNG(t, ctx, c)
 
@@ -123,13 +124,13 @@ func TestKeyNeverInErrorsOrLogs(t *testing.T) {
 	collect(err)
 	_, err = c.GetGeneration(ctx, "gen_missing") // 404
 	collect(err)
-	srv.Ref.SetBalance(srv.APIKey, 0)
+	srv.SetBalance(0)
 	_, err = c.CreateGeneration(ctx, client.AdArgs{Image: img, Prompt: "p"}) // 402
 	collect(err)
 	_, err = c.CreateGeneration(ctx, client.LogoRevealArgs{Image: img, Prompt: "p", Mode: "up"}) // client check
 	collect(err)
 
-	wrong, err := client.New(srv.APIKey+"x", client.WithBaseURL(srv.URL), client.WithLogger(logger))
+	wrong, err := client.New(srv.APIKey()+"x", client.WithBaseURL(srv.URL()), client.WithLogger(logger))
 	require.NoError(t, err)
 	_, err = wrong.Voices(ctx, client.VoiceFilter{}) // 401
 	collect(err)
@@ -141,7 +142,7 @@ func TestKeyNeverInErrorsOrLogs(t *testing.T) {
 	t.Cleanup(down.Close)
 	// The search after the ambiguous 503 keeps trying for SearchBudget: on a
 	// test clock, those minutes take no wall time.
-	echo, err := client.New(srv.APIKey, client.WithBaseURL(down.URL), client.WithLogger(logger), client.WithMaxRetries(1), client.WithRetryWait(0, time.Millisecond),
+	echo, err := client.New(srv.APIKey(), client.WithBaseURL(down.URL), client.WithLogger(logger), client.WithMaxRetries(1), client.WithRetryWait(0, time.Millisecond),
 		newTestClock().Option())
 	require.NoError(t, err)
 	_, err = echo.GetGeneration(ctx, "gen_1") // 5xx that echoes the key
@@ -156,10 +157,10 @@ func TestKeyNeverInErrorsOrLogs(t *testing.T) {
 
 	kinds := map[string]bool{}
 	for _, err := range errs {
-		assert.NotContains(t, err.Error(), srv.APIKey)
+		assert.NotContains(t, err.Error(), srv.APIKey())
 		var apiErr *client.APIError
 		if errors.As(err, &apiErr) {
-			assert.NotContains(t, string(apiErr.Body), srv.APIKey)
+			assert.NotContains(t, string(apiErr.Body), srv.APIKey())
 			kinds[apiErr.Code] = true
 		}
 	}
@@ -168,15 +169,14 @@ func TestKeyNeverInErrorsOrLogs(t *testing.T) {
 	}
 	assert.NotEmpty(t, logs.String())
 	assert.Contains(t, logs.String(), "level=DEBUG")
-	assert.NotContains(t, logs.String(), srv.APIKey)
+	assert.NotContains(t, logs.String(), srv.APIKey())
 }
 
 func TestLogsCarryNoQuery(t *testing.T) {
 	down := httptest.NewServer(http.NotFoundHandler())
 	down.Close() // every request fails to connect
-	var logs syncBuffer
-	c, err := client.New("mg_key_123456", client.WithBaseURL(down.URL), client.WithMaxRetries(0),
-		client.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	logger, logs := testlog.DebugTextLogger()
+	c, err := client.New("mg_key_123456", client.WithBaseURL(down.URL), client.WithMaxRetries(0), client.WithLogger(logger))
 	require.NoError(t, err)
 	_, err = c.ListGenerations(t.Context(), client.ListParams{Feature: "logo-reveal", Cursor: "c_private_cursor"})
 	require.Error(t, err)

@@ -22,9 +22,9 @@ import (
 
 // storedBytes reads a storage URL as a plain HTTP client would: the bytes storage
 // holds, to compare the client's downloads with.
-func storedBytes(t *testing.T, srv *testServer, url string) ([]byte, string) {
+func storedBytes(t *testing.T, url string) ([]byte, string) {
 	t.Helper()
-	resp, err := srv.HTTP.Client().Get(url)
+	resp, err := (&http.Client{Transport: loopback(t)}).Get(url)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -48,14 +48,14 @@ func assertStorageError(t *testing.T, err error, code int) {
 
 func TestDownload(t *testing.T) {
 	srv, _, ctx := setup(t)
-	c, rec := recorded(srv, nil, client.WithHeader("X-Team", "media"))
+	c, rec := recorded(t, srv, nil, client.WithHeader("X-Team", "media"))
 	g := doneGeneration(t, ctx, srv, c, client.ImageGenerationArgs{Prompt: "a lighthouse"})
 	require.NotEmpty(t, g.Output.Image)
 	assert.Equal(t, g.Output.Image, g.Output.URL())
 
 	var buf bytes.Buffer
 	require.NoError(t, c.Download(ctx, g.Output.URL(), &buf))
-	want, ct := storedBytes(t, srv, g.Output.URL())
+	want, ct := storedBytes(t, g.Output.URL())
 	assert.Equal(t, want, buf.Bytes(), "the asset's bytes")
 	assert.Equal(t, g.Output.MIME, ct)
 	_, err := png.DecodeConfig(bytes.NewReader(buf.Bytes()))
@@ -95,7 +95,7 @@ func TestDownloadExpired(t *testing.T) {
 		require.NotEmpty(t, v.Preview)
 		var buf bytes.Buffer
 		require.NoError(t, c.Download(ctx, v.Preview, &buf))
-		want, _ := storedBytes(t, srv, v.Preview)
+		want, _ := storedBytes(t, v.Preview)
 		assert.Equal(t, want, buf.Bytes())
 
 		srv.Advance(6*time.Hour + time.Second)
@@ -114,7 +114,7 @@ func TestDownloadExpired(t *testing.T) {
 		srv, c, ctx := setup(t)
 		srv.Advance(400 * time.Millisecond)
 		g := doneGeneration(t, ctx, srv, c, client.ImageGenerationArgs{Prompt: "a lynx"})
-		srv.Advance(g.ExpiresAt.Sub(srv.Clock.Now()) + 100*time.Millisecond)
+		srv.Advance(g.ExpiresAt.Sub(srv.Now()) + 100*time.Millisecond)
 		err := c.Download(ctx, g.Output.URL(), io.Discard)
 		require.ErrorIs(t, err, client.ErrNotFound)
 		assert.NotErrorIs(t, err, client.ErrExpired)
@@ -146,11 +146,11 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 func TestDownloadRetries(t *testing.T) {
 	srv, clean, ctx := setup(t)
 	g := doneGeneration(t, ctx, srv, clean, client.ImageGenerationArgs{Prompt: "a kite"})
-	want, _ := storedBytes(t, srv, g.Output.URL())
-	next := srv.HTTP.Client().Transport
+	want, _ := storedBytes(t, g.Output.URL())
+	next := loopback(t)
 
 	t.Run("a transient 503 is retried", func(t *testing.T) {
-		c, rec := recorded(srv, func(r *http.Request, n int) (*http.Response, error) {
+		c, rec := recorded(t, srv, func(r *http.Request, n int) (*http.Response, error) {
 			if strings.HasPrefix(r.URL.Path, "/storage/") && n < 2 {
 				return synthetic(r, http.StatusServiceUnavailable, "", nil), nil
 			}
@@ -162,7 +162,7 @@ func TestDownloadRetries(t *testing.T) {
 		assert.Len(t, rec.requests("/storage/"), 3)
 	})
 	t.Run("retries end with the policy", func(t *testing.T) {
-		c, rec := recorded(srv, func(r *http.Request, _ int) (*http.Response, error) {
+		c, rec := recorded(t, srv, func(r *http.Request, _ int) (*http.Response, error) {
 			if strings.HasPrefix(r.URL.Path, "/storage/") {
 				return synthetic(r, http.StatusBadGateway, "", nil), nil
 			}
@@ -173,7 +173,7 @@ func TestDownloadRetries(t *testing.T) {
 		assert.Len(t, rec.requests("/storage/"), 3)
 	})
 	t.Run("a Retry-After beyond the longest wait is returned", func(t *testing.T) {
-		c, rec := recorded(srv, func(r *http.Request, _ int) (*http.Response, error) {
+		c, rec := recorded(t, srv, func(r *http.Request, _ int) (*http.Response, error) {
 			if strings.HasPrefix(r.URL.Path, "/storage/") {
 				return synthetic(r, http.StatusTooManyRequests, "", map[string]string{"Retry-After": "60"}), nil
 			}
@@ -184,7 +184,7 @@ func TestDownloadRetries(t *testing.T) {
 		assert.Len(t, rec.requests("/storage/"), 1)
 	})
 	t.Run("a break after bytes reached the writer", func(t *testing.T) {
-		c, rec := recorded(srv, func(r *http.Request, _ int) (*http.Response, error) {
+		c, rec := recorded(t, srv, func(r *http.Request, _ int) (*http.Response, error) {
 			if strings.HasPrefix(r.URL.Path, "/storage/") {
 				return truncate(next, r)
 			}
@@ -200,23 +200,24 @@ func TestDownloadRetries(t *testing.T) {
 		assert.Equal(t, want[:len(want)/2], buf.Bytes())
 	})
 	t.Run("the writer's own failure is not retried", func(t *testing.T) {
-		c, rec := recorded(srv, nil)
+		c, rec := recorded(t, srv, nil)
 		boom := errors.New("disk full")
 		err := c.Download(ctx, g.Output.URL(), failingWriter{boom})
 		require.ErrorIs(t, err, boom)
 		assert.Len(t, rec.requests("/storage/"), 1)
 	})
 	t.Run("the context ends the wait", func(t *testing.T) {
-		c, _ := recorded(srv, func(r *http.Request, _ int) (*http.Response, error) {
+		// On the wall clock: a wait of the server's clock would pass at once.
+		c, _ := recorded(t, srv, func(r *http.Request, _ int) (*http.Response, error) {
 			return synthetic(r, http.StatusServiceUnavailable, "", nil), nil
-		}, client.WithRetryWait(time.Hour, time.Hour))
+		}, client.WithRetryWait(time.Hour, time.Hour), client.WithClock(wallClock(t)))
 		short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 		defer cancel()
 		err := c.Download(short, g.Output.URL(), io.Discard)
 		assert.ErrorIs(t, err, context.DeadlineExceeded)
 	})
 	t.Run("refused before sending", func(t *testing.T) {
-		c, rec := recorded(srv, nil)
+		c, rec := recorded(t, srv, nil)
 		err := c.Download(ctx, "/storage/generations/x?signature=s3cret", io.Discard)
 		require.ErrorIs(t, err, client.ErrInvalidArgument)
 		assert.NotContains(t, err.Error(), "s3cret")
@@ -233,11 +234,11 @@ type failingWriter struct{ err error }
 func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }
 
 // assertSaved checks that path holds exactly the bytes at url.
-func assertSaved(t *testing.T, srv *testServer, path, url string) {
+func assertSaved(t *testing.T, path, url string) {
 	t.Helper()
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
-	want, _ := storedBytes(t, srv, url)
+	want, _ := storedBytes(t, url)
 	assert.Equal(t, want, got, path)
 }
 
@@ -262,7 +263,7 @@ func TestSaveOutput(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, filepath.Join(dir, g.ID+".png"), saved.Path)
 		assert.Empty(t, saved.PosterPath)
-		assertSaved(t, srv, saved.Path, g.Output.URL())
+		assertSaved(t, saved.Path, g.Output.URL())
 		assertNoPartials(t, dir)
 		assertCreatedMode(t, saved.Path)
 	})
@@ -275,7 +276,7 @@ func TestSaveOutput(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, filepath.Join(dir, g.ID+".mp4"), saved.Path)
 		assert.Equal(t, filepath.Join(dir, g.ID+".poster.png"), saved.PosterPath)
-		assertSaved(t, srv, saved.Path, g.Output.Video)
+		assertSaved(t, saved.Path, g.Output.Video)
 		// The poster is a frame-sized PNG, slow to make under the race
 		// detector: its header is checked instead of a second download.
 		f, err := os.Open(saved.PosterPath)
@@ -294,12 +295,12 @@ func TestSaveOutput(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, filepath.Join(dir, g.ID+".wav"), saved.Path)
 		assert.Empty(t, saved.PosterPath)
-		assertSaved(t, srv, saved.Path, g.Output.Audio)
+		assertSaved(t, saved.Path, g.Output.Audio)
 	})
 	t.Run("a break midway starts the file over", func(t *testing.T) {
 		g := doneGeneration(t, ctx, srv, c, client.ImageGenerationArgs{Prompt: "a wren"})
-		next := srv.HTTP.Client().Transport
-		broken, rec := recorded(srv, func(r *http.Request, n int) (*http.Response, error) {
+		next := loopback(t)
+		broken, rec := recorded(t, srv, func(r *http.Request, n int) (*http.Response, error) {
 			if strings.HasPrefix(r.URL.Path, "/storage/") && n == 0 {
 				return truncate(next, r)
 			}
@@ -308,7 +309,7 @@ func TestSaveOutput(t *testing.T) {
 		dir := t.TempDir()
 		saved, err := broken.SaveOutput(ctx, g, dir)
 		require.NoError(t, err)
-		assertSaved(t, srv, saved.Path, g.Output.URL())
+		assertSaved(t, saved.Path, g.Output.URL())
 		assert.Len(t, rec.requests("/storage/"), 2)
 		assertNoPartials(t, dir)
 	})

@@ -89,7 +89,7 @@ func TestEstimate(t *testing.T) {
 func TestEstimateMatchesCharges(t *testing.T) {
 	const calls = 300
 	srv, c, ctx := setup(t)
-	srv.Ref.SetBalance(srv.APIKey, 100_000)
+	srv.SetBalance(100_000)
 	prices, err := c.Pricing(ctx)
 	require.NoError(t, err)
 	for _, f := range client.Features() {

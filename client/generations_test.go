@@ -13,7 +13,6 @@ import (
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
-	"github.com/mediagen/mediagen-go/internal/refserver"
 )
 
 func TestGenerationLifecycle(t *testing.T) {
@@ -86,10 +85,11 @@ func TestCreateGenerationLegacySpelling(t *testing.T) {
 
 func TestCreateGenerationRefusedBeforeSending(t *testing.T) {
 	var requests atomic.Int32
-	srv := newTestServer(t)
+	srv := clienttest.NewServer(t)
+	next := loopback(t)
 	counting := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		requests.Add(1)
-		return srv.HTTP.Client().Transport.RoundTrip(r)
+		return next.RoundTrip(r)
 	})}
 	c := srv.Client(client.WithHTTPClient(counting))
 	ctx := t.Context()
@@ -133,15 +133,15 @@ func TestCreateGenerationErrors(t *testing.T) {
 		assert.NotEmpty(t, apiErr.Body)
 	})
 	t.Run("401 unauthorized", func(t *testing.T) {
-		bad, err := client.New("mg_wrong_key_123456", client.WithBaseURL(srv.URL))
+		bad, err := client.New("mg_wrong_key_123456", client.WithBaseURL(srv.URL()))
 		require.NoError(t, err)
 		_, err = bad.GetGeneration(ctx, "gen_x")
 		require.ErrorIs(t, err, client.ErrUnauthorized)
 		assert.NotContains(t, err.Error(), "mg_wrong_key_123456")
 	})
 	t.Run("402 insufficient balance", func(t *testing.T) {
-		srv.Ref.SetBalance(srv.APIKey, 0.01)
-		t.Cleanup(func() { srv.Ref.SetBalance(srv.APIKey, clienttest.Balance) })
+		srv.SetBalance(0.01)
+		t.Cleanup(func() { srv.SetBalance(clienttest.Balance) })
 		_, err := c.CreateGeneration(ctx, client.AdArgs{Image: img, Prompt: "p", FineDetails: true})
 		require.ErrorIs(t, err, client.ErrInsufficientBalance)
 		var ib *client.InsufficientBalanceError
@@ -176,7 +176,7 @@ func TestCreateGenerationErrors(t *testing.T) {
 }
 
 func TestCreateGenerationWebhookURL(t *testing.T) {
-	_, c, ctx := setup(t, refserver.WithAllowHTTPWebhooks())
+	_, c, ctx := setup(t) // clienttest's server allows plain-http webhooks to loopback
 
 	_, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "p"}, client.WithWebhookURL("http://example.com/hook"))
 	require.ErrorIs(t, err, client.ErrInvalidArgument, "plain http to a public host is refused")

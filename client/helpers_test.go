@@ -17,17 +17,26 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/refserver"
+	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"
 )
 
-// setup starts a reference server and a client of its default project.
-func setup(t *testing.T, opts ...refserver.Option) (*testServer, *client.Client, context.Context) {
+// setup starts a reference server (clienttest.NewServer, with opts) and a
+// client of its default project, whose waits move the server's clock.
+func setup(t *testing.T, opts ...clienttest.Option) (*clienttest.Server, *client.Client, context.Context) {
 	t.Helper()
-	srv := newTestServer(t, opts...)
+	srv := clienttest.NewServer(t, opts...)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	return srv, srv.Client(), ctx
+}
+
+// loopback returns a transport of the test's own for requests to a server
+// on loopback, its idle connections closed when the test ends.
+func loopback(t testing.TB) http.RoundTripper {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
 }
 
 // part is one file of a multipart upload.
@@ -174,14 +183,14 @@ func (rec *recorder) count(method, path string) int {
 
 // recorded returns a client of srv's default project whose requests go
 // through a recorder, and the recorder.
-func recorded(srv *testServer, answer func(r *http.Request, n int) (*http.Response, error), opts ...client.Option) (*client.Client, *recorder) {
-	rec := &recorder{next: srv.HTTP.Client().Transport, answer: answer}
+func recorded(t testing.TB, srv *clienttest.Server, answer func(r *http.Request, n int) (*http.Response, error), opts ...client.Option) (*client.Client, *recorder) {
+	rec := &recorder{next: loopback(t), answer: answer}
 	return srv.Client(append([]client.Option{client.WithHTTPClient(&http.Client{Transport: rec})}, opts...)...), rec
 }
 
 // doneGeneration creates a generation with args, lets it render and
 // returns it done.
-func doneGeneration(t testing.TB, ctx context.Context, srv *testServer, c *client.Client, args client.Args) *mediagen.Generation {
+func doneGeneration(t testing.TB, ctx context.Context, srv *clienttest.Server, c *client.Client, args client.Args) *mediagen.Generation {
 	t.Helper()
 	g, err := c.CreateGeneration(ctx, args)
 	require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/client/clienttest"
 )
 
 var colourKey = client.NewKey("example.WithColour", func(s string) error {
@@ -49,7 +50,7 @@ func TestKeyCarriesAPackagesOption(t *testing.T) {
 // package's function and to every call it makes; a key's invalid value
 // still fails the call.
 func TestClientCallsIgnoreKeys(t *testing.T) {
-	srv := newTestServer(t)
+	srv := clienttest.NewServer(t)
 	c := srv.Client()
 	ctx := context.Background()
 	var resp *http.Response

@@ -82,7 +82,7 @@ func TestRetryPolicyValue(t *testing.T) {
 
 func TestPerCallHeader(t *testing.T) {
 	srv, _, ctx := setup(t)
-	c, rec := recorded(srv, nil, client.WithHeader("X-Team", "media"))
+	c, rec := recorded(t, srv, nil, client.WithHeader("X-Team", "media"))
 	g := doneGeneration(t, ctx, srv, c, client.ImageGenerationArgs{Prompt: "a gull"})
 	path := "/v3/generations/" + g.ID
 
@@ -99,7 +99,7 @@ func TestPerCallHeader(t *testing.T) {
 	assert.Equal(t, []string{"media", "stills"}, tagged.Values("X-Team"), "added to the client's own")
 	assert.Empty(t, plain.Values("X-Request-Tag"), "and is gone on the next call")
 	assert.Equal(t, []string{"media"}, plain.Values("X-Team"), "the client's headers are unchanged")
-	assert.Equal(t, srv.APIKey, plain.Get("Authorization"))
+	assert.Equal(t, srv.APIKey(), plain.Get("Authorization"))
 
 	storage := rec.requests("/storage/")
 	require.Len(t, storage, 1)
@@ -110,7 +110,7 @@ func TestPerCallHeader(t *testing.T) {
 
 func TestWithHeaderRefusesInvalidHeaders(t *testing.T) {
 	srv, _, ctx := setup(t)
-	c, rec := recorded(srv, nil)
+	c, rec := recorded(t, srv, nil)
 	for name, tc := range map[string]struct {
 		opt  client.Option
 		says string
@@ -130,7 +130,7 @@ func TestWithHeaderRefusesInvalidHeaders(t *testing.T) {
 		"control char in name": {client.WithHeader("X-\tTag", "v"), "not a header name"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := client.New(srv.APIKey, client.WithBaseURL(srv.URL), tc.opt)
+			_, err := client.New(srv.APIKey(), client.WithBaseURL(srv.URL()), tc.opt)
 			require.ErrorContains(t, err, tc.says, "refused by New")
 			_, err = c.Pricing(ctx, tc.opt)
 			require.ErrorContains(t, err, tc.says, "refused per call")
@@ -143,7 +143,7 @@ func TestWithHeaderRefusesInvalidHeaders(t *testing.T) {
 func TestWithResponseInto(t *testing.T) {
 	srv, _, ctx := setup(t)
 	// The first GET of a generation fails with 503 and is retried.
-	c, _ := recorded(srv, func(r *http.Request, n int) (*http.Response, error) {
+	c, _ := recorded(t, srv, func(r *http.Request, n int) (*http.Response, error) {
 		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v3/generations/gen_") && n == 0 {
 			return synthetic(r, http.StatusServiceUnavailable, "", map[string]string{"X-Attempt": "first"}), nil
 		}
@@ -159,9 +159,9 @@ func TestWithResponseInto(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "the last attempt's answer")
 	assert.Empty(t, resp.Header.Get("X-Attempt"))
 	assert.Contains(t, resp.Header.Get("Content-Type"), "application/json")
-	assert.Equal(t, srv.Clock.Now().UTC().Format(http.TimeFormat), resp.Header.Get("Date"), "headers as the service sent them")
+	assert.Equal(t, srv.Now().UTC().Format(http.TimeFormat), resp.Header.Get("Date"), "headers as the service sent them")
 	assert.Equal(t, "/v3/generations/"+got.ID, resp.Request.URL.Path)
-	assert.NotContains(t, resp.Request.URL.RawQuery, srv.APIKey)
+	assert.NotContains(t, resp.Request.URL.RawQuery, srv.APIKey())
 
 	var missing *http.Response
 	_, err = c.GetGeneration(ctx, "gen_missing", client.WithResponseInto(&missing))
@@ -179,7 +179,7 @@ func TestWithResponseInto(t *testing.T) {
 	// A call that received no answer leaves it alone.
 	down := httptest.NewServer(http.NotFoundHandler())
 	down.Close()
-	unreachable, err := client.New(srv.APIKey, client.WithBaseURL(down.URL), client.WithMaxRetries(0))
+	unreachable, err := client.New(srv.APIKey(), client.WithBaseURL(down.URL), client.WithMaxRetries(0))
 	require.NoError(t, err)
 	kept := resp
 	_, err = unreachable.Pricing(ctx, client.WithResponseInto(&resp))
@@ -205,7 +205,7 @@ func TestWithResponseInto(t *testing.T) {
 	require.NotNil(t, gone)
 	assert.Equal(t, http.StatusNotFound, gone.StatusCode)
 
-	_, err = client.New(srv.APIKey, client.WithBaseURL(srv.URL), client.WithResponseInto(&resp))
+	_, err = client.New(srv.APIKey(), client.WithBaseURL(srv.URL()), client.WithResponseInto(&resp))
 	assert.ErrorContains(t, err, "WithResponseInto applies to one call")
 	_, err = c.Pricing(ctx, client.WithResponseInto(nil))
 	assert.ErrorContains(t, err, "nil destination")
@@ -213,7 +213,7 @@ func TestWithResponseInto(t *testing.T) {
 
 func TestPerCallMaxRetries(t *testing.T) {
 	srv, _, ctx := setup(t)
-	c, rec := recorded(srv, func(r *http.Request, _ int) (*http.Response, error) {
+	c, rec := recorded(t, srv, func(r *http.Request, _ int) (*http.Response, error) {
 		if r.URL.Path == "/v3/pricing" {
 			return synthetic(r, http.StatusServiceUnavailable, "", nil), nil
 		}
@@ -243,7 +243,7 @@ func TestPerCallTimeoutEndsASlowAttempt(t *testing.T) {
 		}
 		return nil, nil
 	}
-	c, rec := recorded(srv, hang)
+	c, rec := recorded(t, srv, hang)
 	created, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "a wren"})
 	require.NoError(t, err)
 	srv.Advance(10 * time.Minute)
@@ -266,7 +266,7 @@ func TestPerCallTimeoutEndsASlowAttempt(t *testing.T) {
 
 	// Without a retry the timeout is the call's error; the context is not
 	// what ended it.
-	slow, _ := recorded(srv, func(r *http.Request, _ int) (*http.Response, error) {
+	slow, _ := recorded(t, srv, func(r *http.Request, _ int) (*http.Response, error) {
 		<-r.Context().Done()
 		return nil, r.Context().Err()
 	})
@@ -303,7 +303,7 @@ func TestMiddlewareSeesEveryAttempt(t *testing.T) {
 	}
 	// The first attempt of every GET of a generation and of every storage
 	// download fails with 503; the retries go through.
-	c, _ := recorded(srv, func(r *http.Request, n int) (*http.Response, error) {
+	c, _ := recorded(t, srv, func(r *http.Request, n int) (*http.Response, error) {
 		if r.Method == http.MethodGet && n == 0 && (strings.HasPrefix(r.URL.Path, "/v3/generations/") || strings.HasPrefix(r.URL.Path, "/storage/")) {
 			return synthetic(r, http.StatusServiceUnavailable, "", nil), nil
 		}
@@ -353,8 +353,8 @@ func TestMiddlewareOrder(t *testing.T) {
 // those that configure the client itself before sending anything.
 func TestNewOnlyOptionsRefusedPerCall(t *testing.T) {
 	srv, _, ctx := setup(t)
-	c, rec := recorded(srv, nil)
-	done := &mediagen.Generation{ID: "gen_1", Status: mediagen.GenerationStatusDone, Output: mediagen.Output{Image: srv.URL + "/storage/generations/gen_1/image.png", MIME: "image/png"}}
+	c, rec := recorded(t, srv, nil)
+	done := &mediagen.Generation{ID: "gen_1", Status: mediagen.GenerationStatusDone, Output: mediagen.Output{Image: srv.URL() + "/storage/generations/gen_1/image.png", MIME: "image/png"}}
 	uncertain := &client.UncertainError{Op: "generation", Args: client.ImageGenerationArgs{Prompt: "p"}}
 	uncertainClone := &client.UncertainError{Op: "voice clone", Clone: &client.CloneVoiceParams{Name: "n", Audio: "file_1"}}
 	calls := map[string]func(...client.Option) error{

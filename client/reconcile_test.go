@@ -1,13 +1,11 @@
 package client_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -26,8 +24,7 @@ import (
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
-	"github.com/mediagen/mediagen-go/internal/refserver"
-	"github.com/mediagen/mediagen-go/internal/refserver/fault"
+	"github.com/mediagen/mediagen-go/internal/testlog"
 )
 
 // faultTransport injects the failures that tempt a client to charge twice.
@@ -132,28 +129,10 @@ func synthetic(r *http.Request, status int, code string, header map[string]strin
 	}
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestCreateGenerationUnderFaultsChargesOnce(t *testing.T) {
 	const calls, workers = 1000, 16
 	srv, clean, ctx := setup(t)
-	srv.Ref.SetBalance(srv.APIKey, 10_000)
+	srv.SetBalance(10_000)
 	before := srv.Balance()
 	argsOf := mixedArgs(t, clean)
 
@@ -161,13 +140,13 @@ func TestCreateGenerationUnderFaultsChargesOnce(t *testing.T) {
 	if s, err := strconv.ParseUint(os.Getenv("MEDIAGEN_FAULT_SEED"), 10, 64); err == nil {
 		seed = s // to replay another sequence of faults
 	}
-	faults := newFaultTransport(srv.HTTP.Client().Transport, seed)
-	var logs syncBuffer
+	faults := newFaultTransport(loopback(t), seed)
+	logger, logs := testlog.DebugTextLogger()
 	c := srv.Client(
 		client.WithHTTPClient(&http.Client{Transport: faults}),
 		client.WithMaxRetries(10),
 		client.WithRetryWait(0, 2*time.Millisecond),
-		client.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
+		client.WithLogger(logger),
 	)
 
 	results := createConcurrently(ctx, c, calls, workers, argsOf)
@@ -179,30 +158,30 @@ func TestCreateGenerationUnderFaultsChargesOnce(t *testing.T) {
 	}
 	assert.Contains(t, logs.String(), "found and claimed")
 	assert.Contains(t, logs.String(), "submitting again")
-	assert.NotContains(t, logs.String(), srv.APIKey)
+	assert.NotContains(t, logs.String(), srv.APIKey())
 }
 
 func TestCreateGenerationUnderServerFaultsChargesOnce(t *testing.T) {
 	const calls, workers = 300, 12
-	srv, clean, ctx := setup(t, refserver.WithFaults(fault.Config{}))
-	srv.Ref.SetBalance(srv.APIKey, 10_000)
+	srv, clean, ctx := setup(t)
+	srv.SetBalance(10_000)
 	before := srv.Balance()
 	argsOf := mixedArgs(t, clean)
 
 	// The server drops connections before and after processing and answers
 	// 5xx in place of processing, on every API path.
-	require.NoError(t, srv.Ref.Faults().SetConfig(fault.Config{
+	require.NoError(t, srv.SetFaults(clienttest.Faults{
 		Seed: 11, HTTPStatus: 0.08, Statuses: []int{500, 502, 503}, DropBefore: 0.05, DropAfter: 0.10,
 	}))
 	c := srv.Client(client.WithMaxRetries(10), client.WithRetryWait(0, 2*time.Millisecond))
 	results := createConcurrently(ctx, c, calls, workers, argsOf)
-	require.NoError(t, srv.Ref.Faults().SetConfig(fault.Config{}))
+	require.NoError(t, srv.SetFaults(clienttest.Faults{}))
 	assertChargedOnce(t, srv, clean, before, results, argsOf)
 
-	stats := srv.Ref.Faults().Stats()
-	assert.Positive(t, stats.DroppedAfter)
-	assert.Positive(t, stats.DroppedBefore)
-	assert.Positive(t, stats.Replaced)
+	counts := srv.FaultCounts()
+	assert.Positive(t, counts.DroppedAfter)
+	assert.Positive(t, counts.DroppedBefore)
+	assert.Positive(t, counts.Replaced)
 }
 
 // mixedArgs returns the arguments of call i: distinct ones mixed with
@@ -263,7 +242,7 @@ func createConcurrently(ctx context.Context, c *client.Client, calls, workers in
 // assertChargedOnce checks that the server holds exactly the generations the
 // calls returned, each handed to one caller with the arguments it sent, and
 // that the balance moved by exactly their charges.
-func assertChargedOnce(t *testing.T, srv *testServer, clean *client.Client, before float64, results []createResult, argsOf func(int) (mediagen.Feature, any)) {
+func assertChargedOnce(t *testing.T, srv *clienttest.Server, clean *client.Client, before float64, results []createResult, argsOf func(int) (mediagen.Feature, any)) {
 	t.Helper()
 	returned := map[string]*mediagen.Generation{}
 	var sumReturned float64
@@ -344,7 +323,7 @@ func TestCloneVoiceAnswerLostReturnsTheClone(t *testing.T) {
 	srv.Advance(time.Hour)
 	before := srv.Balance()
 
-	drop := &dropOnce{next: srv.HTTP.Client().Transport, method: http.MethodPost, path: "/v3/voices"}
+	drop := &dropOnce{next: loopback(t), method: http.MethodPost, path: "/v3/voices"}
 	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: drop}))
 	v, err := c.CloneVoice(ctx, client.CloneVoiceParams{Name: "Host", Audio: sample})
 	require.NoError(t, err)
@@ -369,7 +348,7 @@ func TestCreateGenerationAnswerLostReturnsTheGeneration(t *testing.T) {
 	require.NoError(t, err)
 	srv.Advance(time.Hour)
 
-	drop := &dropOnce{next: srv.HTTP.Client().Transport, method: http.MethodPost, path: "/v3/generations"}
+	drop := &dropOnce{next: loopback(t), method: http.MethodPost, path: "/v3/generations"}
 	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: drop}))
 	g, err := c.CreateGeneration(ctx, asArgs(t, "image-generation", args))
 	require.NoError(t, err)
@@ -407,7 +386,7 @@ func TestDeleteRetriedAfterLostAnswer(t *testing.T) {
 	g, err := clean.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "p"})
 	require.NoError(t, err)
 
-	drop := &dropOnce{next: srv.HTTP.Client().Transport, method: http.MethodDelete, path: "/v3/generations/" + g.ID}
+	drop := &dropOnce{next: loopback(t), method: http.MethodDelete, path: "/v3/generations/" + g.ID}
 	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: drop}))
 	require.NoError(t, c.DeleteGeneration(ctx, g.ID), "the retry's 404 means the first attempt did it")
 	assert.True(t, drop.dropped)
@@ -426,7 +405,7 @@ func (d *untracedDropOnce) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func TestCreateGenerationAnswerLostByUntracedTransportChargesOnce(t *testing.T) {
 	srv, clean, ctx := setup(t)
-	drop := &untracedDropOnce{dropOnce{next: srv.HTTP.Client().Transport, method: http.MethodPost, path: "/v3/generations"}}
+	drop := &untracedDropOnce{dropOnce{next: loopback(t), method: http.MethodPost, path: "/v3/generations"}}
 	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: drop}))
 	g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "a kite"})
 	require.NoError(t, err)
@@ -460,9 +439,9 @@ func processedThen(next http.RoundTripper, r *http.Request, status int) (*http.R
 func TestSearchOutlastsRateLimits(t *testing.T) {
 	const limited = 4
 	srv, clean, ctx := setup(t)
-	next := srv.HTTP.Client().Transport
-	clk := srv.NewClock()
-	c, rec := recorded(srv, func(r *http.Request, n int) (*http.Response, error) {
+	next := loopback(t)
+	clk := newServerClock(srv)
+	c, rec := recorded(t, srv, func(r *http.Request, n int) (*http.Response, error) {
 		switch {
 		case r.Method == http.MethodPost && r.URL.Path == "/v3/generations" && n == 0:
 			return processedThen(next, r, http.StatusBadGateway)
@@ -517,10 +496,10 @@ func TestUncertainErrorResolvedByFindGeneration(t *testing.T) {
 			srv, clean, ctx := setup(t)
 			var failing atomic.Bool
 			failing.Store(true)
-			c, rec := recorded(srv, failingSearch(srv.HTTP.Client().Transport, "/v3/generations", reached, &failing), srv.NewClock().Option())
+			c, rec := recorded(t, srv, failingSearch(loopback(t), "/v3/generations", reached, &failing), newServerClock(srv).Option())
 			args := client.ImageGenerationArgs{Prompt: "a stork", AspectRatio: client.Aspect1x1}
 
-			start := srv.Clock.Now()
+			start := srv.Now()
 			_, err := c.CreateGeneration(ctx, args)
 			var uerr *client.UncertainError
 			require.ErrorAs(t, err, &uerr)
@@ -583,7 +562,7 @@ func TestUncertainErrorResolvedByFindVoiceClone(t *testing.T) {
 	sample := uploadWAV(t, ctx, clean, 12*time.Second)
 	var failing atomic.Bool
 	failing.Store(true)
-	c, rec := recorded(srv, failingSearch(srv.HTTP.Client().Transport, "/v3/voices", true, &failing), srv.NewClock().Option())
+	c, rec := recorded(t, srv, failingSearch(loopback(t), "/v3/voices", true, &failing), newServerClock(srv).Option())
 
 	params := client.CloneVoiceParams{Name: "Host", Audio: sample, Description: "warm"}
 	_, err := c.CloneVoice(ctx, params)
@@ -630,7 +609,7 @@ func TestMiddlewareRefusalIsNotAmbiguous(t *testing.T) {
 		calls.Add(1)
 		return nil, errBreaker
 	}
-	c, rec := recorded(srv, nil)
+	c, rec := recorded(t, srv, nil)
 	_, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "a tern"}, client.WithMiddleware(refuse))
 	require.ErrorIs(t, err, errBreaker)
 	var uerr *client.UncertainError

@@ -158,11 +158,11 @@ type hookReceiver struct {
 	errs   []error
 }
 
-func newHookReceiver(t *testing.T, srv *testServer) *hookReceiver {
+func newHookReceiver(t *testing.T, srv *clienttest.Server) *hookReceiver {
 	h := &hookReceiver{}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		ev, err := webhook.Parse(body, r.Header, srv.WebhookSecret, webhook.WithNow(srv.Clock.Now))
+		ev, err := webhook.Parse(body, r.Header, srv.WebhookSecret(), webhook.WithNow(srv.Now))
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if err != nil {
@@ -195,7 +195,7 @@ func TestCloneVoiceWebhookURL(t *testing.T) {
 	_, err = c.CloneVoice(ctx, client.CloneVoiceParams{Name: "Bad", Audio: sample}, client.WithWebhookURL("hooks.example.com/x"))
 	require.ErrorContains(t, err, "WithWebhookURL", "not an absolute URL: refused before sending")
 	srv.Advance(time.Hour)
-	srv.Ref.WaitDeliveries()
+	srv.WaitDeliveries()
 
 	events, errs := hooks.received()
 	require.Empty(t, errs)
@@ -218,7 +218,7 @@ func TestWebhookURLOfTheClient(t *testing.T) {
 	v, err := c.CloneVoice(ctx, client.CloneVoiceParams{Name: "Narrator", Audio: sample})
 	require.NoError(t, err)
 	srv.Advance(time.Hour)
-	srv.Ref.WaitDeliveries()
+	srv.WaitDeliveries()
 
 	events, errs := hooks.received()
 	require.Empty(t, errs)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/refserver"
+	"github.com/mediagen/mediagen-go/client/clienttest"
 )
 
 // The benchmarks count requests, not time: renders take their real length
@@ -25,7 +25,7 @@ func BenchmarkGenerationRequests(b *testing.B) {
 	}
 	for _, k := range kinds {
 		b.Run(k.name, func(b *testing.B) {
-			e := newEnv(b, refserver.WithRenderScale(1))
+			e := newEnv(b, clienttest.WithRenderScale(1))
 			var requests, waits int64
 			for b.Loop() {
 				g := k.create(e, b)
@@ -45,7 +45,7 @@ func BenchmarkGenerationRequests(b *testing.B) {
 // 100 image generations are waited on together.
 func BenchmarkGenerationsRequests(b *testing.B) {
 	const n = 100
-	e := newEnv(b, refserver.WithRenderScale(1))
+	e := newEnv(b, clienttest.WithRenderScale(1))
 	var requests, waits int64
 	for b.Loop() {
 		ids := make([]string, n)
@@ -103,8 +103,8 @@ type videoWaits struct {
 // and with n separate Generation calls on a server of their own.
 func measureVideoWaits(b *testing.B, n, newer int) videoWaits {
 	ctx := context.Background()
-	batch := newEnv(b, refserver.WithRenderScale(1))
-	batch.srv.Ref.SetBalance(batch.srv.APIKey, 10_000_000)
+	batch := newEnv(b, clienttest.WithRenderScale(1))
+	batch.srv.SetBalance(10_000_000)
 	logo := batch.logo(b)
 	ids := make([]string, n)
 	for i := range ids {
@@ -119,7 +119,7 @@ func measureVideoWaits(b *testing.B, n, newer int) videoWaits {
 	}
 	w := videoWaits{batch: batch.count.requests(), rounds: int64(len(batch.clock.waits()) + 1)}
 
-	single := newEnv(b, refserver.WithRenderScale(1))
+	single := newEnv(b, clienttest.WithRenderScale(1))
 	logo = single.logo(b)
 	single.count.reset()
 	for range n {

@@ -18,9 +18,8 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/refserver"
+	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"
-	"github.com/mediagen/mediagen-go/internal/reftest"
 	"github.com/mediagen/mediagen-go/upload"
 )
 
@@ -50,21 +49,25 @@ func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
 func (c *counter) requests() int64 { return c.gets.Load() + c.lists.Load() }
 
 // env is a reference server, a counting client, and a clock that moves the
-// server's fake clock whenever a wait sleeps.
+// server's fake clock whenever a wait sleeps. The client's own waits (retry
+// backoffs) move that clock too, as clienttest's clients do; tests give
+// poll's waits e.clock, or a clock of their own, per call.
 type env struct {
-	srv   *reftest.Server
+	srv   *clienttest.Server
 	c     *client.Client
 	count *counter
 	clock *fakeClock
 }
 
-func newEnv(t testing.TB, opts ...refserver.Option) *env {
+func newEnv(t testing.TB, opts ...clienttest.Option) *env {
 	t.Helper()
-	srv := reftest.New(t, opts...)
-	count := &counter{base: srv.HTTP.Client().Transport}
+	srv := clienttest.NewServer(t, opts...)
+	tr := http.DefaultTransport.(*http.Transport).Clone() // for the server on loopback
+	t.Cleanup(tr.CloseIdleConnections)
+	count := &counter{base: tr}
 	e := &env{srv: srv, c: srv.Client(client.WithHTTPClient(&http.Client{Transport: count})), count: count, clock: newFakeClock()}
 	e.clock.onSleep = srv.Advance
-	srv.Ref.SetBalance(srv.APIKey, 10_000)
+	srv.SetBalance(10_000)
 	return e
 }
 
@@ -113,12 +116,6 @@ func (c *counter) reset() {
 // request counts can be compared exactly.
 func fixedJitter() client.Option { return jitterKey.Option(func() float64 { return 0.5 }) }
 
-// serverWallClock is the real time, for a reference server that renders in
-// real time.
-type serverWallClock struct{}
-
-func (serverWallClock) Now() time.Time { return time.Now() }
-
 func TestGenerationDone(t *testing.T) {
 	e := newEnv(t)
 	g := e.image(t)
@@ -144,7 +141,7 @@ func TestGenerationDone(t *testing.T) {
 }
 
 func TestGenerationScheduleByKind(t *testing.T) {
-	e := newEnv(t, refserver.WithRenderScale(1)) // real render times, fake clock
+	e := newEnv(t, clienttest.WithRenderScale(1)) // real render times, fake clock
 	_, err := Generation(context.Background(), e.c, e.image(t).ID, withClock(e.clock))
 	require.NoError(t, err)
 	imageWaits := e.clock.waits()
@@ -167,7 +164,7 @@ func TestGenerationScheduleByKind(t *testing.T) {
 }
 
 func TestGenerationRealTime(t *testing.T) {
-	e := newEnv(t, refserver.WithClock(serverWallClock{}))
+	e := newEnv(t, clienttest.WithWallClock())
 	g := e.image(t)
 	start := time.Now()
 	got, err := Generation(context.Background(), e.c, g.ID, withClock(wallClock(t)))
@@ -177,9 +174,9 @@ func TestGenerationRealTime(t *testing.T) {
 }
 
 func TestGenerationFailedIsRefunded(t *testing.T) {
-	for _, outcome := range []refserver.Outcome{refserver.OutcomeError, refserver.OutcomeTimeout} {
+	for _, outcome := range []clienttest.Outcome{clienttest.OutcomeError, clienttest.OutcomeTimeout} {
 		t.Run(string(outcome), func(t *testing.T) {
-			e := newEnv(t, refserver.WithOutcome(func(string) refserver.Outcome { return outcome }))
+			e := newEnv(t, clienttest.WithOutcome(func(mediagen.Feature) clienttest.Outcome { return outcome }))
 			before := e.srv.Balance()
 			g := e.image(t)
 			assert.Less(t, e.srv.Balance(), before, "charged on submit")
@@ -282,7 +279,7 @@ func TestGenerationMaxWait(t *testing.T) {
 }
 
 func TestGenerationWithInterval(t *testing.T) {
-	e := newEnv(t, refserver.WithRenderScale(1))
+	e := newEnv(t, clienttest.WithRenderScale(1))
 	_, err := Generation(context.Background(), e.c, e.image(t).ID, withClock(e.clock), WithInterval(500*time.Millisecond))
 	require.NoError(t, err)
 	for _, w := range e.clock.waits() {
@@ -333,7 +330,7 @@ func TestVoiceDone(t *testing.T) {
 }
 
 func TestVoiceFailed(t *testing.T) {
-	e := newEnv(t, refserver.WithOutcome(func(string) refserver.Outcome { return refserver.OutcomeError }))
+	e := newEnv(t, clienttest.WithOutcome(func(mediagen.Feature) clienttest.Outcome { return clienttest.OutcomeError }))
 	v := cloneVoice(t, e)
 	got, err := Voice(context.Background(), e.c, v.ID, withClock(e.clock))
 	var vf *VoiceFailedError
@@ -368,11 +365,11 @@ func TestVoiceCatalogAndDeleted(t *testing.T) {
 
 func TestGenerationsMixedOutcomes(t *testing.T) {
 	var n atomic.Int64
-	e := newEnv(t, refserver.WithOutcome(func(string) refserver.Outcome {
+	e := newEnv(t, clienttest.WithOutcome(func(mediagen.Feature) clienttest.Outcome {
 		if n.Add(1)%10 == 0 {
-			return refserver.OutcomeError
+			return clienttest.OutcomeError
 		}
-		return refserver.OutcomeDone
+		return clienttest.OutcomeDone
 	}))
 	ids := make([]string, 30)
 	for i := range ids {
@@ -517,7 +514,7 @@ func TestGenerationsGiveUp(t *testing.T) {
 // just before its wait, so each costs what it would alone).
 func TestGenerationsCostsFarFewerRequests(t *testing.T) {
 	const n = 100
-	batch := newEnv(t, refserver.WithRenderScale(1))
+	batch := newEnv(t, clienttest.WithRenderScale(1))
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = batch.image(t).ID
@@ -528,7 +525,7 @@ func TestGenerationsCostsFarFewerRequests(t *testing.T) {
 		assert.Equal(t, mediagen.GenerationStatusDone, r.Generation.Status)
 	}
 
-	single := newEnv(t, refserver.WithRenderScale(1))
+	single := newEnv(t, clienttest.WithRenderScale(1))
 	for range n {
 		g, err := Generation(context.Background(), single.c, single.image(t).ID, withClock(single.clock))
 		require.NoError(t, err)
@@ -546,7 +543,7 @@ func TestGenerationsCostsFarFewerRequests(t *testing.T) {
 // before its wait, so each costs what it would alone).
 func TestGenerationsFreshVideosCostATenth(t *testing.T) {
 	const n = 100
-	batch := newEnv(t, refserver.WithRenderScale(1))
+	batch := newEnv(t, clienttest.WithRenderScale(1))
 	logo := batch.logo(t)
 	ids := make([]string, n)
 	for i := range ids {
@@ -562,7 +559,7 @@ func TestGenerationsFreshVideosCostATenth(t *testing.T) {
 	}
 	rounds := int64(len(batch.clock.waits()) + 1)
 
-	single := newEnv(t, refserver.WithRenderScale(1))
+	single := newEnv(t, clienttest.WithRenderScale(1))
 	logo = single.logo(t)
 	single.count.reset()
 	for range n {
@@ -594,8 +591,8 @@ func TestGenerationsBuriedVideosCostNoMoreThanSeparateWaits(t *testing.T) {
 		newer = 2_000
 	}
 	ctx := context.Background()
-	batch := newEnv(t, refserver.WithRenderScale(1))
-	batch.srv.Ref.SetBalance(batch.srv.APIKey, 10_000_000)
+	batch := newEnv(t, clienttest.WithRenderScale(1))
+	batch.srv.SetBalance(10_000_000)
 	logo := batch.logo(t)
 	ids := make([]string, n)
 	for i := range ids {
@@ -620,7 +617,7 @@ func TestGenerationsBuriedVideosCostNoMoreThanSeparateWaits(t *testing.T) {
 	rounds := int64(len(batch.clock.waits()) + 1)
 	t.Logf("waited in %v", time.Since(start).Round(time.Millisecond))
 
-	single := newEnv(t, refserver.WithRenderScale(1))
+	single := newEnv(t, clienttest.WithRenderScale(1))
 	logo = single.logo(t)
 	single.count.reset()
 	for range n {
@@ -657,8 +654,8 @@ func submitMany(t testing.TB, c *client.Client, n int, args client.Args) {
 }
 
 func TestGenerationsDeepIDCostsOneGetAndOnePagePerRound(t *testing.T) {
-	e := newEnv(t, refserver.WithRenderScale(1)) // videos render for a while
-	e.srv.Ref.SetBalance(e.srv.APIKey, 1_000_000)
+	e := newEnv(t, clienttest.WithRenderScale(1)) // videos render for a while
+	e.srv.SetBalance(1_000_000)
 	video := e.video(t)
 	for range 250 { // newer videos of the same feature, so even the filtered list shows it on the third page
 		_, err := e.c.CreateGeneration(context.Background(), client.LogoRevealArgs{Image: video.Params["image"].(string), Prompt: "again"})
@@ -702,7 +699,7 @@ func TestGenerationTransientFailureDuringWait(t *testing.T) {
 	t.Run("absorbed by the client's retries", func(t *testing.T) {
 		e := newEnv(t)
 		g := e.image(t)
-		tr := &flaky{base: e.srv.HTTP.Client().Transport}
+		tr := &flaky{base: e.count.base}
 		c := e.srv.Client(client.WithHTTPClient(&http.Client{Transport: tr}), client.WithRetryWait(time.Millisecond, 5*time.Millisecond))
 		e.clock.onSleep = func(d time.Duration) { e.srv.Advance(d); tr.fail.Store(1) } // one 503 on each later check
 		got, err := Generation(context.Background(), c, g.ID, withClock(e.clock))
@@ -712,7 +709,7 @@ func TestGenerationTransientFailureDuringWait(t *testing.T) {
 	t.Run("outlasting the retries ends the wait", func(t *testing.T) {
 		e := newEnv(t)
 		g := e.image(t)
-		tr := &flaky{base: e.srv.HTTP.Client().Transport}
+		tr := &flaky{base: e.count.base}
 		c := e.srv.Client(client.WithHTTPClient(&http.Client{Transport: tr}), client.WithMaxRetries(0))
 		e.clock.onSleep = func(d time.Duration) { e.srv.Advance(d); tr.fail.Store(1) }
 		got, err := Generation(context.Background(), c, g.ID, withClock(e.clock))

@@ -3,7 +3,6 @@ package upload
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/internal/testlog"
 )
 
 // sleepRecorder is a clock whose Sleep returns at once and records the
@@ -158,30 +158,6 @@ func TestPutBackoffFollowsTheRetryPolicy(t *testing.T) {
 	})
 }
 
-// syncBuffer is a bytes.Buffer safe for a log handler and a test to share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// debugLogger logs everything as JSON lines into a buffer.
-func debugLogger() (*slog.Logger, *syncBuffer) {
-	var buf syncBuffer
-	return slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), &buf
-}
-
 // retryLines returns the storage retry lines of a log.
 func retryLines(log string) []string {
 	var out []string
@@ -198,7 +174,7 @@ func retryLines(log string) []string {
 func TestPutRetryIsLogged(t *testing.T) {
 	png := samples(t)[0].content
 	ctx := context.Background()
-	clientLog, clientBuf := debugLogger()
+	clientLog, clientBuf := testlog.DebugLogger()
 	_, c, rec := setup(t, client.WithLogger(clientLog))
 
 	failPuts(rec, 1, http.StatusServiceUnavailable, "")
@@ -210,7 +186,7 @@ func TestPutRetryIsLogged(t *testing.T) {
 	assert.Contains(t, lines[0], `"attempt":2`)
 	assert.Contains(t, lines[0], "503")
 
-	uploadLog, uploadBuf := debugLogger()
+	uploadLog, uploadBuf := testlog.DebugLogger()
 	failPuts(rec, 1, http.StatusBadGateway, "")
 	_, err = Reader(ctx, c, bytes.NewReader(png), int64(len(png)), "", client.WithLogger(uploadLog))
 	require.NoError(t, err)

@@ -29,6 +29,9 @@
 // clock, so time may run ahead of any single waiter; tests should not
 // expect exact times after waits, only their order.
 //
+// A server started [WithWallClock] runs on real time instead, for code
+// that waits without going through the client's clock; see that option.
+//
 // Webhook events are delivered for real. Receivers may be plain-http servers
 // on loopback (httptest); deliveries are signed with the server's webhook
 // secret and stamped by the fake clock, so verify them with
@@ -39,6 +42,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -47,6 +51,7 @@ import (
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/internal/refserver"
 	"github.com/mediagen/mediagen-go/internal/refserver/fault"
+	"github.com/mediagen/mediagen-go/internal/wait"
 )
 
 // Defaults of [Start] and [NewServer].
@@ -67,7 +72,7 @@ type Server struct {
 	url           string
 	apiKey        string
 	webhookSecret string
-	clock         *refserver.FakeClock
+	clock         *refserver.FakeClock // nil on the wall clock (WithWallClock)
 	ref           *refserver.Server
 	hs            *httptest.Server
 	tb            testing.TB // nil for a server from Start
@@ -91,14 +96,21 @@ func Start(opts ...Option) (*Server, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	clock := refserver.NewFakeClock(cfg.start)
-	ropts := []refserver.Option{
-		refserver.WithClock(clock),
+	if cfg.wall && cfg.startSet {
+		return nil, errors.New("clienttest: WithStartTime and WithWallClock: the wall clock cannot start at another time")
+	}
+	var clock *refserver.FakeClock // nil leaves the server's default, the wall clock
+	var ropts []refserver.Option
+	if !cfg.wall {
+		clock = refserver.NewFakeClock(cfg.start)
+		ropts = append(ropts, refserver.WithClock(clock))
+	}
+	ropts = append(ropts,
 		refserver.WithRenderScale(cfg.scale),
 		refserver.WithProject(APIKey, cfg.balance),
 		refserver.WithAllowHTTPWebhooks(), // receivers in tests are httptest servers on loopback
 		refserver.WithFaults(cfg.faults.config()),
-	}
+	)
 	for _, p := range cfg.projects {
 		ropts = append(ropts, refserver.WithProject(p.key, p.balance))
 	}
@@ -150,6 +162,16 @@ func (s *Server) Close() {
 
 // URL returns the base URL, for client.WithBaseURL.
 func (s *Server) URL() string { return s.url }
+
+// Handler returns the server's HTTP handler, for serving it from a listener
+// of the test's own: mounted under a path prefix (which catches requests
+// that ignore the base URL's path), behind middleware of the test's, or
+// over TLS with httptest.NewTLSServer. It is the server [Server.URL]
+// reaches, with the same projects, clock and faults, and it stops with
+// [Server.Close]. The upload and asset URLs it issues are absolute, on the
+// scheme and host the request came to and without any prefix, so a test
+// that follows them routes /storage/ on that host to the handler too.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.ref.ServeHTTP) }
 
 // APIKey returns the key of the default project.
 func (s *Server) APIKey() string { return s.apiKey }
@@ -207,6 +229,11 @@ func (c serverClock) Sleep(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if c.s.clock == nil { // the wall clock: wait for real, then settle as Advance does
+		err := wait.Sleep(ctx, d)
+		c.s.ref.Settle()
+		return err
+	}
 	if d > 0 {
 		c.s.Advance(d)
 	}
@@ -214,13 +241,23 @@ func (c serverClock) Sleep(ctx context.Context, d time.Duration) error {
 }
 
 // Now returns the time on the server's clock.
-func (s *Server) Now() time.Time { return s.clock.Now() }
+func (s *Server) Now() time.Time {
+	if s.clock == nil {
+		return time.Now()
+	}
+	return s.clock.Now()
+}
 
 // Advance moves the server's clock forward by d and settles the server, so
 // every render, training, refund, webhook and expiry due by then has
-// happened.
+// happened. On a [WithWallClock] server, which no one can move, it sleeps
+// for d of wall time and then settles.
 func (s *Server) Advance(d time.Duration) {
-	s.clock.Advance(d)
+	if s.clock == nil {
+		_ = wait.Sleep(context.Background(), d)
+	} else {
+		s.clock.Advance(d)
+	}
 	s.ref.Settle()
 }
 
@@ -285,6 +322,8 @@ type config struct {
 	balance  float64
 	scale    float64
 	start    time.Time
+	startSet bool // WithStartTime was given
+	wall     bool // WithWallClock
 	outcome  func(feature mediagen.Feature) Outcome
 	faults   Faults
 	projects []extraProject

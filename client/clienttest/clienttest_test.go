@@ -1,9 +1,12 @@
 package clienttest_test
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
+	"github.com/mediagen/mediagen-go/poll"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
@@ -128,4 +132,69 @@ func TestOptionsWithoutTheInternalPackage(t *testing.T) {
 	require.NoError(t, srv.SetFaults(clienttest.Faults{}))
 	_, err = c.GetGeneration(t.Context(), g.ID)
 	require.NoError(t, err)
+}
+
+// Handler serves the same server from a listener of the test's: under a
+// path prefix, with /storage/ routed to it for the asset URLs, and over
+// TLS.
+func TestHandlerServesFromTheTestsListener(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	mux := http.NewServeMux()
+	mux.Handle("/prefix/", http.StripPrefix("/prefix", srv.Handler()))
+	mux.Handle("/storage/", srv.Handler())
+	prefixed := httptest.NewServer(mux)
+	defer prefixed.Close()
+
+	c := srv.Client(client.WithBaseURL(prefixed.URL + "/prefix"))
+	g, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "a lighthouse"})
+	require.NoError(t, err)
+	srv.Advance(time.Minute)
+	g, err = srv.Client().GetGeneration(t.Context(), g.ID)
+	require.NoError(t, err, "the same server as srv.URL's")
+	require.Equal(t, mediagen.GenerationStatusDone, g.Status)
+	g, err = c.GetGeneration(t.Context(), g.ID)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(g.Output.URL(), prefixed.URL+"/storage/"), "asset URLs on the host asked, without the prefix: %s", g.Output.URL())
+	var buf bytes.Buffer
+	require.NoError(t, c.Download(t.Context(), g.Output.URL(), &buf))
+	assert.NotZero(t, buf.Len())
+
+	secure := httptest.NewTLSServer(srv.Handler())
+	defer secure.Close()
+	tc := srv.Client(client.WithBaseURL(secure.URL), client.WithHTTPClient(secure.Client()))
+	g, err = tc.GetGeneration(t.Context(), g.ID)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(g.Output.URL(), "https://"), g.Output.URL())
+	require.NoError(t, tc.Download(t.Context(), g.Output.URL(), io.Discard))
+}
+
+// On the wall clock the server reads real time, Advance sleeps, and the
+// server's clients wait for real: poll's first check comes after a second.
+func TestWallClock(t *testing.T) {
+	_, err := clienttest.Start(clienttest.WithWallClock(), clienttest.WithStartTime(clienttest.StartTime))
+	require.ErrorContains(t, err, "WithWallClock")
+
+	srv := clienttest.NewServer(t, clienttest.WithWallClock())
+	assert.WithinDuration(t, time.Now(), srv.Now(), time.Second)
+	resp, err := http.Get(srv.URL() + "/v3/pricing")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	date, err := http.ParseTime(resp.Header.Get("Date"))
+	require.NoError(t, err)
+	assert.WithinDuration(t, time.Now(), date, 2*time.Second, "Date comes from the wall clock")
+
+	start := time.Now()
+	srv.Advance(50 * time.Millisecond)
+	assert.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond, "Advance sleeps")
+
+	c := srv.Client()
+	g, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "a lighthouse"})
+	require.NoError(t, err)
+	assert.WithinDuration(t, time.Now(), g.RequestDate, 2*time.Second)
+	start = time.Now()
+	g, err = poll.Generation(t.Context(), c, g.ID)
+	require.NoError(t, err)
+	assert.Equal(t, mediagen.GenerationStatusDone, g.Status)
+	assert.GreaterOrEqual(t, time.Since(start), time.Second, "images: first check after 1 s of real time")
+	assert.Less(t, time.Since(start), 5*time.Second)
 }

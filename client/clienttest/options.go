@@ -74,7 +74,22 @@ func WithRenderScale(f float64) Option {
 // [StartTime]).
 func WithStartTime(t time.Time) Option {
 	return func(c *config) error {
-		c.start = t
+		c.start, c.startSet = t, true
+		return nil
+	}
+}
+
+// WithWallClock runs the server on the wall clock instead of a fake one:
+// [Server.Now] is time.Now, renders and expiries happen in real time
+// (renders still scaled by [WithRenderScale]) and webhook deliveries are
+// stamped with it. It is for tests of code that waits without the client's
+// clock, such as its own timers or another process, and for checks of
+// real-time behaviour end to end. No one can move the wall clock:
+// [Server.Advance] sleeps instead, and the clients [Server.Client] returns
+// wait in real time. It cannot be combined with [WithStartTime].
+func WithWallClock() Option {
+	return func(c *config) error {
+		c.wall = true
 		return nil
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mediagen/mediagen-go/internal/testlog"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
@@ -296,24 +295,6 @@ func TestRunInjectsRenderFaults(t *testing.T) {
 	require.NoError(t, stop())
 }
 
-// syncBuffer is a bytes.Buffer safe for the command's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestRunReportsDroppedWebhooks(t *testing.T) {
 	var attempts atomic.Int32
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -321,7 +302,7 @@ func TestRunReportsDroppedWebhooks(t *testing.T) {
 		w.WriteHeader(http.StatusInternalServerError)
 	}))
 	defer receiver.Close()
-	var stderr syncBuffer
+	var stderr testlog.Buffer
 	vars, stop := startLogging(t, &stderr, "-addr", "127.0.0.1:0", "-api-key", "K", "-render-scale", "0.01", "-allow-http-webhooks")
 	body := `{"feature":"image/generation","args":{"prompt":"p"},"webhookUrl":"` + receiver.URL + `/hook"}`
 	req, err := http.NewRequest(http.MethodPost, vars["MEDIAGEN_BASE_URL"]+"/v3/generations", strings.NewReader(body))

@@ -7,28 +7,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
-	"github.com/mediagen/mediagen-go/internal/refserver"
-	"github.com/mediagen/mediagen-go/internal/reftest"
 )
 
-// testServer is the reference server of the module's tests; its clients
-// sleep on the wall clock unless a test installs NewClock's, so retry and
-// search timing is what users see against the real service.
-type testServer struct{ *reftest.Server }
-
-func newTestServer(t testing.TB, opts ...refserver.Option) *testServer {
-	t.Helper()
-	return &testServer{reftest.New(t, opts...)}
-}
-
-// testClock is a client clock whose waits take no wall time: a wait moves
-// it forward instead, so a test can run a search budget of minutes in
-// milliseconds. The waits are recorded. See newTestClock and
-// testServer.NewClock.
+// testClock is a client clock whose waits take no wall time and are
+// recorded, so a test can run a search budget of minutes in milliseconds
+// and then look at every wait. See newTestClock and newServerClock.
 type testClock struct {
-	srv *testServer // when set, the time is the server's and a wait advances it
+	srv *clienttest.Server // when set, the time is the server's and a wait advances it
 
 	mu    sync.Mutex
 	now   time.Time
@@ -39,18 +28,19 @@ type testClock struct {
 // not the reference server.
 func newTestClock() *testClock { return &testClock{now: clienttest.StartTime} }
 
-// NewClock returns a client clock that is the server's: its waits (retry
+// newServerClock returns a client clock that is srv's, as the clients
+// srv.Client returns have, but that records its waits: they (retry
 // backoffs of the client's own, the search after an ambiguous failure,
 // downloads) advance the server instead of sleeping. The retries inside
-// go-retryablehttp still sleep, for at most the 10 ms Client allows.
-func (s *testServer) NewClock() *testClock { return &testClock{srv: s} }
+// go-retryablehttp still sleep, for at most the 10 ms srv.Client allows.
+func newServerClock(srv *clienttest.Server) *testClock { return &testClock{srv: srv} }
 
 // Option installs the clock in a client.
 func (c *testClock) Option() client.Option { return client.WithClock(c) }
 
 func (c *testClock) Now() time.Time {
 	if c.srv != nil {
-		return c.srv.Clock.Now()
+		return c.srv.Now()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -78,4 +68,13 @@ func (c *testClock) Waits() []time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.waits)
+}
+
+// wallClock returns the clock a client has by default, the wall clock: for
+// a test whose point is a wait that takes wall time, on a client of
+// clienttest, whose waits would otherwise move the server's clock.
+func wallClock(t testing.TB) client.Clock {
+	c, err := client.New("mg_key_123456", client.WithBaseURL("http://127.0.0.1:1"))
+	require.NoError(t, err)
+	return c.Clock()
 }
