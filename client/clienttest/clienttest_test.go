@@ -198,3 +198,18 @@ func TestWallClock(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(start), time.Second, "images: first check after 1 s of real time")
 	assert.Less(t, time.Since(start), 5*time.Second)
 }
+
+// A client the code under test builds itself, on the wall clock, sees an
+// image render finish within 2 s against a server on the wall clock.
+func TestAClientOfYourOwnSeesRendersFinish(t *testing.T) {
+	srv := clienttest.NewServer(t, clienttest.WithWallClock())
+	c, err := client.New(srv.APIKey(), client.WithBaseURL(srv.URL()))
+	require.NoError(t, err)
+	start := time.Now()
+	g, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "a kite"})
+	require.NoError(t, err)
+	g, err = poll.Generation(t.Context(), c, g.ID)
+	require.NoError(t, err)
+	assert.Equal(t, mediagen.GenerationStatusDone, g.Status)
+	assert.Less(t, time.Since(start), 2*time.Second)
+}
