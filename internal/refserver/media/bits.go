@@ -53,9 +53,6 @@ func (w *bitWriter) se(v int32) {
 	}
 }
 
-// aligned reports whether the next bit starts a byte.
-func (w *bitWriter) aligned() bool { return w.nacc == 0 }
-
 // padZeros fills the current byte with zero bits.
 func (w *bitWriter) padZeros() {
 	if w.nacc > 0 {
