@@ -12,7 +12,7 @@ func MP4(d time.Duration, width, height int) []byte {
 }
 
 // MP4 renders the clip as an MP4 file (brand isom): an H.264 Constrained
-// Baseline track at VideoFPS with a key frame every second and, when the
+// Baseline track at VideoFPS with a key frame every two seconds and, when the
 // clip has a Sound, a FLAC track exactly as long, interleaved a second at
 // a time. The output is the same for the same clip.
 func (c Clip) MP4() []byte {
@@ -27,7 +27,7 @@ func (c Clip) MP4() []byte {
 	pic := make([]ycc, s.mbW*s.mbH)
 	for i := range s.frames {
 		s.render(i, pic, nil)
-		key := i%VideoFPS == 0
+		key := i%mp4KeyInterval == 0
 		if key {
 			video.sync = append(video.sync, uint32(i+1))
 		}
@@ -42,8 +42,13 @@ func (c Clip) MP4() []byte {
 	return muxMP4(tracks)
 }
 
-// mp4VideoTimescale ticks 512 times per frame, as ffmpeg's muxer would.
-const mp4VideoTimescale = 512 * VideoFPS
+const (
+	// mp4VideoTimescale ticks 512 times per frame, as ffmpeg's muxer would.
+	mp4VideoTimescale = 512 * VideoFPS
+	// mp4KeyInterval is the frames from one IDR picture to the next: where
+	// players can seek to, and most of the size of a clip.
+	mp4KeyInterval = 2 * VideoFPS
+)
 
 // flacTrack renders the clip's sound for as long as its frames last.
 func flacTrack(c Clip, frames int) *muxTrack {

@@ -31,7 +31,7 @@ func TestClipVideoTrack(t *testing.T) {
 	for _, d := range v.deltas {
 		require.Equal(t, uint32(v.scale)/VideoFPS, d)
 	}
-	assert.Equal(t, []uint32{1, 25, 49, 73, 97, 121}, v.sync, "a key frame every second")
+	assert.Equal(t, []uint32{1, 49, 97}, v.sync, "a key frame every two seconds")
 
 	avcC := child(t, v.entryBody, 78, "avcC")
 	require.Equal(t, byte(0xe1), avcC[5], "one SPS")
@@ -44,7 +44,7 @@ func TestClipVideoTrack(t *testing.T) {
 		// One length-prefixed slice NAL unit per sample: IDR on key frames.
 		require.Equal(t, len(s)-4, int(binary.BigEndian.Uint32(s)), "sample %d", i)
 		typ := s[4] & 0x1f
-		if (i % VideoFPS) == 0 {
+		if i%mp4KeyInterval == 0 {
 			require.Equal(t, byte(5), typ, "sample %d", i)
 		} else {
 			require.Equal(t, byte(1), typ, "sample %d", i)
@@ -63,14 +63,23 @@ func TestClipCropsToOddMacroblockSizes(t *testing.T) {
 }
 
 func TestClipAudioTrackIsAudibleFLACAsLongAsTheVideo(t *testing.T) {
-	for _, sound := range []Sound{Chime, Speech} {
-		tracks := readMP4(t, Clip{Width: 64, Height: 64, Duration: 2500 * time.Millisecond, Sound: sound, Voice: "v", Text: "t"}.MP4())
+	for _, c := range []Clip{
+		{Width: 64, Height: 64, Duration: 2500 * time.Millisecond, Sound: Chime, Voice: "v", Text: "t"},
+		{Width: 64, Height: 64, Duration: 2500 * time.Millisecond, Sound: Speech, Voice: "v", Text: "t"},
+		{Width: 64, Height: 64, Duration: 25 * time.Second / VideoFPS, Sound: Speech, Voice: "w", Text: "short last block"},
+	} {
+		tracks := readMP4(t, c.MP4())
 		require.Len(t, tracks, 2)
-		a := tracks[1]
+		v, a := tracks[0], tracks[1]
 		assert.Equal(t, "soun", a.handler)
 		assert.Equal(t, "fLaC", a.entry)
 		assert.Equal(t, uint64(flacRate), a.scale)
-		assert.Equal(t, uint64(flacRate*5/2), a.ticks, "2.5 s, as the video")
+		assert.Equal(t, v.ticks*flacRate/v.scale, a.ticks, "as long as the video")
+		size := 0
+		for _, s := range a.samples {
+			size += len(s)
+		}
+		assert.Less(t, size, int(a.ticks)*2*3/4, "predicted and Rice-coded, not verbatim")
 
 		// The samples after the dfLa metadata are a native FLAC stream.
 		dfLa := child(t, a.entryBody, 28, "dfLa")
@@ -78,13 +87,13 @@ func TestClipAudioTrackIsAudibleFLACAsLongAsTheVideo(t *testing.T) {
 		var pcm []int16
 		for _, s := range a.samples {
 			native = append(native, s...)
-			pcm = append(pcm, verbatimSamples(t, s)...)
+			pcm = append(pcm, decodeFLACFrame(t, s)...)
 		}
 		require.NoError(t, validateFLAC(native), "CRCs and sample count check out")
 		d, err := flacDuration(native)
 		require.NoError(t, err)
-		assert.Equal(t, 2500*time.Millisecond, d)
-		require.Len(t, pcm, flacRate*5/2)
+		assert.InDelta(t, time.Duration(v.ticks)*time.Second/time.Duration(v.scale), d, float64(time.Second/flacRate), "within a sample")
+		require.Equal(t, clipPCM(c), pcm, "lossless")
 		var sum float64
 		for _, s := range pcm {
 			sum += float64(s) * float64(s)
@@ -93,16 +102,56 @@ func TestClipAudioTrackIsAudibleFLACAsLongAsTheVideo(t *testing.T) {
 	}
 }
 
-// verbatimSamples reads the PCM of one frame flacEncode wrote.
-func verbatimSamples(t *testing.T, frame []byte) []int16 {
+// decodeFLACFrame decodes a frame encodeFLACFrames wrote: a mono 16-bit
+// subframe, verbatim or FIXED order 2 with Rice-coded residuals.
+func decodeFLACFrame(t *testing.T, frame []byte) []int16 {
 	t.Helper()
 	f, ok := parseFLACFrame(frame)
 	require.True(t, ok)
-	body := frame[len(frame)-2-2*f.blockSize:]
-	require.Equal(t, byte(0x02), frame[len(frame)-3-2*f.blockSize], "a verbatim subframe")
-	out := make([]int16, f.blockSize)
+	n := f.blockSize
+	hdr := 4 + 1 // sync, codes, the one-byte frame number...
+	for c := frame[4]; c&0x80 != 0 && c&0x40 != 0; c <<= 1 {
+		hdr++ // ...or its continuation bytes
+	}
+	r := &bitReader{b: frame[hdr+2+1 : len(frame)-2]} // block size, CRC-8; CRC-16 at the end
+	out := make([]int16, n)
+	switch typ := r.u(8); typ {
+	case 0b0_000001_0:
+		for i := range out {
+			out[i] = int16(r.u(16))
+		}
+	case 0b0_001010_0:
+		out[0], out[1] = int16(r.u(16)), int16(r.u(16))
+		require.Zero(t, r.u(2), "Rice with 4-bit parameters")
+		parts := 1 << r.u(4)
+		i := 2
+		for p := range parts {
+			k := int(r.u(4))
+			require.Less(t, k, 15, "no escape")
+			for end := (p + 1) * n / parts; i < end; i++ {
+				q := 0
+				for r.u(1) == 0 {
+					q++
+				}
+				u := uint32(q)<<k | r.u(k)
+				e := int32(u>>1) ^ -int32(u&1)
+				out[i] = int16(e + 2*int32(out[i-1]) - int32(out[i-2]))
+			}
+		}
+	default:
+		t.Fatalf("subframe type %08b", typ)
+	}
+	require.LessOrEqual(t, (r.pos+7)/8, len(r.b), "the subframe fits the frame")
+	return out
+}
+
+// clipPCM is the sound a clip's track should hold.
+func clipPCM(c Clip) []int16 {
+	c = c.normalized()
+	syn := newSynth(flacRate, c.Sound, c.Voice, c.Text)
+	out := make([]int16, c.frames()*flacRate/VideoFPS)
 	for i := range out {
-		out[i] = int16(binary.BigEndian.Uint16(body[2*i:]))
+		out[i] = int16(32767 * syn.next())
 	}
 	return out
 }
