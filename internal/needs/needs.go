@@ -8,6 +8,7 @@ package needs
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"testing"
 )
 
@@ -29,4 +30,15 @@ func Component(tb testing.TB, what, pkg string, err error) {
 // SkipMessage is the one line a skipped test prints.
 func SkipMessage(what, pkg string) string {
 	return fmt.Sprintf("%s not found: install Debian's %s package (apt-get install %s) to run this test", what, pkg, pkg)
+}
+
+// Program returns the path of the program name, from Debian's package pkg,
+// ending the test as [Component] does when it is not in PATH.
+func Program(tb testing.TB, name, pkg string) string {
+	tb.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		Component(tb, name, pkg, err)
+	}
+	return path
 }

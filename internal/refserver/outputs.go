@@ -29,6 +29,14 @@ type outputSpec struct {
 	duration      time.Duration // video and audio
 	chars         int           // script length, for the audio render time
 	text          string        // text outputs
+
+	// What the media are derived from. The strings are the generation's
+	// own arguments, shared, not copied.
+	palette    string      // video: seeds the colours (the prompt, else the script)
+	background string      // video/logo-reveal: the first gradient colour
+	sound      media.Sound // video: the audio track, if any
+	voice      string      // audio and avatar: seeds the voice
+	script     string      // audio and avatar: seeds the rhythm of speech
 }
 
 // outputFor derives the asset of a generation from its validated arguments.
@@ -37,14 +45,31 @@ func outputFor(info feature.Info, args map[string]any) outputSpec {
 	case "video":
 		aspect := stringArgOr(args, "aspectRatio", "16:9")
 		w, h := videoSize(aspect, stringArgOr(args, "resolution", "720p"))
-		d := time.Duration(intArg(args, "duration", defaultDuration)) * time.Second
-		if info.Name == "video/avatar" {
-			d = time.Duration(clipSeconds(stringArg(args, "script"))) * time.Second
+		spec := outputSpec{
+			mime: mimeMP4, width: w, height: h,
+			duration:   time.Duration(intArg(args, "duration", defaultDuration)) * time.Second,
+			palette:    stringArg(args, "prompt"),
+			background: stringArg(args, "background"),
 		}
-		return outputSpec{mime: mimeMP4, width: w, height: h, duration: d}
+		if on, _ := args["generateAudio"].(bool); on {
+			spec.sound = media.Chime
+		}
+		if info.Name == "video/avatar" {
+			// The clip lasts as long as its script takes to say, and says it.
+			script := stringArg(args, "script")
+			spec.duration = time.Duration(clipSeconds(script)) * time.Second
+			spec.sound, spec.voice, spec.script = media.Speech, stringArg(args, "voiceId"), script
+			if spec.palette == "" {
+				spec.palette = script
+			}
+		}
+		return spec
 	case "audio":
 		script := stringArg(args, "script")
-		return outputSpec{mime: mimeWAV, duration: time.Duration(clipSeconds(script)) * time.Second, chars: runeCount(script)}
+		return outputSpec{
+			mime: mimeWAV, duration: time.Duration(clipSeconds(script)) * time.Second, chars: runeCount(script),
+			voice: stringArg(args, "voiceId"), script: script,
+		}
 	case "text":
 		return outputSpec{mime: mimeText, text: "Draft for: " + stringArg(args, "prompt")}
 	default:
@@ -130,11 +155,29 @@ func assetBytes(id string, spec outputSpec, name string) ([]byte, string, error)
 	case name == assetImage && spec.mime == mimePNG:
 		return media.PNG(spec.width, spec.height, id), mimePNG, nil
 	case name == assetVideo && spec.mime == mimeMP4:
-		return media.MP4(spec.duration, spec.width, spec.height), mimeMP4, nil
+		return spec.clip(id).MP4(), mimeMP4, nil
 	case name == assetPoster && spec.mime == mimeMP4:
-		return media.PNG(spec.width, spec.height, id), mimePNG, nil
+		return spec.clip(id).Poster(), mimePNG, nil
 	case name == assetAudio && spec.mime == mimeWAV:
-		return media.WAV(spec.duration, id), mimeWAV, nil
+		return media.SpeechWAV(spec.duration, spec.voice, spec.script), mimeWAV, nil
 	}
 	return nil, "", fmt.Errorf("no asset %q", name)
+}
+
+// clip describes a video output to the renderer; the generation id varies
+// the motion, so two generations of one prompt share colours, not paths.
+func (spec outputSpec) clip(id string) media.Clip {
+	text := spec.script
+	if text == "" {
+		text = id
+	}
+	voice := spec.voice
+	if voice == "" {
+		voice = spec.palette
+	}
+	return media.Clip{
+		Width: spec.width, Height: spec.height, Duration: spec.duration,
+		Palette: spec.palette, Background: spec.background, Seed: id,
+		Sound: spec.sound, Voice: voice, Text: text,
+	}
 }

@@ -3,7 +3,9 @@ package refserver
 import (
 	"bytes"
 	"image/png"
+	"math"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -62,11 +64,12 @@ func TestVideoOutputs(t *testing.T) {
 		args    map[string]any
 		w, h    int
 		d       time.Duration
+		sound   bool
 	}{
-		{"video/logo-reveal", map[string]any{"image": img, "prompt": "p"}, 1280, 720, 5 * time.Second},
-		{"video/logo-reveal", map[string]any{"image": img, "prompt": "p", "aspectRatio": "9:16", "duration": 8}, 720, 1280, 8 * time.Second},
-		{"video/object-reveal", map[string]any{"image": img, "prompt": "p", "resolution": "1080p", "aspectRatio": "4:3", "duration": 3}, 1440, 1080, 3 * time.Second},
-		{"video/avatar", map[string]any{"voiceId": "ava-warm-narrator", "script": "Thirty characters of script!!", "permissionConfirmed": true, "aspectRatio": "1:1"}, 720, 720, 2 * time.Second},
+		{"video/logo-reveal", map[string]any{"image": img, "prompt": "p"}, 1280, 720, 5 * time.Second, false},
+		{"video/logo-reveal", map[string]any{"image": img, "prompt": "p", "aspectRatio": "9:16", "duration": 8, "generateAudio": true}, 720, 1280, 8 * time.Second, true},
+		{"video/object-reveal", map[string]any{"image": img, "prompt": "p", "resolution": "1080p", "aspectRatio": "4:3", "duration": 3}, 1440, 1080, 3 * time.Second, false},
+		{"video/avatar", map[string]any{"voiceId": "ava-warm-narrator", "script": "Thirty characters of script!!", "permissionConfirmed": true, "aspectRatio": "1:1"}, 720, 720, 2 * time.Second, true},
 	}
 	for _, tc := range cases {
 		done := h.finish(tc.feature, tc.args)
@@ -78,14 +81,35 @@ func TestVideoOutputs(t *testing.T) {
 		require.NotZero(t, o.Width)
 		require.NotZero(t, o.Height)
 		assert.Equal(t, [3]int{tc.w, tc.h, int(tc.d / time.Millisecond)}, [3]int{o.Width, o.Height, o.DurationMs})
-		d, w, hgt, err := media.ProbeMP4(h.fetch(o.Video, "video/mp4"))
+		video := h.fetch(o.Video, "video/mp4")
+		d, w, hgt, err := media.ProbeMP4(video)
 		require.NoError(t, err)
 		assert.Equal(t, tc.d, d)
 		assert.Equal(t, [2]int{tc.w, tc.h}, [2]int{w, hgt})
+		assert.Equal(t, tc.sound, bytes.Contains(video, []byte("fLaC")), "%s: a FLAC sound track when asked", tc.feature)
+		assert.Less(t, len(video), 1<<20, "small enough to serve from memory")
+		assert.Equal(t, video, h.fetch(o.Video, "video/mp4"), "the same bytes on every fetch")
 		pw, ph, err := media.ImageConfig(h.fetch(o.Poster, "image/png"))
 		require.NoError(t, err)
 		assert.Equal(t, [2]int{tc.w, tc.h}, [2]int{pw, ph})
 	}
+}
+
+func TestVideoOutputServesRanges(t *testing.T) {
+	h := newHarness(t)
+	o := h.finish("video/logo-reveal", map[string]any{"image": h.uploadImage(keyA), "prompt": "p", "generateAudio": true}).Output
+	whole := h.fetch(o.Video, "video/mp4")
+	req, err := http.NewRequest(http.MethodGet, o.Video, nil)
+	require.NoError(t, err)
+	req.Header.Set("Range", "bytes=1000-1999")
+	status, hdr, part := h.rawRequest(req)
+	assert.Equal(t, http.StatusPartialContent, status)
+	assert.Equal(t, "bytes 1000-1999/"+strconv.Itoa(len(whole)), hdr.Get("Content-Range"))
+	assert.Equal(t, whole[1000:2000], part)
+
+	status, hdr, _ = h.raw(http.MethodHead, o.Video, "", "", nil)
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, strconv.Itoa(len(whole)), hdr.Get("Content-Length"))
 }
 
 func TestAudioOutputs(t *testing.T) {
@@ -94,9 +118,16 @@ func TestAudioOutputs(t *testing.T) {
 	assert.Equal(t, "audio/wav", done.Output.MIME)
 	require.NotNil(t, done.Output.Audio)
 	assert.Zero(t, done.Output.Image)
-	d, err := media.AudioDuration(h.fetch(done.Output.Audio, "audio/wav"))
+	wav := h.fetch(done.Output.Audio, "audio/wav")
+	d, err := media.AudioDuration(wav)
 	require.NoError(t, err)
-	assert.Equal(t, 3*time.Second, d)
+	assert.Equal(t, 3*time.Second, d, "15 characters a second")
+	// 8-bit PCM after the 44-byte header: well above silence (128).
+	var sum float64
+	for _, b := range wav[44:] {
+		sum += (float64(b) - 128) * (float64(b) - 128)
+	}
+	assert.Greater(t, math.Sqrt(sum/float64(len(wav)-44))/128, 0.1, "audible: RMS above -20 dBFS")
 }
 
 func TestRenderDurations(t *testing.T) {

@@ -108,7 +108,7 @@ func templateAsset(previewID, name string) ([]byte, string, *apiError) {
 	case name == templateImageName:
 		return media.PNG(320, 180, previewID), mimePNG, nil
 	case name == templateVideoName && pv.HasVideo:
-		return media.MP4(templateVideoLen, 1280, 720), mimeMP4, nil
+		return media.Clip{Width: 1280, Height: 720, Duration: templateVideoLen, Palette: previewID, Seed: previewID}.MP4(), mimeMP4, nil
 	}
 	return nil, "", notFoundf("no such object")
 }

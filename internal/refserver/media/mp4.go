@@ -5,79 +5,64 @@ import (
 	"time"
 )
 
-// MaxMP4Duration bounds MP4 output; longer requests are clamped. The movie
-// header holds milliseconds in 32 bits, so the real ceiling is ~49 days.
-const MaxMP4Duration = 24 * time.Hour
-
-// mp4Timescale is the clock of the movie and the media: milliseconds.
-const mp4Timescale = 1000
-
-// MP4 returns a small, well-formed ISO BMFF file (brand isom) whose movie and
-// single video track last d (rounded to the millisecond, clamped to
-// 0..MaxMP4Duration) at width x height (clamped to 1..MaxImageSide).
-//
-// The layout is ftyp, moov (mvhd; trak with tkhd and mdia: mdhd, hdlr vide,
-// minf with vmhd, dinf/dref and stbl: stsd holding an avc1 entry, stts, stsc,
-// stsz, stco) and mdat holding one sample. Parsers read the duration and
-// size from it; the sample bytes are filler, not a decodable H.264 frame, so
-// players show nothing.
+// MP4 returns a silent video of duration d at width x height with the
+// default look: Clip{Width: width, Height: height, Duration: d}.MP4().
 func MP4(d time.Duration, width, height int) []byte {
-	d = min(max(d, 0), MaxMP4Duration)
-	ms := uint32((d + time.Millisecond/2) / time.Millisecond)
-	width, height = clampSide(width), clampSide(height)
-	sample := []byte("mediagen-sample!")
-
-	ftyp := box("ftyp", []byte("isom"), u32(0x200), []byte("isomiso2avc1mp41"))
-	// moov's size does not depend on the chunk offset value, so build it
-	// once to learn its size, then again with the real mdat offset.
-	moov := mp4Moov(ms, width, height, len(sample), 0)
-	offset := uint32(len(ftyp) + len(moov) + 8)
-	moov = mp4Moov(ms, width, height, len(sample), offset)
-	mdat := box("mdat", sample)
-
-	out := make([]byte, 0, len(ftyp)+len(moov)+len(mdat))
-	out = append(out, ftyp...)
-	out = append(out, moov...)
-	return append(out, mdat...)
+	return Clip{Width: width, Height: height, Duration: d}.MP4()
 }
 
-// mp4Moov builds the movie box for a one-sample video track.
-func mp4Moov(ms uint32, width, height, sampleSize int, chunkOffset uint32) []byte {
-	mvhd := fullBox("mvhd", 0, 0,
-		u32(0), u32(0), // creation and modification time: fixed for determinism
-		u32(mp4Timescale), u32(ms),
-		u32(0x00010000), u16(0x0100), make([]byte, 10), // rate 1.0, volume 1.0, reserved
-		identityMatrix(),
-		make([]byte, 24), // pre_defined
-		u32(2),           // next_track_ID
-	)
-	tkhd := fullBox("tkhd", 0, 3, // flags: track enabled and in movie
-		u32(0), u32(0), u32(1), u32(0), u32(ms),
-		make([]byte, 8), u16(0), u16(0), u16(0), u16(0), // reserved, layer, group, volume, reserved
-		identityMatrix(),
-		u32(uint32(width)<<16), u32(uint32(height)<<16), // 16.16 fixed point
-	)
-	mdhd := fullBox("mdhd", 0, 0, u32(0), u32(0), u32(mp4Timescale), u32(ms), u16(0x55c4), u16(0)) // language "und"
-	hdlr := fullBox("hdlr", 0, 0, u32(0), []byte("vide"), make([]byte, 12), []byte("VideoHandler\x00"))
-	vmhd := fullBox("vmhd", 0, 1, make([]byte, 8))
-	dinf := box("dinf", fullBox("dref", 0, 0, u32(1), fullBox("url ", 0, 1))) // flag 1: data in this file
-	avc1 := box("avc1",
-		make([]byte, 6), u16(1), // reserved, data_reference_index
-		make([]byte, 16), // pre_defined and reserved
-		u16(uint16(width)), u16(uint16(height)),
-		u32(0x00480000), u32(0x00480000), u32(0), u16(1), // 72 dpi, reserved, frame_count
-		make([]byte, 32), u16(0x0018), u16(0xffff), // compressorname, depth, pre_defined -1
-	)
-	stbl := box("stbl",
-		fullBox("stsd", 0, 0, u32(1), avc1),
-		fullBox("stts", 0, 0, u32(1), u32(1), u32(ms)),
-		fullBox("stsc", 0, 0, u32(1), u32(1), u32(1), u32(1)),
-		fullBox("stsz", 0, 0, u32(0), u32(1), u32(uint32(sampleSize))),
-		fullBox("stco", 0, 0, u32(1), u32(chunkOffset)),
-	)
-	minf := box("minf", vmhd, dinf, stbl)
-	trak := box("trak", tkhd, box("mdia", mdhd, hdlr, minf))
-	return box("moov", mvhd, trak)
+// MP4 renders the clip as an MP4 file (brand isom): an H.264 Constrained
+// Baseline track at VideoFPS with a key frame every two seconds and, when the
+// clip has a Sound, a FLAC track exactly as long, interleaved a second at
+// a time. The output is the same for the same clip.
+func (c Clip) MP4() []byte {
+	c = c.normalized()
+	s := newScene(c)
+	enc := newH264Encoder(c.Width, c.Height, VideoFPS)
+	video := muxTrack{
+		handler: "vide", timescale: mp4VideoTimescale,
+		width: c.Width, height: c.Height,
+		entry: avc1Entry(c.Width, c.Height, enc.sps(), enc.pps()),
+	}
+	pic := make([]ycc, s.mbW*s.mbH)
+	for i := range s.frames {
+		s.render(i, pic, nil)
+		key := i%mp4KeyInterval == 0
+		if key {
+			video.sync = append(video.sync, uint32(i+1))
+		}
+		start := len(video.data)
+		video.data = enc.picture(video.data, pic, key)
+		video.addSample(len(video.data)-start, mp4VideoTimescale/VideoFPS)
+	}
+	tracks := []*muxTrack{&video}
+	if c.Sound != NoSound {
+		tracks = append(tracks, flacTrack(c, s.frames))
+	}
+	return muxMP4(tracks)
+}
+
+const (
+	// mp4VideoTimescale ticks 512 times per frame, as ffmpeg's muxer would.
+	mp4VideoTimescale = 512 * VideoFPS
+	// mp4KeyInterval is the frames from one IDR picture to the next: where
+	// players can seek to, and most of the size of a clip.
+	mp4KeyInterval = 2 * VideoFPS
+)
+
+// flacTrack renders the clip's sound for as long as its frames last.
+func flacTrack(c Clip, frames int) *muxTrack {
+	syn := newSynth(flacRate, c.Sound, c.Voice, c.Text)
+	samples := make([]int16, frames*flacRate/VideoFPS)
+	for i := range samples {
+		samples[i] = int16(32767 * syn.next())
+	}
+	data, sizes := encodeFLACFrames(samples)
+	t := &muxTrack{handler: "soun", timescale: flacRate, data: data, entry: flacEntry(len(samples))}
+	for i, n := range sizes {
+		t.addSample(n, uint32(min(flacBlock, len(samples)-i*flacBlock)))
+	}
+	return t
 }
 
 // box assembles a plain box from its payload parts.

@@ -37,8 +37,8 @@ func TestMP4ProbeRoundTrip(t *testing.T) {
 	}{
 		{5 * time.Second, 256, 144},
 		{1500 * time.Millisecond, 64, 64},
-		{0, 1, 1},
-		{25 * time.Minute, 1920, 1080},
+		{2 * time.Minute, 1920, 1080},
+		{time.Second, 1080, 1920},
 	} {
 		b := MP4(tc.d, tc.w, tc.h)
 		d, w, h, err := ProbeMP4(b)
@@ -50,34 +50,48 @@ func TestMP4ProbeRoundTrip(t *testing.T) {
 		mt, kind := Detect(b)
 		assert.Equal(t, TypeMP4, mt)
 		assert.Equal(t, Video, kind)
+		require.NoError(t, Validate(b), "uploads accept it")
 	}
 }
 
 func TestMP4BoxesTileTheFile(t *testing.T) {
-	b := MP4(3*time.Second, 128, 96)
+	b := Clip{Width: 128, Height: 96, Duration: 3 * time.Second, Sound: Chime}.MP4()
 	seen := map[string]bool{}
 	assert.Equal(t, len(b), walkAll(t, b, "", seen))
 	for _, p := range []string{
 		"ftyp", "moov/mvhd", "moov/trak/tkhd", "moov/trak/mdia/mdhd", "moov/trak/mdia/hdlr",
-		"moov/trak/mdia/minf/vmhd", "moov/trak/mdia/minf/dinf/dref", "moov/trak/mdia/minf/stbl/stsd",
-		"moov/trak/mdia/minf/stbl/stts", "moov/trak/mdia/minf/stbl/stsc", "moov/trak/mdia/minf/stbl/stsz",
+		"moov/trak/mdia/minf/vmhd", "moov/trak/mdia/minf/smhd", "moov/trak/mdia/minf/dinf/dref",
+		"moov/trak/mdia/minf/stbl/stsd", "moov/trak/mdia/minf/stbl/stts", "moov/trak/mdia/minf/stbl/stss",
+		"moov/trak/mdia/minf/stbl/stsc", "moov/trak/mdia/minf/stbl/stsz",
 		"moov/trak/mdia/minf/stbl/stco", "mdat",
 	} {
 		assert.True(t, seen[p], p)
 	}
 }
 
-func TestMP4ChunkOffsetPointsIntoMdat(t *testing.T) {
-	b := MP4(time.Second, 64, 64)
-	i := bytes.Index(b, []byte("stco"))
-	require.Positive(t, i)
-	off := binary.BigEndian.Uint32(b[i+12:])
-	mdat := bytes.LastIndex(b, []byte("mdat"))
-	assert.Equal(t, uint32(mdat+4), off)
+func TestMP4SamplesTileTheMdat(t *testing.T) {
+	b := Clip{Width: 64, Height: 64, Duration: 2500 * time.Millisecond, Sound: Speech}.MP4()
+	mdat := bytes.LastIndex(b, []byte("mdat")) + 4
+	covered := mdat
+	// Chunks alternate a second at a time: the first video chunk starts
+	// the mdat, and together the samples fill it exactly.
+	tracks := readMP4(t, b)
+	require.Len(t, tracks, 2)
+	for _, tr := range tracks {
+		for _, s := range tr.samples {
+			covered += len(s)
+		}
+	}
+	assert.Equal(t, len(b), covered)
+	assert.Equal(t, uintptr(mdat), ptrOffset(b, tracks[0].samples[0]), "video first")
+	second := tracks[0].samples[VideoFPS]
+	lastAudio := tracks[1].samples[flacRate/flacBlock-1]
+	assert.Less(t, ptrOffset(b, lastAudio), ptrOffset(b, second), "the first second of sound precedes the second second of video")
+}
 
-	j := bytes.Index(b, []byte("stsz"))
-	size := binary.BigEndian.Uint32(b[j+16:])
-	assert.Equal(t, uint64(len(b)), uint64(off)+uint64(size), "the one sample ends the file")
+// ptrOffset is where sub starts inside b.
+func ptrOffset(b, sub []byte) uintptr {
+	return uintptr(cap(b) - cap(sub))
 }
 
 func TestMP4DeterministicRoundedAndClamped(t *testing.T) {
@@ -85,15 +99,19 @@ func TestMP4DeterministicRoundedAndClamped(t *testing.T) {
 
 	d, w, h, err := ProbeMP4(MP4(1499*time.Microsecond, 0, 99999))
 	require.NoError(t, err)
-	assert.Equal(t, time.Millisecond, d, "rounded to the millisecond")
-	assert.Equal(t, 1, w)
-	assert.Equal(t, MaxImageSide, h)
+	assert.Equal(t, 42*time.Millisecond, d, "one frame at 24 fps, to the millisecond")
+	assert.Equal(t, MinVideoSide, w)
+	assert.Equal(t, MaxVideoSide, h)
+
+	_, w, h, err = ProbeMP4(MP4(time.Second, 101, 33))
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{100, 32}, [2]int{w, h}, "4:2:0 needs even sides")
 
 	d, _, _, err = ProbeMP4(MP4(-time.Second, 8, 8))
 	require.NoError(t, err)
-	assert.Zero(t, d)
+	assert.Equal(t, 42*time.Millisecond, d, "at least one frame")
 
-	d, _, _, err = ProbeMP4(MP4(100*time.Hour, 8, 8))
+	d, _, _, err = ProbeMP4(MP4(100*time.Hour, 16, 16))
 	require.NoError(t, err)
 	assert.Equal(t, MaxMP4Duration, d)
 }
@@ -134,7 +152,7 @@ func TestProbeMP4Hostile(t *testing.T) {
 	for name, b := range map[string][]byte{
 		"empty":          nil,
 		"text":           []byte("hello world, not a movie"),
-		"truncated":      good[:len(good)/2],
+		"truncated":      good[:len(good)/16],
 		"huge box size":  huge,
 		"size below hdr": cat(u32(4), []byte("moov")),
 		"no mvhd":        box("moov", box("trak")),

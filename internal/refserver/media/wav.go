@@ -16,11 +16,19 @@ const (
 	MaxWAVDuration = time.Hour
 )
 
-// WAV returns a RIFF/WAVE file holding a quiet sine tone of duration d, 8-bit
-// PCM mono at WAVSampleRate. The tone's pitch (220..659 Hz) comes from seed.
-// The sample count is d*WAVSampleRate rounded to the nearest sample, so d is
-// exact when it is a multiple of 250µs. d is clamped to 0..MaxWAVDuration.
+// WAV returns a RIFF/WAVE file holding speech-like babble of duration d
+// (see SpeechWAV), its voice and rhythm both seeded by seed.
 func WAV(d time.Duration, seed string) []byte {
+	return SpeechWAV(d, seed, seed)
+}
+
+// SpeechWAV returns a RIFF/WAVE file, 8-bit PCM mono at WAVSampleRate,
+// holding an audible babble of syllables and word gaps of duration d: its
+// pitch and timbre come from voice, its rhythm from text. The sample count
+// is d*WAVSampleRate rounded to the nearest sample, so d is exact when it is
+// a multiple of 250µs. d is clamped to 0..MaxWAVDuration. The output is the
+// same for the same arguments.
+func SpeechWAV(d time.Duration, voice, text string) []byte {
 	d = min(max(d, 0), MaxWAVDuration)
 	n := int((d*WAVSampleRate + time.Second/2) / time.Second)
 
@@ -40,18 +48,9 @@ func WAV(d time.Duration, seed string) []byte {
 	copy(out[36:], "data")
 	binary.LittleEndian.PutUint32(out[40:], uint32(n))
 
-	// A whole-hertz tone repeats exactly every second, so one second of
-	// samples is computed and then copied, keeping long clips cheap.
-	s := seedBytes(seed)
-	freq := 220 + float64(seedUint(s, 0)%440)
-	var second [WAVSampleRate]byte
-	for i := range second {
-		v := 20 * math.Sin(2*math.Pi*freq*float64(i)/WAVSampleRate)
-		second[i] = byte(128 + int(math.Round(v)))
-	}
-	data := out[header : header+n]
-	for off := 0; off < n; off += WAVSampleRate {
-		copy(data[off:], second[:])
+	s := newSynth(WAVSampleRate, Speech, voice, text)
+	for i := range n {
+		out[header+i] = byte(128 + int(math.Round(127*s.next())))
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package media
 
 import (
 	"encoding/binary"
+	"math"
 	"testing"
 	"time"
 
@@ -48,11 +49,33 @@ func TestWAVRoundsToSampleAndClamps(t *testing.T) {
 	assert.Error(t, err, "a negative duration makes an empty clip, which is not audio")
 }
 
-func TestWAVDeterministicQuietTone(t *testing.T) {
-	a := WAV(time.Second, "a")
-	assert.Equal(t, a, WAV(time.Second, "a"))
-	assert.NotEqual(t, a, WAV(time.Second, "b"), "seed changes the pitch")
+func TestWAVDeterministicAudibleSpeech(t *testing.T) {
+	a := WAV(3*time.Second, "a")
+	assert.Equal(t, a, WAV(3*time.Second, "a"))
+	assert.NotEqual(t, a, WAV(3*time.Second, "b"), "seed changes the voice")
+	assert.NotEqual(t, SpeechWAV(3*time.Second, "v", "one script"), SpeechWAV(3*time.Second, "v", "another script"), "text changes the rhythm")
+	assert.Greater(t, rms8(a[44:]), 0.1, "audible: RMS above -20 dBFS")
 	for _, s := range a[44:] {
-		assert.InDelta(t, 128, int(s), 20, "quiet: within ±20 of silence")
+		require.InDelta(t, 128, int(s), 100, "no clipping")
 	}
+	// Speech has pauses: some tenths of a second are much quieter than
+	// the clip as a whole, and most are not.
+	quiet := 0
+	for i := 44; i+WAVSampleRate/10 <= len(a); i += WAVSampleRate / 10 {
+		if rms8(a[i:i+WAVSampleRate/10]) < 0.02 {
+			quiet++
+		}
+	}
+	assert.Positive(t, quiet)
+	assert.Less(t, quiet, 10)
+}
+
+// rms8 is the RMS of unsigned 8-bit samples, full scale 1.
+func rms8(b []byte) float64 {
+	var sum float64
+	for _, s := range b {
+		v := (float64(s) - 128) / 128
+		sum += v * v
+	}
+	return math.Sqrt(sum / float64(len(b)))
 }
