@@ -245,15 +245,6 @@ func finish(cfg *config, req *http.Request, start time.Time, resp *http.Response
 	logResult(req, cfg.s.logger, start, resp, err)
 }
 
-// observer returns what records a storage answer for WithResponseInto, or
-// nil when the call did not ask.
-func observer(dst **http.Response) func(*http.Response) {
-	if dst == nil {
-		return nil
-	}
-	return func(resp *http.Response) { *dst = resp }
-}
-
 // logResult logs one finished request without headers, query or body. The
 // attributes are built only when the logger wants the record.
 func logResult(req *http.Request, l *slog.Logger, start time.Time, resp *http.Response, err error) {
