@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
+	"github.com/mediagen/mediagen-go/client/journal"
 	"github.com/mediagen/mediagen-go/internal/api"
 )
 
@@ -42,6 +43,10 @@ type Client struct {
 	once     *api.Client // requests sent at most once (multipart upload)
 	claims   *claims
 	searches *searchLocks
+
+	holder     string          // names this client in the journal
+	memJournal journal.Journal // the journal of a client without WithJournal
+	prices     priceCache      // for the estimate a keyed call records
 }
 
 // config is a resolved set of options: the client's, or a call's on top.
@@ -92,7 +97,8 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 			s.transfer = t
 		}
 	}
-	c := &Client{apiKey: apiKey, auth: []string{apiKey}, claims: newClaims(), searches: newSearchLocks()}
+	c := &Client{apiKey: apiKey, auth: []string{apiKey}, claims: newClaims(), searches: newSearchLocks(),
+		holder: newHolder(), memJournal: journal.NewMemory()}
 	if c.baseURL, err = newBaseURL(base); err != nil {
 		return nil, fmt.Errorf("mediagen: base URL: %w", err)
 	}

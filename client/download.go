@@ -169,7 +169,7 @@ func (c *Client) SaveOutput(ctx context.Context, g *mediagen.Generation, dir str
 		}); err != nil {
 			return nil, err
 		}
-		return saved, nil
+		return saved, c.markSaved(ctx, cfg)
 	}
 	if saved.Path, err = saveURL(ctx, cfg, out.URL(), filepath.Join(dir, name), out.MIME); err != nil {
 		return nil, err
@@ -179,7 +179,7 @@ func (c *Client) SaveOutput(ctx context.Context, g *mediagen.Generation, dir str
 			return nil, err
 		}
 	}
-	return saved, nil
+	return saved, c.markSaved(ctx, cfg)
 }
 
 // saveURL downloads rawURL to base plus the extension of its media type:

@@ -48,7 +48,15 @@ func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option
 	if err != nil {
 		return nil, err
 	}
-	return submit(ctx, c, cfg, c.generationCharge(a, body))
+	ch := c.generationCharge(a, body)
+	if cfg.s.idemKey == "" {
+		return submit(ctx, c, cfg, ch)
+	}
+	return submitKeyed(ctx, c, cfg, keyed[mediagen.Generation]{
+		ch: ch, op: "generation", feature: string(a.feature), fingerprint: fingerprint("generation", ch.key()),
+		estimate: c.prices.estimate(ctx, c, args),
+		get:      func(ctx context.Context, id string) (*mediagen.Generation, error) { return c.GetGeneration(ctx, id, opts...) },
+	})
 }
 
 // generationCharge describes creating a generation with args and body, the

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mediagen/mediagen-go/client/journal"
 	"github.com/mediagen/mediagen-go/internal/wait"
 )
 
@@ -50,6 +51,9 @@ type settings struct {
 	middleware   []Middleware // shared, clipped on append
 	clock        Clock
 	values       []keyValue // set by Key.Option; shared, clipped on append
+	journal      journal.Journal
+	hold         time.Duration // of a key in the journal
+	idemKey      string        // one call's idempotency key
 }
 
 func defaultSettings() settings {
@@ -60,6 +64,7 @@ func defaultSettings() settings {
 		userAgent: "mediagen-go/" + Version,
 		logger:    slog.New(slog.DiscardHandler),
 		clock:     wallClock{},
+		hold:      DefaultJournalHold,
 	}
 }
 

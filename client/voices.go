@@ -95,7 +95,16 @@ func (c *Client) CloneVoice(ctx context.Context, p CloneVoiceParams, opts ...Opt
 		return nil, err
 	}
 	body := api.CreateVoiceRequest{Name: p.Name, Audio: p.Audio, Description: p.Description, WebhookURL: cfg.s.webhookURL}
-	return submit(ctx, c, cfg, c.cloneCharge(p, &body))
+	ch := c.cloneCharge(p, &body)
+	if cfg.s.idemKey == "" {
+		return submit(ctx, c, cfg, ch)
+	}
+	return submitKeyed(ctx, c, cfg, keyed[mediagen.Voice]{
+		ch: ch, op: "voice", feature: string(mediagen.FeatureVoiceClone),
+		fingerprint: fingerprint("voice", p.Name, p.Description, p.Audio),
+		estimate:    c.prices.estimate(ctx, c, RawArgs{FeatureName: mediagen.FeatureVoiceClone}),
+		get:         func(ctx context.Context, id string) (*mediagen.Voice, error) { return c.GetVoice(ctx, id, opts...) },
+	})
 }
 
 // cloneCharge describes cloning a voice; body nil only searches.

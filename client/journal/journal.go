@@ -43,10 +43,12 @@ type Record struct {
 	Estimate float64
 	// Holder names the caller that holds the key while it sends.
 	Holder string
-	// HeldUntil is when the hold lapses unless renewed; zero once settled.
+	// HeldUntil is when the hold lapses unless renewed, on the wall clock;
+	// zero once settled.
 	HeldUntil time.Time
-	// Started is when the current holder took the key: a search for what it
-	// may have sent looks at rows requested after it.
+	// Started is when the current holder took the key, on the clock of the
+	// holder's client: a search for what it may have sent looks at rows
+	// requested after it.
 	Started time.Time
 	// ID is the generation's or voice's id, once known.
 	ID string

@@ -1,0 +1,277 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/client/clienttest"
+	"github.com/mediagen/mediagen-go/client/journal"
+)
+
+func keyedClient(t *testing.T, srv *clienttest.Server, j journal.Journal) *client.Client {
+	t.Helper()
+	return srv.Client(client.WithJournal(j), client.WithJournalHold(2*time.Second))
+}
+
+func countGenerations(t *testing.T, c *client.Client) int {
+	t.Helper()
+	n := 0
+	for _, err := range c.Generations(context.Background(), client.ListParams{}) {
+		require.NoError(t, err)
+		n++
+	}
+	return n
+}
+
+func TestIdempotencyKeyChargesOnce(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	j := journal.NewMemory()
+	c := keyedClient(t, srv, j)
+	ctx := t.Context()
+	args := client.ImageGenerationArgs{Prompt: "a heron"}
+
+	g1, err := c.CreateGeneration(ctx, args, client.WithIdempotencyKey("order-1"))
+	require.NoError(t, err)
+	after := srv.Balance()
+	g2, err := c.CreateGeneration(ctx, args, client.WithIdempotencyKey("order-1"))
+	require.NoError(t, err)
+	assert.Equal(t, g1.ID, g2.ID)
+	assert.Equal(t, after, srv.Balance(), "the second call charged nothing")
+	assert.Equal(t, 1, countGenerations(t, c))
+
+	rec, err := j.Get(ctx, "order-1")
+	require.NoError(t, err)
+	assert.Equal(t, g1.ID, rec.ID)
+	assert.Equal(t, "generation", rec.Op)
+	assert.Equal(t, "image/generation", rec.Feature)
+	assert.InDelta(t, 0.04, rec.Estimate, 1e-9, "the estimate is recorded")
+	assert.NotEmpty(t, rec.Fingerprint)
+
+	// The same key with other arguments sends nothing.
+	_, err = c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "a wren"}, client.WithIdempotencyKey("order-1"))
+	require.ErrorIs(t, err, client.ErrIdempotencyMismatch)
+	assert.Equal(t, after, srv.Balance())
+
+	// Another key charges again.
+	g3, err := c.CreateGeneration(ctx, args, client.WithIdempotencyKey("order-2"))
+	require.NoError(t, err)
+	assert.NotEqual(t, g1.ID, g3.ID)
+}
+
+func TestIdempotencyKeyBadInput(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	c := srv.Client()
+	ctx := t.Context()
+	for _, key := range []string{"", strings.Repeat("k", client.MaxIdempotencyKey+1)} {
+		_, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "p"}, client.WithIdempotencyKey(key))
+		require.ErrorIs(t, err, client.ErrInvalidArgument)
+	}
+	_, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "p"}, client.WithIdempotencyKey(strings.Repeat("k", client.MaxIdempotencyKey)))
+	require.NoError(t, err)
+	assert.Equal(t, 1, countGenerations(t, c), "only the valid key sent anything")
+	_, err = client.New("k", client.WithBaseURL(srv.URL()), client.WithIdempotencyKey("x"))
+	assert.ErrorContains(t, err, "one call")
+	_, err = client.New("k", client.WithBaseURL(srv.URL()), client.WithJournal(nil))
+	assert.ErrorContains(t, err, "WithJournal")
+}
+
+// A call the service refuses charged nothing and frees its key.
+func TestRefusedCallFreesTheKey(t *testing.T) {
+	srv := clienttest.NewServer(t, clienttest.WithBalance(0.01))
+	c := keyedClient(t, srv, journal.NewMemory())
+	ctx := t.Context()
+	_, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "p"}, client.WithIdempotencyKey("k"))
+	require.ErrorIs(t, err, client.ErrInsufficientBalance)
+	srv.SetBalance(10)
+	g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "p"}, client.WithIdempotencyKey("k"))
+	require.NoError(t, err)
+	assert.NotEmpty(t, g.ID)
+}
+
+// Clients sharing a journal, racing on one key: one generation, one
+// charge, every caller handed its id.
+func TestConcurrentCallersShareOneGeneration(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	j := journal.NewMemory()
+	before := srv.Balance()
+	var wg sync.WaitGroup
+	ids := make([]string, 16)
+	for i := range ids {
+		c := keyedClient(t, srv, j)
+		wg.Go(func() {
+			g, err := c.CreateGeneration(context.Background(), client.ImageGenerationArgs{Prompt: "shared"}, client.WithIdempotencyKey("order-9"))
+			if assert.NoError(t, err) {
+				ids[i] = g.ID
+			}
+		})
+	}
+	wg.Wait()
+	for _, id := range ids {
+		assert.Equal(t, ids[0], id)
+	}
+	assert.InDelta(t, before-0.04, srv.Balance(), 1e-9, "charged once")
+}
+
+// A holder that died after sending: the next caller searches, finds the
+// generation and charges nothing; one that died before sending is
+// replaced by one send.
+func TestDeadHolderIsReconciled(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	ctx := t.Context()
+	j := journal.NewMemory()
+	c := keyedClient(t, srv, j)
+	args := client.ImageGenerationArgs{Prompt: "left behind"}
+
+	// The dead holder's send, then its record, held until a moment ago.
+	start := srv.Now()
+	sent, err := srv.Client().CreateGeneration(ctx, args)
+	require.NoError(t, err)
+	fp := recordedFingerprint(t, srv, args)
+	_, _, err = j.Claim(ctx, journal.Record{Key: "k-dead", Op: "generation", Feature: "image/generation", Fingerprint: fp,
+		Holder: "dead", HeldUntil: time.Now().Add(-time.Millisecond), Started: start, Created: start})
+	require.NoError(t, err)
+	before := srv.Balance()
+	g, err := c.CreateGeneration(ctx, args, client.WithIdempotencyKey("k-dead"))
+	require.NoError(t, err)
+	assert.Equal(t, sent.ID, g.ID, "found, not sent again")
+	assert.Equal(t, before, srv.Balance())
+
+	// Died before sending: nothing to find, so one send.
+	_, _, err = j.Claim(ctx, journal.Record{Key: "k-early", Op: "generation", Feature: "image/generation",
+		Fingerprint: recordedFingerprint(t, srv, client.ImageGenerationArgs{Prompt: "never sent"}),
+		Holder: "dead", HeldUntil: time.Now().Add(-time.Millisecond), Started: srv.Now(), Created: srv.Now()})
+	require.NoError(t, err)
+	g, err = c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "never sent"}, client.WithIdempotencyKey("k-early"))
+	require.NoError(t, err)
+	assert.InDelta(t, before-0.04, srv.Balance(), 1e-9)
+	rec, err := j.Get(ctx, "k-early")
+	require.NoError(t, err)
+	assert.Equal(t, g.ID, rec.ID)
+}
+
+// recordedFingerprint is the fingerprint a keyed call records for args,
+// read from a journal it used.
+func recordedFingerprint(t *testing.T, srv *clienttest.Server, args client.Args) string {
+	t.Helper()
+	j := journal.NewMemory()
+	_, err := keyedClient(t, srv, j).CreateGeneration(t.Context(), args, client.WithIdempotencyKey("probe"))
+	require.NoError(t, err)
+	rec, err := j.Get(t.Context(), "probe")
+	require.NoError(t, err)
+	return rec.Fingerprint
+}
+
+// A caller that finds the key held by a live caller waits for its outcome
+// instead of sending.
+func TestLiveHolderIsWaitedFor(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	ctx := t.Context()
+	j := journal.NewMemory()
+	args := client.ImageGenerationArgs{Prompt: "in flight"}
+	fp := recordedFingerprint(t, srv, args)
+	other, err := srv.Client().CreateGeneration(ctx, args)
+	require.NoError(t, err)
+	_, _, err = j.Claim(ctx, journal.Record{Key: "k", Op: "generation", Feature: "image/generation", Fingerprint: fp,
+		Holder: "alive", HeldUntil: time.Now().Add(time.Hour), Started: srv.Now(), Created: srv.Now()})
+	require.NoError(t, err)
+	before := srv.Balance()
+	done := make(chan *mediagen.Generation)
+	go func() {
+		g, err := keyedClient(t, srv, j).CreateGeneration(ctx, args, client.WithIdempotencyKey("k"))
+		assert.NoError(t, err)
+		done <- g
+	}()
+	time.Sleep(50 * time.Millisecond)
+	require.NoError(t, j.Settle(ctx, "k", "alive", other.ID))
+	select {
+	case g := <-done:
+		assert.Equal(t, other.ID, g.ID)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter did not see the holder's outcome")
+	}
+	assert.Equal(t, before, srv.Balance(), "the waiter sent nothing")
+}
+
+// failingJournal cannot be reached.
+type failingJournal struct{ journal.Journal }
+
+func (failingJournal) Claim(context.Context, journal.Record) (journal.Record, bool, error) {
+	return journal.Record{}, false, errors.New("connection refused")
+}
+
+func TestUnreachableJournalSendsNothing(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	c := srv.Client(client.WithJournal(failingJournal{}))
+	_, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "p"}, client.WithIdempotencyKey("k"))
+	require.ErrorContains(t, err, "connection refused")
+	assert.Equal(t, clienttest.Balance, srv.Balance())
+	assert.Equal(t, 0, countGenerations(t, c))
+}
+
+func TestExpiredGenerationOfAKey(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	c := keyedClient(t, srv, journal.NewMemory())
+	ctx := t.Context()
+	_, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "p"}, client.WithIdempotencyKey("k"))
+	require.NoError(t, err)
+	srv.Advance(25 * time.Hour)
+	_, err = c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "p"}, client.WithIdempotencyKey("k"))
+	require.ErrorIs(t, err, client.ErrNotFound)
+	assert.ErrorContains(t, err, "gone")
+}
+
+func TestCloneVoiceWithAKey(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	c := keyedClient(t, srv, journal.NewMemory())
+	ctx := t.Context()
+	f := uploadWAV(t, ctx, c, 30*time.Second)
+	p := client.CloneVoiceParams{Name: "Narrator", Audio: f}
+	v1, err := c.CloneVoice(ctx, p, client.WithIdempotencyKey("voice-for-user-77"))
+	require.NoError(t, err)
+	after := srv.Balance()
+	v2, err := c.CloneVoice(ctx, p, client.WithIdempotencyKey("voice-for-user-77"))
+	require.NoError(t, err)
+	assert.Equal(t, v1.ID, v2.ID)
+	assert.Equal(t, after, srv.Balance())
+	_, err = c.CloneVoice(ctx, client.CloneVoiceParams{Name: "Other", Audio: f}, client.WithIdempotencyKey("voice-for-user-77"))
+	require.ErrorIs(t, err, client.ErrIdempotencyMismatch)
+}
+
+// A restarted program finds what it has not finished and saved.
+func TestUnfinished(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	j := journal.NewMemory()
+	c := keyedClient(t, srv, j)
+	ctx := t.Context()
+	g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "resume me"}, client.WithIdempotencyKey("job-1"))
+	require.NoError(t, err)
+
+	restarted := keyedClient(t, srv, j)
+	var got []client.Resumable
+	for r, err := range restarted.Unfinished(ctx) {
+		require.NoError(t, err)
+		got = append(got, r)
+	}
+	require.Len(t, got, 1)
+	assert.Equal(t, "job-1", got[0].Key)
+	assert.Equal(t, g.ID, got[0].Generation.ID)
+
+	srv.Advance(time.Minute)
+	done, err := restarted.GetGeneration(ctx, g.ID)
+	require.NoError(t, err)
+	require.Equal(t, mediagen.GenerationStatusDone, done.Status)
+	_, err = restarted.SaveOutput(ctx, done, t.TempDir(), client.WithIdempotencyKey("job-1"))
+	require.NoError(t, err)
+	for r, err := range restarted.Unfinished(ctx) {
+		t.Errorf("still unfinished: %+v %v", r, err)
+	}
+}
