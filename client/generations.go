@@ -55,7 +55,9 @@ func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option
 	return submitKeyed(ctx, c, cfg, keyed[mediagen.Generation]{
 		ch: ch, op: "generation", feature: string(a.feature), fingerprint: fingerprint("generation", ch.key()),
 		estimate: c.prices.estimate(ctx, c, args),
-		get:      func(ctx context.Context, id string) (*mediagen.Generation, error) { return c.GetGeneration(ctx, id, opts...) },
+		get: func(ctx context.Context, id string) (*mediagen.Generation, error) {
+			return c.GetGeneration(ctx, id, opts...)
+		},
 	})
 }
 

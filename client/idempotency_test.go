@@ -148,7 +148,7 @@ func TestDeadHolderIsReconciled(t *testing.T) {
 	// Died before sending: nothing to find, so one send.
 	_, _, err = j.Claim(ctx, journal.Record{Key: "k-early", Op: "generation", Feature: "image/generation",
 		Fingerprint: recordedFingerprint(t, srv, client.ImageGenerationArgs{Prompt: "never sent"}),
-		Holder: "dead", HeldUntil: time.Now().Add(-time.Millisecond), Started: srv.Now(), Created: srv.Now()})
+		Holder:      "dead", HeldUntil: time.Now().Add(-time.Millisecond), Started: srv.Now(), Created: srv.Now()})
 	require.NoError(t, err)
 	g, err = c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "never sent"}, client.WithIdempotencyKey("k-early"))
 	require.NoError(t, err)
