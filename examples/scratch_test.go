@@ -178,6 +178,7 @@ var snippetImports = map[string]string{
 	"http":       "net/http",
 	"os":         "os",
 	"sql":        "database/sql",
+	"journal":    modulePath + "/client/journal",
 	"testing":    "testing",
 	"time":       "time",
 }
