@@ -277,15 +277,20 @@ func testUnfinished(t *testing.T, j journal.Journal) {
 	saved := add("saved", time.Second, "gen_s", false, true)
 	old := add("old", -time.Hour, "gen_o", false, false)
 
+	// Records of one instant come in the byte order of their keys.
+	tieB := add("tie-b", 4*time.Second, "gen_1", false, false)
+	tieA := add("tie-a", 4*time.Second, "gen_2", false, false)
+	tieUpper := add("tie-B", 4*time.Second, "gen_3", false, false)
+
 	got, err = j.Unfinished(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, []journal.Record{old, saved, finished, running}, got,
+	assert.Equal(t, []journal.Record{old, saved, finished, running, tieUpper, tieA, tieB}, got,
 		"settled records not both finished and saved, oldest first")
 
 	require.NoError(t, j.Mark(ctx, "old", true, true))
 	got, err = j.Unfinished(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, []journal.Record{saved, finished, running}, got)
+	assert.Equal(t, []journal.Record{saved, finished, running, tieUpper, tieA, tieB}, got)
 }
 
 // testCleanup deletes more records than one batch holds, and exactly those

@@ -107,6 +107,12 @@ func Open(ctx context.Context, db *sql.DB, d Dialect, opts ...Option) (*SQL, err
 // for PostgreSQL. The table name was validated and is quoted besides.
 func (s *SQL) prepare() {
 	t := `"` + s.table + `"`
+	// Keys of one instant come in byte order, as SQLite's BINARY has them,
+	// not in the order of PostgreSQL's collation.
+	byteOrder := ""
+	if s.dialect == PostgreSQL {
+		byteOrder = ` COLLATE "C"`
+	}
 	text, float, flag := "TEXT NOT NULL", "REAL NOT NULL", "INTEGER NOT NULL"
 	if s.dialect == PostgreSQL {
 		float, flag = "DOUBLE PRECISION NOT NULL", "BOOLEAN NOT NULL"
@@ -128,7 +134,7 @@ func (s *SQL) prepare() {
 	s.mark = s.rebind(`UPDATE ` + t + ` SET finished = (finished OR ?), saved = (saved OR ?) WHERE key = ?`)
 	// finished and saved are booleans in PostgreSQL and 0/1 in SQLite; NOT
 	// and AND read both.
-	s.unfinished = `SELECT ` + columns + ` FROM ` + t + ` WHERE id <> '' AND NOT (finished AND saved) ORDER BY created, key`
+	s.unfinished = `SELECT ` + columns + ` FROM ` + t + ` WHERE id <> '' AND NOT (finished AND saved) ORDER BY created, key` + byteOrder
 	s.cleanup = s.rebind(`DELETE FROM ` + t + ` WHERE key IN (SELECT key FROM ` + t + ` WHERE created < ? LIMIT ?)`)
 }
 
@@ -302,7 +308,7 @@ func (s *SQL) Mark(ctx context.Context, key string, finished, saved bool) error 
 }
 
 // Unfinished implements [Journal]. Records created in the same millisecond
-// come in the order of their keys.
+// come in the byte order of their keys.
 func (s *SQL) Unfinished(ctx context.Context) ([]Record, error) {
 	rows, err := s.db.QueryContext(ctx, s.unfinished)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -203,6 +204,33 @@ func TestTimes(t *testing.T) {
 			assert.True(t, stored.Started.IsZero())
 		})
 	}
+}
+
+// TestUnfinishedByteOrderPostgreSQL lists records of one instant from a
+// database whose collation sorts "B" between "a" and "b": they still come
+// in byte order, as from SQLite and Memory.
+func TestUnfinishedByteOrderPostgreSQL(t *testing.T) {
+	ctx := t.Context()
+	pg := engines[1]
+	dsn := pg.database(t)
+	admin := pg.open(t, dsn)
+	if _, err := admin.ExecContext(ctx, `CREATE DATABASE icu_en TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en' LOCALE 'C.UTF-8'`); err != nil {
+		t.Skipf("this PostgreSQL cannot create a database with an ICU collation: %v", err)
+	}
+	j := pg.journal(t, pg.open(t, regexp.MustCompile(`dbname=\S+`).ReplaceAllString(dsn, "dbname=icu_en")))
+	for _, key := range []string{"b", "B", "a"} {
+		r := held(key, "h", time.Time{})
+		r.ID = "gen_" + key
+		_, _, err := j.Claim(ctx, r)
+		require.NoError(t, err)
+	}
+	got, err := j.Unfinished(ctx)
+	require.NoError(t, err)
+	var keys []string
+	for _, r := range got {
+		keys = append(keys, r.Key)
+	}
+	assert.Equal(t, []string{"B", "a", "b"}, keys)
 }
 
 // TestStandardLibraryOnly keeps the promise of the design: the journal
