@@ -1,8 +1,10 @@
 package journal
 
 import (
+	"cmp"
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -110,7 +112,8 @@ func (m *Memory) Unfinished(_ context.Context) ([]Record, error) {
 			out = append(out, *r)
 		}
 	}
-	slices.SortFunc(out, func(a, b Record) int { return a.Created.Compare(b.Created) })
+	// Keys order records of one instant, as in SQL, not the map's iteration.
+	slices.SortFunc(out, func(a, b Record) int { return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.Key, b.Key)) })
 	return out, nil
 }
 

@@ -1,0 +1,402 @@
+package journal
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// cleanupBatch is the most rows one DELETE of Cleanup removes, so that a
+// large backlog never holds long locks on the table.
+const cleanupBatch = 1000
+
+// claimAttempts bounds Claim's INSERTs when the row it found is released
+// each time before it reads it.
+const claimAttempts = 100
+
+// createAttempts bounds the retries of Open's CREATE statements on SQLite.
+const createAttempts = 10
+
+// SQL is a Journal in a database reached through database/sql, shared by
+// every process that opens the same database and table: a key charges once
+// across all of them. Any driver works; the Dialect picks the SQL.
+//
+// It keeps one row per key in one table:
+//
+//	key                            text primary key (keys of the client are at most 255 bytes)
+//	op, feature, fingerprint       text
+//	estimate                       double precision (PostgreSQL), real (SQLite)
+//	holder                         text
+//	held_until, started            bigint, unix milliseconds; 0 for none
+//	id                             text; '' until settled
+//	finished, saved                boolean (PostgreSQL), 0 or 1 (SQLite)
+//	created                        bigint, unix milliseconds
+//
+// and an index on created, which serves Cleanup and the order of
+// Unfinished.
+//
+// Times are stored as integer milliseconds since the Unix epoch, so both
+// engines compare them alike and no time zone setting of the server or the
+// driver takes part. They come back in UTC, truncated to the millisecond:
+// the records SQL returns, Claim's included, are what it stored. The zero
+// time is stored as 0 and read back as the zero time (and so is the epoch
+// itself).
+//
+// Every method is one statement, atomic on its own, except Claim, which
+// reads the stored record after an INSERT that found one, and Cleanup,
+// which deletes in batches.
+//
+// SQLite serves the processes of one host sharing the file. Open it with WAL
+// journaling and a busy timeout (modernc.org/sqlite:
+// "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)"), so that a
+// writer waits for another connection's lock instead of failing. SQLite's
+// wait does not end when a context is cancelled.
+type SQL struct {
+	db      *sql.DB
+	dialect Dialect
+	table   string
+
+	create                                         []string
+	claim, get, take, renew, settle, release, mark string
+	unfinished, cleanup                            string
+}
+
+var _ Journal = (*SQL)(nil)
+
+// columns are the table's columns in the order of Record's fields, as
+// every statement writes and reads them.
+const columns = `key, op, feature, fingerprint, estimate, holder, held_until, started, id, finished, saved, created`
+
+// Open returns a journal over db in the table of WithTable, creating the
+// table and its index when they do not exist yet, so that every process may
+// call it at start-up. The error wraps ErrInvalidOption, for each invalid
+// argument or option, or is the database's.
+func Open(ctx context.Context, db *sql.DB, d Dialect, opts ...Option) (*SQL, error) {
+	o := &options{table: DefaultTable}
+	var errs []error
+	if db == nil {
+		errs = append(errs, invalidOption("Open: nil *sql.DB"))
+	}
+	if d != PostgreSQL && d != SQLite {
+		errs = append(errs, invalidOption("Open: unknown dialect %v; want journal.PostgreSQL or journal.SQLite", d))
+	}
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(o); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	s := &SQL{db: db, dialect: d, table: o.table}
+	s.prepare()
+	if err := s.createTable(ctx); err != nil {
+		return nil, s.fail(ctx, "create table", err)
+	}
+	return s, nil
+}
+
+// prepare writes the statements once, with ? placeholders turned into $n
+// for PostgreSQL. The table name was validated and is quoted besides.
+func (s *SQL) prepare() {
+	t := `"` + s.table + `"`
+	// Keys of one instant come in byte order, as SQLite's BINARY has them,
+	// not in the order of PostgreSQL's collation.
+	byteOrder := ""
+	if s.dialect == PostgreSQL {
+		byteOrder = ` COLLATE "C"`
+	}
+	text, float, flag := "TEXT NOT NULL", "REAL NOT NULL", "INTEGER NOT NULL"
+	if s.dialect == PostgreSQL {
+		float, flag = "DOUBLE PRECISION NOT NULL", "BOOLEAN NOT NULL"
+	}
+	s.create = []string{
+		`CREATE TABLE IF NOT EXISTS ` + t + ` (key TEXT PRIMARY KEY, op ` + text + `, feature ` + text +
+			`, fingerprint ` + text + `, estimate ` + float + `, holder ` + text + `, held_until BIGINT NOT NULL` +
+			`, started BIGINT NOT NULL, id ` + text + `, finished ` + flag + `, saved ` + flag +
+			`, created BIGINT NOT NULL)`,
+		`CREATE INDEX IF NOT EXISTS "` + s.table + `_created" ON ` + t + ` (created)`,
+	}
+	s.claim = s.rebind(`INSERT INTO ` + t + ` (` + columns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`)
+	s.get = s.rebind(`SELECT ` + columns + ` FROM ` + t + ` WHERE key = ?`)
+	s.take = s.rebind(`UPDATE ` + t + ` SET holder = ?, held_until = ?, started = ? WHERE key = ? AND id = '' AND holder = ? AND held_until = ?`)
+	s.renew = s.rebind(`UPDATE ` + t + ` SET held_until = ? WHERE key = ? AND holder = ? AND id = ''`)
+	s.settle = s.rebind(`UPDATE ` + t + ` SET id = ?, held_until = 0 WHERE key = ? AND holder = ? AND id = ''`)
+	s.release = s.rebind(`DELETE FROM ` + t + ` WHERE key = ? AND holder = ? AND id = ''`)
+	// OR keeps a flag that is set: Mark only ever sets them.
+	s.mark = s.rebind(`UPDATE ` + t + ` SET finished = (finished OR ?), saved = (saved OR ?) WHERE key = ?`)
+	// finished and saved are booleans in PostgreSQL and 0/1 in SQLite; NOT
+	// and AND read both.
+	s.unfinished = `SELECT ` + columns + ` FROM ` + t + ` WHERE id <> '' AND NOT (finished AND saved) ORDER BY created, key` + byteOrder
+	s.cleanup = s.rebind(`DELETE FROM ` + t + ` WHERE key IN (SELECT key FROM ` + t + ` WHERE created < ? LIMIT ?)`)
+}
+
+// rebind numbers the placeholders for PostgreSQL. No statement has a ? in
+// a literal.
+func (s *SQL) rebind(q string) string {
+	if s.dialect != PostgreSQL {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, c := range q {
+		if c == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// createTable runs the CREATE statements. On PostgreSQL two CREATE TABLE IF
+// NOT EXISTS racing can both pass the check and one then fails on the
+// catalog's unique index, so an advisory lock, held to commit, orders them.
+// On SQLite a connection opening as another switches the file to WAL, or
+// one whose snapshot went stale, can get SQLITE_BUSY without its busy
+// timeout being consulted; that is retried.
+func (s *SQL) createTable(ctx context.Context) error {
+	if s.dialect == PostgreSQL {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback() // after Commit it does nothing
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "mediagen journal "+s.table); err != nil {
+			return err
+		}
+		for _, q := range s.create {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return err
+			}
+		}
+		return tx.Commit()
+	}
+	var err error
+	for attempt := range createAttempts {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(attempt) * 20 * time.Millisecond):
+			}
+		}
+		if err = s.execAll(ctx, s.create); err == nil || !sqliteBusy(err) {
+			return err
+		}
+	}
+	return err
+}
+
+func (s *SQL) execAll(ctx context.Context, qs []string) error {
+	for _, q := range qs {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sqliteBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED,
+// by the driver's code when it has one (modernc.org/sqlite) and by its
+// message otherwise, so that no driver needs to be imported.
+func sqliteBusy(err error) bool {
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		if c := coded.Code() & 0xff; c == 5 || c == 6 {
+			return true
+		}
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY") ||
+		strings.Contains(msg, "database table is locked")
+}
+
+// Claim implements [Journal]: an INSERT that does nothing when the key has
+// a row, then, if it did nothing, a SELECT of that row. Should the row be
+// released between the two, the INSERT is tried again.
+func (s *SQL) Claim(ctx context.Context, r Record) (Record, bool, error) {
+	r = stored(r)
+	for attempt := 0; ; attempt++ {
+		if attempt == claimAttempts {
+			return Record{}, false, s.fail(ctx, "claim", errors.New("the key was released and claimed again too often"))
+		}
+		n, err := s.exec(ctx, s.claim, r.Key, r.Op, r.Feature, r.Fingerprint, r.Estimate, r.Holder,
+			millis(r.HeldUntil), millis(r.Started), r.ID, r.Finished, r.Saved, millis(r.Created))
+		if err != nil {
+			return Record{}, false, s.fail(ctx, "claim", err)
+		}
+		if n == 1 {
+			return r, true, nil
+		}
+		have, err := s.Get(ctx, r.Key)
+		if !errors.Is(err, ErrNotFound) {
+			return have, false, err
+		}
+	}
+}
+
+// Get implements [Journal].
+func (s *SQL) Get(ctx context.Context, key string) (Record, error) {
+	r, err := scan(s.db.QueryRowContext(ctx, s.get, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Record{}, ErrNotFound
+	}
+	if err != nil {
+		return Record{}, s.fail(ctx, "get", err)
+	}
+	return r, nil
+}
+
+// Take implements [Journal]. prev.HeldUntil is compared at the
+// millisecond, as stored.
+func (s *SQL) Take(ctx context.Context, key string, prev Record, holder string, until, started time.Time) (bool, error) {
+	n, err := s.exec(ctx, s.take, holder, millis(until), millis(started), key, prev.Holder, millis(prev.HeldUntil))
+	if err != nil {
+		return false, s.fail(ctx, "take", err)
+	}
+	return n == 1, nil
+}
+
+// Renew implements [Journal].
+func (s *SQL) Renew(ctx context.Context, key, holder string, until time.Time) (bool, error) {
+	n, err := s.exec(ctx, s.renew, millis(until), key, holder)
+	if err != nil {
+		return false, s.fail(ctx, "renew", err)
+	}
+	return n == 1, nil
+}
+
+// Settle implements [Journal].
+func (s *SQL) Settle(ctx context.Context, key, holder, id string) error {
+	n, err := s.exec(ctx, s.settle, id, key, holder)
+	if err != nil {
+		return s.fail(ctx, "settle", err)
+	}
+	if n == 0 {
+		return ErrNotHeld
+	}
+	return nil
+}
+
+// Release implements [Journal].
+func (s *SQL) Release(ctx context.Context, key, holder string) error {
+	if _, err := s.exec(ctx, s.release, key, holder); err != nil {
+		return s.fail(ctx, "release", err)
+	}
+	return nil
+}
+
+// Mark implements [Journal].
+func (s *SQL) Mark(ctx context.Context, key string, finished, saved bool) error {
+	n, err := s.exec(ctx, s.mark, finished, saved, key)
+	if err != nil {
+		return s.fail(ctx, "mark", err)
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// Unfinished implements [Journal]. Records created in the same millisecond
+// come in the byte order of their keys.
+func (s *SQL) Unfinished(ctx context.Context) ([]Record, error) {
+	rows, err := s.db.QueryContext(ctx, s.unfinished)
+	if err != nil {
+		return nil, s.fail(ctx, "unfinished", err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		r, err := scan(rows)
+		if err != nil {
+			return nil, s.fail(ctx, "unfinished", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(ctx, "unfinished", err)
+	}
+	return out, nil
+}
+
+// Cleanup implements [Journal]. It deletes at most 1,000 rows per
+// statement, each its own transaction, and goes on until a statement
+// deletes fewer, so it may be stopped through ctx at any point without
+// losing what it did. A record counts as created before before when it was
+// at the nanosecond, as Memory has it.
+func (s *SQL) Cleanup(ctx context.Context, before time.Time) (int, error) {
+	limit := before.UnixMilli()
+	if before.Nanosecond()%int(time.Millisecond) != 0 {
+		limit++ // a record of the millisecond before was created before before
+	}
+	total := 0
+	for {
+		n, err := s.exec(ctx, s.cleanup, limit, cleanupBatch)
+		if err != nil {
+			return total, s.fail(ctx, "cleanup", err)
+		}
+		total += int(n)
+		if n < cleanupBatch {
+			return total, nil
+		}
+	}
+}
+
+func (s *SQL) exec(ctx context.Context, q string, args ...any) (int64, error) {
+	res, err := s.db.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// scan reads a row of columns.
+func scan(row interface{ Scan(...any) error }) (Record, error) {
+	var r Record
+	var heldUntil, started, created int64
+	err := row.Scan(&r.Key, &r.Op, &r.Feature, &r.Fingerprint, &r.Estimate, &r.Holder,
+		&heldUntil, &started, &r.ID, &r.Finished, &r.Saved, &created)
+	r.HeldUntil, r.Started, r.Created = fromMillis(heldUntil), fromMillis(started), fromMillis(created)
+	return r, err
+}
+
+// stored returns r as SQL stores it: times in UTC, at the millisecond.
+func stored(r Record) Record {
+	r.HeldUntil, r.Started, r.Created = fromMillis(millis(r.HeldUntil)), fromMillis(millis(r.Started)), fromMillis(millis(r.Created))
+	return r
+}
+
+// millis is t in unix milliseconds, rounded down; 0 for the zero time.
+func millis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// fromMillis is the inverse of millis, in UTC.
+func fromMillis(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+// fail wraps a database error; when ctx ended, that is the error, as the
+// drivers' own words for it vary.
+func (s *SQL) fail(ctx context.Context, op string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		err = ctxErr
+	}
+	return fmt.Errorf("journal: SQL %s: %w", op, err)
+}
