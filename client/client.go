@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-retryablehttp"
 
@@ -45,6 +46,7 @@ type Client struct {
 	searches *searchLocks
 
 	holder     string          // names this client in the journal
+	calls      atomic.Uint64   // numbers its keyed calls
 	memJournal journal.Journal // the journal of a client without WithJournal
 	prices     priceCache      // for the estimate a keyed call records
 }

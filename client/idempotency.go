@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/mediagen/mediagen-go/client/journal"
@@ -137,6 +138,9 @@ func fingerprint(parts ...string) string {
 func submitKeyed[T any](ctx context.Context, c *Client, cfg *config, k keyed[T]) (*T, error) {
 	j, key, clock := c.journalOf(cfg), cfg.s.idemKey, cfg.s.clock
 	hold := cfg.s.hold
+	// Each call holds in its own name, so two goroutines of this client
+	// racing on a key are told apart as two processes are.
+	holder := c.holder + "/" + strconv.FormatUint(c.calls.Add(1), 10)
 	log := cfg.s.logger.With(slog.String("idempotency_key", key))
 	for n := 0; ; n++ {
 		// A hold is a lease between processes, on the wall clock: a test
@@ -145,7 +149,7 @@ func submitKeyed[T any](ctx context.Context, c *Client, cfg *config, k keyed[T])
 		// its searches compare with the service's.
 		now, started := time.Now(), clock.Now()
 		rec := journal.Record{Key: key, Op: k.op, Feature: k.feature, Fingerprint: k.fingerprint, Estimate: k.estimate,
-			Holder: c.holder, HeldUntil: now.Add(hold), Started: started, Created: now}
+			Holder: holder, HeldUntil: now.Add(hold), Started: started, Created: now}
 		got, mine, err := j.Claim(ctx, rec)
 		if err != nil {
 			return nil, fmt.Errorf("mediagen: journal: recording the call before sending it: %w", err)
@@ -168,7 +172,7 @@ func submitKeyed[T any](ctx context.Context, c *Client, cfg *config, k keyed[T])
 				}
 				continue
 			}
-			took, err := j.Take(ctx, key, got, c.holder, now.Add(hold), started)
+			took, err := j.Take(ctx, key, got, holder, now.Add(hold), started)
 			if err != nil {
 				return nil, fmt.Errorf("mediagen: journal: taking over a lapsed key: %w", err)
 			}
@@ -178,16 +182,16 @@ func submitKeyed[T any](ctx context.Context, c *Client, cfg *config, k keyed[T])
 			log.DebugContext(ctx, "mediagen: took over a key whose holder stopped; searching for what it sent", slog.String("holder", got.Holder))
 			win = &searchWindow{start: got.Started}
 		}
-		return sendKeyed(ctx, c, cfg, j, k, win, log)
+		return sendKeyed(ctx, c, cfg, j, holder, k, win, log)
 	}
 }
 
 // sendKeyed runs the call as the key's holder: it first searches for what a
 // dead holder sent (win), renews the hold while it works, and records the
 // outcome.
-func sendKeyed[T any](ctx context.Context, c *Client, cfg *config, j journal.Journal, k keyed[T], win *searchWindow, log *slog.Logger) (*T, error) {
+func sendKeyed[T any](ctx context.Context, c *Client, cfg *config, j journal.Journal, holder string, k keyed[T], win *searchWindow, log *slog.Logger) (*T, error) {
 	key := cfg.s.idemKey
-	stop := renewHold(ctx, cfg, j, key, c.holder, log)
+	stop := renewHold(ctx, cfg, j, key, holder, log)
 	defer stop()
 	var row *T
 	var err error
@@ -209,13 +213,13 @@ func sendKeyed[T any](ctx context.Context, c *Client, cfg *config, j journal.Jou
 	case err == nil:
 		// A failure to record leaves the key held; once the hold lapses,
 		// the next call finds this row by searching, so it is not sent twice.
-		if serr := j.Settle(context.WithoutCancel(ctx), key, c.holder, k.ch.id(row)); serr != nil {
+		if serr := j.Settle(context.WithoutCancel(ctx), key, holder, k.ch.id(row)); serr != nil {
 			log.WarnContext(ctx, "mediagen: journal: could not record the id; the next call with the key will search for it",
 				slog.String("id", k.ch.id(row)), slog.String("error", serr.Error()))
 		}
 		return row, nil
 	case refusedByService(err):
-		if rerr := j.Release(context.WithoutCancel(ctx), key, c.holder); rerr != nil {
+		if rerr := j.Release(context.WithoutCancel(ctx), key, holder); rerr != nil {
 			log.WarnContext(ctx, "mediagen: journal: could not free the key of a refused call", slog.String("error", rerr.Error()))
 		}
 	}
