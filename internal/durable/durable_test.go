@@ -63,7 +63,7 @@ func TestChargedOnceAcrossKilledProcesses(t *testing.T) {
 }
 
 func run(t *testing.T, bin, dialect, dsn string) {
-	env := startServer(t, filepath.Join(bin, "refserver"))
+	env := startServer(t, filepath.Join(bin, "refserver"), faulted()...)
 	keys := make([]string, keyCount)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("order-%03d", i)
@@ -165,19 +165,23 @@ func run(t *testing.T, bin, dialect, dsn string) {
 	assert.InDelta(t, startFunds-charged, bal.Balance, 1e-6, "the balance moved by exactly the charges")
 }
 
-func goBuild(t *testing.T, dir, name, pkg string) {
+func goBuild(t testing.TB, dir, name, pkg string) {
 	t.Helper()
 	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 }
 
-// startServer runs the reference server command with 20% of requests
-// faulted and returns the variables it printed, as KEY=VALUE.
-func startServer(t *testing.T, bin string) []string {
+// faulted is the fault mix of the durable test: 20% of requests faulted.
+func faulted() []string {
+	return []string{"-balance", fmt.Sprint(startFunds), "-fault-seed", fmt.Sprint(rand.Int64()), "-fault-drop-after", "0.08",
+		"-fault-drop-before", "0.04", "-fault-http", "0.08", "-fault-statuses", "429,500,502,503"}
+}
+
+// startServer runs the reference server command with args and returns the
+// variables it printed, as KEY=VALUE.
+func startServer(t testing.TB, bin string, args ...string) []string {
 	t.Helper()
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-balance", fmt.Sprint(startFunds), "-render-scale", "0.01",
-		"-test-control", "-fault-seed", fmt.Sprint(rand.Int64()), "-fault-drop-after", "0.08", "-fault-drop-before", "0.04",
-		"-fault-http", "0.08", "-fault-statuses", "429,500,502,503")
+	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0", "-render-scale", "0.01", "-test-control"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
