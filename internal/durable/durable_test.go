@@ -224,4 +224,3 @@ func testControl(t *testing.T, env []string, method, path, body string) []byte {
 	require.Equal(t, http.StatusOK, resp.StatusCode, buf.String())
 	return buf.Bytes()
 }
-
