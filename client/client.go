@@ -45,10 +45,11 @@ type Client struct {
 	claims   *claims
 	searches *searchLocks
 
-	holder     string          // names this client in the journal
-	calls      atomic.Uint64   // numbers its keyed calls
-	memJournal journal.Journal // the journal of a client without WithJournal
-	prices     priceCache      // for the estimate a keyed call records
+	holder      string          // names this client in the journal
+	calls       atomic.Uint64   // numbers its keyed calls
+	lastCleanup atomic.Int64    // unix ns of its last journal cleanup
+	memJournal  journal.Journal // the journal of a client without WithJournal
+	prices      priceCache      // for the estimate a keyed call records
 }
 
 // config is a resolved set of options: the client's, or a call's on top.

@@ -217,6 +217,7 @@ func sendKeyed[T any](ctx context.Context, c *Client, cfg *config, j journal.Jou
 			log.WarnContext(ctx, "mediagen: journal: could not record the id; the next call with the key will search for it",
 				slog.String("id", k.ch.id(row)), slog.String("error", serr.Error()))
 		}
+		c.cleanJournal(ctx, j, log)
 		return row, nil
 	case refusedByService(err):
 		if rerr := j.Release(context.WithoutCancel(ctx), key, holder); rerr != nil {
@@ -265,5 +266,28 @@ func renewHold(ctx context.Context, cfg *config, j journal.Journal, key, holder 
 	return func() {
 		close(done)
 		<-stopped
+	}
+}
+
+// cleanupEvery is how often a client deletes the journal's old records.
+const cleanupEvery = time.Hour
+
+// cleanJournal deletes, at most once per cleanupEvery for this client,
+// the records older than journal.Retention, in the journal's batches: the
+// table stays small without a scheduled job. A failure only logs: the next
+// hour tries again.
+func (c *Client) cleanJournal(ctx context.Context, j journal.Journal, log *slog.Logger) {
+	now := time.Now()
+	last := c.lastCleanup.Load()
+	if now.UnixNano()-last < int64(cleanupEvery) || !c.lastCleanup.CompareAndSwap(last, now.UnixNano()) {
+		return
+	}
+	n, err := j.Cleanup(context.WithoutCancel(ctx), now.Add(-journal.Retention))
+	if err != nil {
+		log.DebugContext(ctx, "mediagen: journal: cleanup failed", slog.String("error", err.Error()))
+		return
+	}
+	if n > 0 {
+		log.DebugContext(ctx, "mediagen: journal: deleted old records", slog.Int("records", n))
 	}
 }

@@ -275,3 +275,51 @@ func TestUnfinished(t *testing.T) {
 		t.Errorf("still unfinished: %+v %v", r, err)
 	}
 }
+
+// settleFails loses every Settle: the database went away after the send.
+type settleFails struct{ journal.Journal }
+
+func (settleFails) Settle(context.Context, string, string, string) error {
+	return errors.New("connection reset")
+}
+
+// A journal that fails after the send leaves the generation to be found by
+// the next call with the key, once the hold lapses: no second charge.
+func TestLostRecordIsFoundByTheNextCall(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	ctx := t.Context()
+	mem := journal.NewMemory()
+	args := client.ImageGenerationArgs{Prompt: "recorded nowhere"}
+	g1, err := srv.Client(client.WithJournal(settleFails{mem}), client.WithJournalHold(time.Second)).
+		CreateGeneration(ctx, args, client.WithIdempotencyKey("k"))
+	require.NoError(t, err, "the generation was made; the caller gets it")
+	after := srv.Balance()
+	g2, err := srv.Client(client.WithJournal(mem), client.WithJournalHold(time.Second)).
+		CreateGeneration(ctx, args, client.WithIdempotencyKey("k"))
+	require.NoError(t, err)
+	assert.Equal(t, g1.ID, g2.ID, "found by the search, not sent again")
+	assert.Equal(t, after, srv.Balance())
+	rec, err := mem.Get(ctx, "k")
+	require.NoError(t, err)
+	assert.Equal(t, g1.ID, rec.ID)
+}
+
+// Records older than the retention are deleted by the keyed calls, at most
+// once an hour per client; younger ones stay.
+func TestOldRecordsAreCleanedUp(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	ctx := t.Context()
+	j := journal.NewMemory()
+	old := time.Now().Add(-journal.Retention - time.Hour)
+	young := time.Now().Add(-journal.Retention + time.Hour)
+	for key, created := range map[string]time.Time{"old": old, "young": young} {
+		_, _, err := j.Claim(ctx, journal.Record{Key: key, Op: "generation", ID: "gen_x", Created: created})
+		require.NoError(t, err)
+	}
+	_, err := keyedClient(t, srv, j).CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "p"}, client.WithIdempotencyKey("new"))
+	require.NoError(t, err)
+	_, err = j.Get(ctx, "old")
+	assert.ErrorIs(t, err, journal.ErrNotFound)
+	_, err = j.Get(ctx, "young")
+	assert.NoError(t, err)
+}
