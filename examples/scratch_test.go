@@ -70,7 +70,7 @@ func TestScratchModule(t *testing.T) {
 			writeFile(t, filepath.Join(dir, "examples", name, filepath.Base(src)), string(b))
 		}
 	}
-	require.Subset(t, names, []string{"batch", "quickstart", "voiceover", "webhooks"})
+	require.Subset(t, names, []string{"batch", "quickstart", "resume", "voiceover", "webhooks"})
 
 	// The README's Go snippets, in a test file of their own package.
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
