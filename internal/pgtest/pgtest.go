@@ -42,9 +42,13 @@ var errNoBinaries = errors.New("no PostgreSQL server binaries: initdb is in none
 // DSN returns the DSN (for the "pgx" driver) of a new, empty database on the
 // server of this test binary, started at the first call. Without the server
 // binaries the test skips naming the package to install, or fails under CI;
-// a server that is there but does not start fails the test.
+// a server that is there but does not start fails the test. Under -short
+// it skips: starting a server takes seconds.
 func DSN(tb testing.TB) string {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("starts a PostgreSQL server; runs without -short")
+	}
 	once.Do(func() { server, err = startPostgres() })
 	if errors.Is(err, errNoBinaries) {
 		needs.Component(tb, "PostgreSQL", "postgresql", err)

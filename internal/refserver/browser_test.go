@@ -86,6 +86,9 @@ type played struct {
 // Set MEDIAGEN_VIDEO_SHOT to a file name to keep a screenshot of the first
 // video at one second.
 func TestChromiumPlaysVideoOutputs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Chromium; runs without -short")
+	}
 	chromium := needTool(t, "chromium", "chromium")
 	h := newHarness(t)
 	img := h.uploadImage(keyA)

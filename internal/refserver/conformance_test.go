@@ -1976,6 +1976,9 @@ func (rc *cfReceiver) deliveries() []cfDelivery {
 }
 
 func TestConformanceWebhooks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out real delivery retries; runs without -short")
+	}
 	t.Parallel()
 	outcomes := map[string]refserver.Outcome{"image/ad": refserver.OutcomeError, "image/product-shot": refserver.OutcomeTimeout}
 	var clones atomic.Int32
