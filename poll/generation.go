@@ -24,6 +24,9 @@ func Generation(ctx context.Context, c *client.Client, id string, opts ...client
 	if id == "" {
 		return nil, errors.New("poll: empty generation id")
 	}
+	if s.hub != nil {
+		return generationWithHub(ctx, c, s, id)
+	}
 	dl := newDeadline(s)
 	var last *mediagen.Generation
 	for n := 1; ; n++ {

@@ -80,8 +80,37 @@ type batch struct {
 
 func (b *batch) run(ctx context.Context) {
 	dl := newDeadline(b.s)
+	var events <-chan struct{}
+	if b.s.hub != nil {
+		keys := make([]hubKey, 0, len(b.waiting))
+		for id := range b.waiting {
+			keys = append(keys, hubKey{id: id})
+		}
+		ch, stop := b.s.hub.watch(keys...)
+		defer stop()
+		events = ch
+	}
 	for n := 0; len(b.waiting) > 0; n++ {
-		if n > 0 {
+		if events != nil {
+			// Fed by a hub: events end waits; a scan happens only when a
+			// backstop check is due.
+			if !b.takeEvents() {
+				return
+			}
+			d := BackstopInterval
+			if n == 0 {
+				d = firstBackstop(b.s.kind)
+			}
+			woke, err := sleepOrEvent(ctx, dl, d, events)
+			if woke {
+				n--
+				continue
+			}
+			if err != nil {
+				b.giveUpAll(ctx, err)
+				return
+			}
+		} else if n > 0 {
 			if err := dl.sleep(ctx, b.s.intervalFor(b.schedule(), n)); err != nil {
 				b.giveUpAll(ctx, err)
 				return
@@ -115,6 +144,17 @@ func (b *batch) run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// takeEvents ends the waits the hub has terminal events for, and reports
+// whether any wait is left.
+func (b *batch) takeEvents() bool {
+	for id := range b.waiting {
+		if e, ok := b.s.hub.lookup(hubKey{id: id}); ok {
+			b.update(id, e.gen)
+		}
+	}
+	return len(b.waiting) > 0
 }
 
 // scan reads the newest page, and each further page only while the pages

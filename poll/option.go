@@ -67,6 +67,8 @@ type settings struct {
 	opts          []client.Option // every option, for the client calls
 	clock         client.Clock
 	jitter        func() float64 // uniform in [0, 1)
+	hub           *Hub           // events end the wait; polling is the backstop
+	kind          mediagen.Kind  // of the generation, when told
 }
 
 // waitKind says what a wait waits on, for the options that belong to one.
@@ -90,6 +92,8 @@ func newSettings(c *client.Client, kind waitKind, opts []client.Option) (*settin
 	s.maxWait, _, _ = maxWaitKey.Get(opts)
 	s.onUpdate, _, _ = onUpdateKey.Get(opts)
 	s.onVoiceUpdate, _, _ = onVoiceUpdateKey.Get(opts)
+	s.hub, _, _ = hubOption.Get(opts)
+	s.kind, _, _ = kindOption.Get(opts)
 	if j, ok, _ := jitterKey.Get(opts); ok {
 		s.jitter = j
 	}

@@ -26,6 +26,9 @@ func Voice(ctx context.Context, c *client.Client, id string, opts ...client.Opti
 	if id == "" {
 		return nil, errors.New("poll: empty voice id")
 	}
+	if s.hub != nil {
+		return voiceWithHub(ctx, c, s, id)
+	}
 	dl := newDeadline(s)
 	var last *mediagen.Voice
 	for n := 1; ; n++ {
