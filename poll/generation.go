@@ -40,7 +40,7 @@ func Generation(ctx context.Context, c *client.Client, id string, opts ...client
 		s.observe(last, g)
 		last = g
 		if g.Terminal() {
-			return g, failure(g)
+			return g, s.finish(ctx, c, g)
 		}
 		if err := dl.sleep(ctx, s.intervalFor(scheduleFor(g.Kind), n)); err != nil {
 			return last, giveUp(ctx, id, last, err)

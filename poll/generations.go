@@ -94,7 +94,7 @@ func (b *batch) run(ctx context.Context) {
 		if events != nil {
 			// Fed by a hub: events end waits; a scan happens only when a
 			// backstop check is due.
-			if !b.takeEvents() {
+			if !b.takeEvents(ctx) {
 				return
 			}
 			d := BackstopInterval
@@ -124,7 +124,7 @@ func (b *batch) run(ctx context.Context) {
 		var missing []string
 		for id := range b.waiting {
 			if g, ok := seen[id]; ok {
-				b.update(id, g)
+				b.update(ctx, id, g)
 			} else {
 				missing = append(missing, id)
 			}
@@ -134,7 +134,7 @@ func (b *batch) run(ctx context.Context) {
 			g, err := b.c.GetGeneration(ctx, id, b.s.opts...)
 			switch {
 			case err == nil:
-				b.update(id, g)
+				b.update(ctx, id, g)
 			case errors.Is(err, client.ErrNotFound) && ctx.Err() == nil:
 				b.errs[id] = &GoneError{ID: id, Seen: b.last[id] != nil, Err: err}
 				delete(b.waiting, id)
@@ -148,10 +148,10 @@ func (b *batch) run(ctx context.Context) {
 
 // takeEvents ends the waits the hub has terminal events for, and reports
 // whether any wait is left.
-func (b *batch) takeEvents() bool {
+func (b *batch) takeEvents(ctx context.Context) bool {
 	for id := range b.waiting {
 		if e, ok := b.s.hub.lookup(hubKey{id: id}); ok {
-			b.update(id, e.gen)
+			b.update(ctx, id, e.gen)
 		}
 	}
 	return len(b.waiting) > 0
@@ -185,13 +185,14 @@ func (b *batch) scan(ctx context.Context) (map[string]*mediagen.Generation, erro
 	return seen, nil
 }
 
-// update records g and ends the wait on it when it is terminal.
-func (b *batch) update(id string, g *mediagen.Generation) {
+// update records g and ends the wait on it when it is terminal, saving
+// its outputs when asked.
+func (b *batch) update(ctx context.Context, id string, g *mediagen.Generation) {
 	b.s.observe(b.last[id], g)
 	b.last[id] = g
 	if g.Terminal() {
 		delete(b.waiting, id)
-		if err := failure(g); err != nil {
+		if err := b.s.finish(ctx, b.c, g); err != nil {
 			b.errs[id] = err
 		}
 	}

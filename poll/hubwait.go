@@ -78,7 +78,7 @@ func generationWithHub(ctx context.Context, c *client.Client, s *settings, id st
 	for {
 		if e, ok := s.hub.lookup(hubKey{id: id}); ok {
 			s.observe(last, e.gen)
-			return e.gen, failure(e.gen)
+			return e.gen, s.finish(ctx, c, e.gen)
 		}
 		woke, err := sleepOrEvent(ctx, dl, next, events)
 		if woke {
@@ -97,7 +97,7 @@ func generationWithHub(ctx context.Context, c *client.Client, s *settings, id st
 		s.observe(last, g)
 		last = g
 		if g.Terminal() {
-			return g, failure(g)
+			return g, s.finish(ctx, c, g)
 		}
 		next = BackstopInterval
 	}

@@ -69,6 +69,8 @@ type settings struct {
 	jitter        func() float64 // uniform in [0, 1)
 	hub           *Hub           // events end the wait; polling is the backstop
 	kind          mediagen.Kind  // of the generation, when told
+	saveDir       string         // where done outputs are saved
+	saveFunc      OpenFunc       // or where they are written
 }
 
 // waitKind says what a wait waits on, for the options that belong to one.
@@ -94,6 +96,11 @@ func newSettings(c *client.Client, kind waitKind, opts []client.Option) (*settin
 	s.onVoiceUpdate, _, _ = onVoiceUpdateKey.Get(opts)
 	s.hub, _, _ = hubOption.Get(opts)
 	s.kind, _, _ = kindOption.Get(opts)
+	s.saveDir, _, _ = saveDirKey.Get(opts)
+	s.saveFunc, _, _ = saveFuncKey.Get(opts)
+	if s.saveDir != "" && s.saveFunc != nil {
+		err = errors.Join(err, errors.New("poll: WithSaveTo and WithSaveFunc: give one"))
+	}
 	if j, ok, _ := jitterKey.Get(opts); ok {
 		s.jitter = j
 	}
