@@ -1,16 +1,19 @@
-// Webhooks: submit three image generations with a webhook URL and receive
-// their signed events instead of polling; show that a repeated delivery is
-// acknowledged without being processed twice.
+// Webhooks: a receiver and waits together, as a program that submits work
+// and must know when it is done would run them. Signed events end the waits
+// at once through a poll.Hub; polling runs only as a backstop for events
+// that were lost; each finished image is saved before its URL expires; and a
+// repeated delivery is acknowledged without being processed twice.
 //
 // With MEDIAGEN_API_KEY set it talks to the service (and spends money). The
 // service posts only to an https address it can reach, so set
 // MEDIAGEN_WEBHOOK_URL to a public https URL (a tunnel or a reverse proxy)
 // that forwards to MEDIAGEN_WEBHOOK_ADDR (default :8080), where this program
 // listens, and MEDIAGEN_WEBHOOK_SECRET to the project's signing secret. With
-// no key it starts an in-process reference server and a loopback receiver,
-// which gets the events over plain http: the reference server, unlike the
-// service, accepts http to a loopback address (clienttest always allows it;
-// the refserver command does with -allow-http-webhooks):
+// no key it starts an in-process reference server on the wall clock and a
+// loopback receiver, which gets the events over plain http: the reference
+// server, unlike the service, accepts http to a loopback address
+// (clienttest always allows it; the refserver command does with
+// -allow-http-webhooks):
 //
 //	go run ./examples/webhooks
 //
@@ -38,8 +41,10 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	_ "modernc.org/sqlite"             // database/sql driver "sqlite", pure Go
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
+	"github.com/mediagen/mediagen-go/poll"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
@@ -47,12 +52,6 @@ func main() {
 	if err := run(context.Background(), os.Stdout); err != nil {
 		log.Fatal(err)
 	}
-}
-
-// received is an event as the receiver got it, with its raw signed body.
-type received struct {
-	event *webhook.Event
-	body  []byte
 }
 
 func run(ctx context.Context, out io.Writer) error {
@@ -63,32 +62,17 @@ func run(ctx context.Context, out io.Writer) error {
 	secret := os.Getenv("MEDIAGEN_WEBHOOK_SECRET")
 	hookURL := os.Getenv("MEDIAGEN_WEBHOOK_URL")
 	var c *client.Client
-	now := time.Now // the clock deliveries are signed and verified by
 	if key == "" {
-		// No key: serve the whole interface in-process. Its receiver below is
-		// plain http on loopback, which the test server allows.
-		srv, err := clienttest.Start(clienttest.WithBalance(5))
+		// No key: serve the whole interface in-process, on the wall clock so
+		// that its webhooks arrive while the waits below wait. Its receiver
+		// is plain http on loopback, which the test server allows.
+		srv, err := clienttest.Start(clienttest.WithWallClock())
 		if err != nil {
 			return err
 		}
 		defer srv.Close()
 		c = srv.Client()
 		secret, hookURL = srv.WebhookSecret(), "" // the receiver starts below
-		// The test server's clock moves only when told: let it run, 10x
-		// faster than the wall clock, and verify deliveries against it.
-		go func() {
-			tick := time.NewTicker(5 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-tick.C:
-					srv.Advance(50 * time.Millisecond)
-				}
-			}
-		}()
-		now = srv.Now
 		fmt.Fprintln(out, "no MEDIAGEN_API_KEY: using an in-process reference server")
 	} else {
 		if secret == "" || hookURL == "" {
@@ -107,22 +91,25 @@ func run(ctx context.Context, out io.Writer) error {
 	defer closeStore()
 
 	// The handler verifies each signature, drops deliveries it has already
-	// taken (by the store, so across restarts and replicas), and answers
-	// within the service's 5-second window.
+	// taken (by the store, so across restarts and replicas), answers within
+	// the service's 5-second window, and gives every event to the hub.
+	hub := poll.NewHub()
 	var mu sync.Mutex
-	calls := map[string]int{} // handler calls per generation id
-	events := make(chan received, 16)
+	calls := map[string]int{} // hub deliveries per generation id
+	var first []byte          // the first event's signed body, to replay
+	var firstID string        // and its generation's id
 	handler := webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {
-		if ev.Generation == nil {
-			return nil // a voice event: not ours to handle here
+		if ev.Generation != nil {
+			mu.Lock()
+			calls[ev.Generation.ID]++
+			if first == nil {
+				first, firstID = bytes.Clone(ev.Raw), ev.Generation.ID // ev.Raw shares the request's buffer
+			}
+			mu.Unlock()
+			fmt.Fprintf(out, "event %s %s\n", ev.Name, ev.Generation.ID)
 		}
-		mu.Lock()
-		calls[ev.Generation.ID]++
-		mu.Unlock()
-		// ev.Raw shares the request's buffer; keep a copy.
-		events <- received{ev, bytes.Clone(ev.Raw)}
-		return nil
-	}, webhook.WithStore(store), webhook.WithNow(now))
+		return hub.Deliver(ctx, ev)
+	}, webhook.WithStore(store))
 	mux := http.NewServeMux()
 	mux.Handle("/webhooks", handler)
 	if hookURL == "" {
@@ -139,47 +126,43 @@ func run(ctx context.Context, out io.Writer) error {
 		defer recv.Close()
 	}
 
-	waiting := map[string]bool{}
+	var ids []string
 	for _, prompt := range []string{"a paper boat on a rain puddle", "a red fox in fresh snow", "a lighthouse at dusk"} {
 		g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: prompt}, client.WithWebhookURL(hookURL))
 		if err != nil {
 			return err
 		}
-		waiting[g.ID] = true
+		ids = append(ids, g.ID)
 		fmt.Fprintf(out, "submitted %s\n", g.ID)
 	}
 
-	// Webhooks are best effort: a real program would fall back to
-	// poll.Generations for whatever has not arrived in time.
-	var first received
-	for len(waiting) > 0 {
-		select {
-		case r := <-events:
-			g := r.event.Generation
-			if !waiting[g.ID] {
-				continue // another generation of the project
-			}
-			delete(waiting, g.ID)
-			mime := g.Output.MIME
-			if mime == "" {
-				mime = "-" // failed renders have no output
-			}
-			fmt.Fprintf(out, "event %s %s %s\n", r.event.Name, g.ID, mime)
-			if first.event == nil {
-				first = r
-			}
-		case <-ctx.Done():
-			return fmt.Errorf("%d events did not arrive: %w", len(waiting), ctx.Err())
-		}
+	// The events end the waits; a wait whose event was lost still ends, by
+	// a backstop check. Each done image is saved before its URL expires.
+	dir, err := os.MkdirTemp("", "webhooks-out-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir) // a real receiver keeps its outputs
+	results, err := poll.Generations(ctx, c, ids, poll.WithHub(hub), poll.WithKind(mediagen.KindImage), poll.WithSaveTo(dir))
+	if err != nil {
+		return err
+	}
+	for _, r := range results {
+		fmt.Fprintf(out, "done %s %s, saved\n", r.ID, r.Generation.Output.MIME)
 	}
 
 	// The service retries a delivery it did not see acknowledged, so the
 	// same event can come twice. Replay the first one, freshly signed.
-	req := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(first.body))
-	webhook.SetHeaders(req.Header, []string{secret}, now(), first.body)
+	mu.Lock()
+	body, id := first, firstID
+	mu.Unlock()
+	if body == nil {
+		return errors.New("no event arrived: the waits ended by polling alone")
+	}
+	req := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(body))
+	webhook.SetHeaders(req.Header, []string{secret}, time.Now(), body)
 	rec := httptest.NewRecorder()
 	handler.ServeHTTP(rec, req)
-	id := first.event.Generation.ID
 	mu.Lock()
 	n := calls[id]
 	mu.Unlock()

@@ -25,7 +25,8 @@ func TestWebhooksRunsOnTheReferenceServer(t *testing.T) {
 	submitted := regexp.MustCompile(`submitted (\S+)`).FindAllStringSubmatch(text, -1)
 	require.Len(t, submitted, 3)
 	for _, m := range submitted {
-		assert.Contains(t, text, "event generation.done "+m[1]+" image/png")
+		assert.Contains(t, text, "event generation.done "+m[1])
+		assert.Contains(t, text, "done "+m[1]+" image/png, saved")
 	}
 	assert.Regexp(t, `duplicate of \S+: answered 200, handler called 1 time\(s\)`, text)
 }
