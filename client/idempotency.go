@@ -217,6 +217,10 @@ func sendKeyed[T any](ctx context.Context, c *Client, cfg *config, j journal.Jou
 			log.WarnContext(ctx, "mediagen: journal: could not record the id; the next call with the key will search for it",
 				slog.String("id", k.ch.id(row)), slog.String("error", serr.Error()))
 		}
+		if k.op != "generation" {
+			// A clone has no outputs to save: nothing to resume.
+			_ = j.Mark(context.WithoutCancel(ctx), key, true, true)
+		}
 		c.cleanJournal(ctx, j, log)
 		return row, nil
 	case refusedByService(err):

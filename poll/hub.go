@@ -217,7 +217,7 @@ func (h *Hub) watch(keys ...hubKey) (<-chan struct{}, func()) {
 	}
 }
 
-// hubKey is the option that gives waits a hub.
+// hubOption is the option that gives waits a hub.
 var hubOption = client.NewKey("poll.WithHub", func(h *Hub) error {
 	if h == nil {
 		return fmt.Errorf("needs a hub")
