@@ -54,9 +54,10 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, out io.Writer) error {
+func run(ctx context.Context, w io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
+	out := &lockedWriter{w: w} // the receiver writes from its own goroutines
 
 	key := os.Getenv("MEDIAGEN_API_KEY")
 	secret := os.Getenv("MEDIAGEN_WEBHOOK_SECRET")
@@ -168,6 +169,18 @@ func run(ctx context.Context, out io.Writer) error {
 	mu.Unlock()
 	fmt.Fprintf(out, "duplicate of %s: answered %d, handler called %d time(s)\n", id, rec.Code, n)
 	return nil
+}
+
+// lockedWriter lets goroutines share one writer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 func envOr(name, fallback string) string {
