@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -235,10 +236,23 @@ func (s *SQLStore) prepare() {
 // it takes an advisory lock so that concurrent creations do not collide.
 func (s *SQLStore) CreateTable(ctx context.Context) error {
 	if s.dialect != DialectPostgreSQL {
-		for _, q := range s.create {
-			if _, err := s.db.ExecContext(ctx, q); err != nil {
-				return s.fail(ctx, "create table", err)
+		// Two replicas creating the table at once can get SQLITE_BUSY
+		// whatever the busy timeout: try again shortly.
+		var err error
+		for attempt := range createAttempts {
+			if attempt > 0 {
+				select {
+				case <-ctx.Done():
+					return s.fail(ctx, "create table", ctx.Err())
+				case <-time.After(time.Duration(attempt) * 20 * time.Millisecond):
+				}
 			}
+			if err = s.createAll(ctx); err == nil || !sqliteBusy(err) {
+				break
+			}
+		}
+		if err != nil {
+			return s.fail(ctx, "create table", err)
 		}
 		return nil
 	}
@@ -417,4 +431,34 @@ func validIdentifier(name string) bool {
 		}
 	}
 	return true
+}
+
+// createAttempts bounds the tries of a SQLite CREATE that found the
+// database busy.
+const createAttempts = 10
+
+func (s *SQLStore) createAll(ctx context.Context) error {
+	for _, q := range s.create {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sqliteBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED,
+// by the driver's code when it has one (modernc.org/sqlite) and by its
+// message otherwise, so that no driver is imported. (client/journal and
+// poll hold the same few lines: this package imports only the standard
+// library and the models.)
+func sqliteBusy(err error) bool {
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		if c := coded.Code() & 0xff; c == 5 || c == 6 {
+			return true
+		}
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY") ||
+		strings.Contains(msg, "database table is locked")
 }
