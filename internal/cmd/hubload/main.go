@@ -28,7 +28,7 @@
 // wait's return, and, for the hub, from the event's arrival at the receiver
 // to the wait's return. The goals of issue 22 are checked at the end.
 //
-// Run from the module root (4 minutes a round at render scale 1):
+// Run from the module root (about 3 minutes a round at render scale 1):
 //
 //	go run ./internal/cmd/hubload -rounds 3
 //	go run ./internal/cmd/hubload -render-scale 0.1 -sides hub,poll   # faster, see BENCHMARKS.md
