@@ -227,7 +227,12 @@ var hubOption = client.NewKey("poll.WithHub", func(h *Hub) error {
 
 // WithHub makes a wait ([Generation], [Generations], [Voice]) end as soon as
 // h receives a terminal event for its id, and poll only as a backstop: a
-// first check when a render of the kind is normally over, then every
-// [BackstopInterval]. Without events (all lost) a wait still ends, at most
-// one backstop interval after polling alone would have seen it.
+// first check when a render of the kind is normally over ([WithKind]; the
+// slowest kind's time without it), then every [BackstopInterval]. Without
+// events (all lost) a wait still ends: for renders that take their usual
+// time, at most one backstop interval after polling alone would have seen
+// it. A render much faster than usual, or one already over when the wait
+// begins (a wait resumed after a restart), is seen only at the first
+// check: for such a wait, read the generation first ([client.Client.GetGeneration])
+// or wait without a hub.
 func WithHub(h *Hub) client.Option { return hubOption.Option(h) }
