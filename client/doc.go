@@ -14,12 +14,13 @@
 // One [Option] type configures the client in [New] and any single call:
 // pass [WithTimeout], [WithTransferTimeout], [WithMaxRetries], [WithHeader], [WithResponseInto],
 // [WithWebhookURL] or [WithMiddleware] to a method and it applies to that
-// call only, on top of the client's.
+// call only, on top of the client's. Packages upload, poll and client/batch
+// take the same options, and define theirs as Options too ([Key]).
 //
 // # Retries and billing
 //
 // Reads and deletes (GET, DELETE, PUT) are retried on connection errors and
-// on 429, 502, 503 and 504, with jittered exponential backoff that honours
+// on 429, 500, 502, 503 and 504, with jittered exponential backoff that honours
 // Retry-After and stops when the context ends ([RetryPolicy] sets how often
 // and how patiently). Requests that charge the balance (submitting a
 // generation, cloning a voice) are resent blindly only when the service
@@ -32,6 +33,15 @@
 // error was not charged, unless its context ended first or the service
 // failed for longer than the search's budget ([UncertainError], which
 // [Client.FindGeneration] resolves): see [Client.CreateGeneration].
+//
+// # Charged once across processes
+//
+// The service has no idempotency key; [WithIdempotencyKey] gives a charging
+// call one, recorded in a journal ([WithJournal], package client/journal)
+// that every client sharing it consults before sending: a key charges once
+// across goroutines, processes, restarts and replicas, and
+// [Client.Unfinished] lists what a restarted program still has to wait for
+// or save.
 //
 // The API key is sent in the Authorization header only. It never appears in
 // an error, a log line, or a request to the storage host.
