@@ -3,6 +3,7 @@ module github.com/mediagen/mediagen-go/cmd/mediagen
 go 1.25.0
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/mediagen/mediagen-go v0.0.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
