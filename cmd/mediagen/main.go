@@ -51,9 +51,12 @@
 // command drops it: tag the SDK (vX.Y.Z), then in cmd/mediagen run
 // `go mod edit -dropreplace=github.com/mediagen/mediagen-go -require=github.com/mediagen/mediagen-go@vX.Y.Z`
 // and `go mod tidy`, commit, and tag cmd/mediagen/vA.B.C (a nested module's
-// tags carry its folder). Until such a release exists, install from a clone:
-// `cd cmd/mediagen && go install .`. install_test.go proves the released
-// form installs with `go install ...@version` through a module proxy on disk.
+// tags carry its folder); the next commit may put the replace back for
+// development, as the tag keeps the released go.mod. Until such a release
+// exists, install from a clone: `cd cmd/mediagen && go install .`.
+// install_test.go proves that the released form installs with
+// `go install ...@latest`, through a module proxy on disk, and that the
+// committed form is refused.
 //
 // `mediagen serve` runs the SDK's reference server from
 // github.com/mediagen/mediagen-go/internal/refserver/serve: Go's internal rule
