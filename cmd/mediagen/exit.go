@@ -57,8 +57,9 @@ func report(err error, stderr io.Writer) int {
 	}
 	code := exitCode(err)
 	msg := err.Error()
-	if code == exitInterrupted {
-		msg = "interrupted"
+	var coded *exitError
+	if code == exitInterrupted && !errors.As(err, &coded) {
+		msg = "interrupted" // rather than each layer's account of the cancelled context
 	}
 	fmt.Fprintf(stderr, "mediagen: %s\n", oneLine(msg))
 	return code

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -128,6 +129,9 @@ func (a *app) waitOne(ctx context.Context, c *client.Client, id string, wf waitF
 	line := a.newStatusLine(id + " waiting")
 	g, err := poll.Generation(ctx, c, id, append(wf.options(), line.watch())...)
 	line.stop()
+	if errors.Is(err, context.Canceled) {
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted; %s goes on at the service: mediagen wait %s", id, id)}
+	}
 	if err != nil {
 		if g != nil && g.Terminal() {
 			// Failed: show what the service said, then the error.

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -165,4 +167,16 @@ func TestDownloadRefusesUnfinished(t *testing.T) {
 	r = run(t, dir, srv.env(), "", "wait", id, "--max-wait", "1ms")
 	assert.Equal(t, exitOther, r.code, "--max-wait passed: %s", r.stderr)
 	assert.Contains(t, r.stderr, "maximum wait")
+
+	// Ctrl-C during a wait: exit 130, and how to wait again.
+	cmd := command(t, dir, srv.env(), "wait", id)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	time.Sleep(500 * time.Millisecond) // the first check is done, the wait sleeps
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	err := cmd.Wait()
+	require.Error(t, err)
+	assert.Equal(t, exitInterrupted, cmd.ProcessState.ExitCode())
+	assert.Equal(t, "mediagen: interrupted; "+id+" goes on at the service: mediagen wait "+id+"\n", stderr.String())
 }
