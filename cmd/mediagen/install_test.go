@@ -1,19 +1,19 @@
 package main
 
 import (
-	"archive/zip"
 	"bufio"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/internal/modproxy"
 )
 
 const (
@@ -56,7 +56,7 @@ func TestInstallsAtLatest(t *testing.T) {
 		"GOTOOLCHAIN=local",
 		"GOFLAGS=-modcacherw", // so that t.TempDir can remove the private cache
 		"GOMODCACHE=" + filepath.Join(tmp, "modcache"),
-		"GOPROXY=" + fileURL(proxy) + "," + fileURL(filepath.Join(shared, "cache", "download")),
+		"GOPROXY=" + modproxy.FileURL(proxy) + "," + modproxy.FileURL(filepath.Join(shared, "cache", "download")),
 		"GOSUMDB=off", // made-up versions are in no checksum database
 		"GOBIN=" + filepath.Join(tmp, "bin"),
 	}
@@ -64,13 +64,13 @@ func TestInstallsAtLatest(t *testing.T) {
 	// The SDK, without its nested modules.
 	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
 	require.NoError(t, err)
-	publish(t, proxy, sdkPath, sdkVersion, root, gomod)
+	require.NoError(t, modproxy.Publish(proxy, sdkPath, sdkVersion, root, gomod))
 
 	// The command as committed: refused, because of the replace directive.
 	gomod, err = os.ReadFile(filepath.Join(here, "go.mod"))
 	require.NoError(t, err)
 	require.Contains(t, string(gomod), "replace "+sdkPath+" => ../..")
-	publish(t, proxy, cmdPath, devVersion, here, gomod)
+	require.NoError(t, modproxy.Publish(proxy, cmdPath, devVersion, here, gomod))
 	work := filepath.Join(tmp, "work")
 	require.NoError(t, os.MkdirAll(work, 0o755))
 	out, err = goCommand(work, env, "install", cmdPath+"@"+devVersion)
@@ -88,7 +88,7 @@ func TestInstallsAtLatest(t *testing.T) {
 	gomod, err = os.ReadFile(filepath.Join(release, "go.mod"))
 	require.NoError(t, err)
 	require.NotContains(t, string(gomod), "replace")
-	publish(t, proxy, cmdPath, cmdVersion, release, gomod)
+	require.NoError(t, modproxy.Publish(proxy, cmdPath, cmdVersion, release, gomod))
 
 	out, err = goCommand(work, env, "install", cmdPath+"@latest")
 	require.NoError(t, err, "%s", out)
@@ -122,81 +122,6 @@ func goCommand(dir string, env []string, args ...string) ([]byte, error) {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	return cmd.CombinedOutput()
-}
-
-func fileURL(path string) string {
-	p := filepath.ToSlash(path)
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p // Windows: file:///C:/...
-	}
-	return "file://" + p
-}
-
-var pseudoVersion = regexp.MustCompile(`-\d{14}-[0-9a-f]{12}$`)
-
-// publish lays out the module at dir as version of path in a GOPROXY
-// folder: its list of versions, .info, .mod and a .zip of the files a module
-// zip holds (nested modules, VCS folders and built binaries left out).
-func publish(t *testing.T, proxy, path, version, dir string, gomod []byte) {
-	t.Helper()
-	at := filepath.Join(proxy, filepath.FromSlash(path), "@v")
-	require.NoError(t, os.MkdirAll(at, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(at, version+".mod"), gomod, 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(at, version+".info"), []byte(`{"Version":"`+version+`","Time":"2026-01-01T00:00:00Z"}`), 0o644))
-	if !pseudoVersion.MatchString(version) { // a list names tags only
-		list, _ := os.ReadFile(filepath.Join(at, "list"))
-		list = append(list, version+"\n"...)
-		require.NoError(t, os.WriteFile(filepath.Join(at, "list"), list, 0o644))
-	}
-
-	f, err := os.Create(filepath.Join(at, version+".zip"))
-	require.NoError(t, err)
-	defer f.Close()
-	zw := zip.NewWriter(f)
-	prefix := path + "@" + version + "/"
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "node_modules":
-				return filepath.SkipDir
-			}
-			if rel != "." {
-				if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
-					return filepath.SkipDir // a nested module is not part of this one
-				}
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() || strings.HasSuffix(d.Name(), ".test") || rel == "mediagen" {
-			return nil
-		}
-		var src io.Reader
-		if rel == "go.mod" {
-			src = strings.NewReader(string(gomod))
-		} else {
-			file, err := os.Open(p)
-			if err != nil {
-				return err
-			}
-			defer file.Close()
-			src = file
-		}
-		w, err := zw.Create(prefix + filepath.ToSlash(rel))
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(w, src)
-		return err
-	})
-	require.NoError(t, err)
-	require.NoError(t, zw.Close())
 }
 
 // copyTree copies the regular files under src to dst.
