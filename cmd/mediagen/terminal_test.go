@@ -36,7 +36,7 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs mediagen serve")
 	}
-	srv := startServe(t)
+	srv := startServe(t, "--render-scale", "0.1") // an image renders in 0.8 s: the wait sees it pending
 	dir := t.TempDir()
 	writeFile(t, dir, "notes.txt", []byte(strings.Repeat("a kite over the sea\n", 100000))) // 2 MB
 
