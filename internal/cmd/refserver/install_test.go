@@ -1,9 +1,6 @@
 package main
 
 import (
-	"archive/zip"
-	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/internal/modproxy"
 )
 
 const (
@@ -73,7 +72,9 @@ func TestCommandInstallsAtAVersion(t *testing.T) {
 	const version = "v0.0.1-scratch"
 	tmp := t.TempDir()
 	proxy := filepath.Join(tmp, "proxy")
-	writeProxyModule(t, proxy, root, version)
+	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	require.NoError(t, err)
+	require.NoError(t, modproxy.Publish(proxy, modulePath, version, root, gomod))
 
 	work, gobin := filepath.Join(tmp, "work"), filepath.Join(tmp, "bin")
 	require.NoError(t, os.MkdirAll(work, 0o755))
@@ -81,76 +82,11 @@ func TestCommandInstallsAtAVersion(t *testing.T) {
 		"GOWORK=off",
 		"GOFLAGS=-modcacherw", // so that t.TempDir can remove the private cache
 		"GOMODCACHE=" + filepath.Join(tmp, "modcache"),
-		"GOPROXY=" + fileURL(proxy) + "," + fileURL(filepath.Join(sharedCache, "cache", "download")),
+		"GOPROXY=" + modproxy.FileURL(proxy) + "," + modproxy.FileURL(filepath.Join(sharedCache, "cache", "download")),
 		"GOSUMDB=off", // the made-up version is in no checksum database
 		"GOBIN=" + gobin,
 	}, "install", commandPath+"@"+version)
 
 	vars := startBinary(t, filepath.Join(gobin, "refserver"), "-addr", "127.0.0.1:0", "-api-key", "K")
 	require.Equal(t, "K", vars["MEDIAGEN_API_KEY"])
-}
-
-func fileURL(path string) string {
-	p := filepath.ToSlash(path)
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p // Windows: file:///C:/...
-	}
-	return "file://" + p
-}
-
-// writeProxyModule lays out the module at root as version in a GOPROXY
-// folder: list, .info, .mod and a .zip of the files a module zip holds
-// (nested modules and VCS folders left out).
-func writeProxyModule(t *testing.T, proxy, root, version string) {
-	t.Helper()
-	dir := filepath.Join(proxy, filepath.FromSlash(modulePath), "@v")
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, version+".mod"), gomod, 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, version+".info"), []byte(`{"Version":"`+version+`","Time":"2026-01-01T00:00:00Z"}`), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "list"), []byte(version+"\n"), 0o644))
-
-	f, err := os.Create(filepath.Join(dir, version+".zip"))
-	require.NoError(t, err)
-	defer f.Close()
-	zw := zip.NewWriter(f)
-	prefix := modulePath + "@" + version + "/"
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", ".hg", ".svn", ".bzr", "node_modules":
-				return filepath.SkipDir
-			}
-			if rel != "." {
-				if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
-					return filepath.SkipDir // a nested module is not part of this one
-				}
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() || strings.HasSuffix(d.Name(), ".test") {
-			return nil
-		}
-		w, err := zw.Create(prefix + filepath.ToSlash(rel))
-		if err != nil {
-			return err
-		}
-		src, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer src.Close()
-		_, err = io.Copy(w, src)
-		return err
-	})
-	require.NoError(t, err)
-	require.NoError(t, zw.Close())
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -227,12 +226,6 @@ func TestCommandExitStatus(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestDialable(t *testing.T) {
-	assert.Equal(t, "127.0.0.1:8080", dialable(&net.TCPAddr{IP: net.IPv6unspecified, Port: 8080}))
-	assert.Equal(t, "127.0.0.1:9", dialable(&net.TCPAddr{IP: net.IPv4zero, Port: 9}))
-	assert.Equal(t, "10.1.2.3:7", dialable(&net.TCPAddr{IP: net.ParseIP("10.1.2.3"), Port: 7}))
 }
 
 // post submits an image generation as key and returns the status and the
