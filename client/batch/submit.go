@@ -124,16 +124,19 @@ func (r *run) create(ctx context.Context, i int, epoch int) {
 		}
 		return
 	}
+	// An error means nothing was charged, except these two; their
+	// estimates stay set aside.
 	var uncertain *client.UncertainError
-	if ctx.Err() == nil && !errors.As(err, &uncertain) {
-		// Refused, or failed before the service could act: nothing was
-		// charged.
+	switch {
+	case ctx.Err() != nil:
+		err = fmt.Errorf("batch: the run stopped with the create in flight, which may have been charged; "+
+			"the journal holds its key, and a run with it searches before sending: %w", err)
+	case errors.As(err, &uncertain):
+		err = fmt.Errorf("batch: the create may have been charged: %w", err)
+	default:
 		r.mu.Lock()
 		r.ledger.reserved -= r.est(i)
 		r.mu.Unlock()
-	} else {
-		// It may have been charged: its estimate stays set aside.
-		err = fmt.Errorf("batch: the create may have been charged; running again with the same journal settles it: %w", err)
 	}
 	r.win.done(epoch, neutral, 0)
 	r.finish(i, nil, err, "")
