@@ -1,0 +1,184 @@
+// Package batch runs many generations as one job: priced against a budget
+// before anything is sent, submitted with a key per item so that a rerun
+// after a crash resumes without charging twice, at a concurrency that backs
+// off when the service rate-limits, and waited for (and saved) to the end.
+//
+//	res, err := batch.Run(ctx, c, items, batch.WithBudget(25), batch.WithConcurrency(16), batch.WithSaveTo("out"))
+//
+// Give the client a journal shared across restarts ([client.WithJournal]
+// on a SQLite or PostgreSQL database): each item is created with
+// [client.WithIdempotencyKey] of its key, so running the same items again
+// after a crash or a cancelled run gets the generations already created
+// back from the journal, sends only what was never sent, and waits for
+// and saves what is not finished. Without a journal the client keeps its
+// own in memory, which protects only within one process.
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/client"
+)
+
+// Item is one generation of a run. Key names it for good: it is the
+// idempotency key its create is sent with (1 to
+// [client.MaxIdempotencyKey] bytes, unique within the run), so an order
+// number or a job id, not a counter that a rerun would hand to other
+// arguments.
+type Item struct {
+	Key  string
+	Args client.Args
+}
+
+// ItemResult is how one item ended.
+type ItemResult struct {
+	Key string
+	// Generation is the item's generation: terminal when the run waited to
+	// the end, the last state seen otherwise; nil when none was created.
+	Generation *mediagen.Generation
+	// Err is nil when the generation ended done (and, with [WithSaveTo],
+	// was saved). Otherwise it says why: an error matching
+	// [ErrOverBudget] or the context's error for an item not sent, the
+	// create's error, a poll.FailedError (its charge was refunded), a
+	// poll.GaveUpError (the wait stopped: run again to resume), or the
+	// save's error with a done generation.
+	Err error
+	// SavedPath is where [WithSaveTo] saved the output; "" otherwise.
+	SavedPath string
+}
+
+// Result is a run's outcome: Items in the order of the items given, and
+// counts. Done + Failed + Skipped is the number of items.
+type Result struct {
+	Items []ItemResult
+	// Spent is what the run's generations were charged, in USD, refunds
+	// of failed renders credited; generations a previous run created under
+	// the same keys count too. An item whose create may or may not have
+	// been charged (an error, or the run stopped while it was in flight)
+	// is not counted; the journal settles it on the next run.
+	Spent float64
+	// Submitted counts the items that have a generation, created by this
+	// run or by an earlier one with the same journal.
+	Submitted int
+	// Done counts the items that ended done (and saved, with [WithSaveTo]).
+	Done int
+	// Failed counts the items that were sent, or tried, and ended with an
+	// error.
+	Failed int
+	// Skipped counts the items not sent: over the budget, or not reached
+	// before the run stopped.
+	Skipped int
+}
+
+// Progress is a run's state, for [OnProgress].
+type Progress struct {
+	Submitted, Done, Failed int
+	Spent                   float64 // USD, as in [Result]
+	Concurrency             int     // the most creates in flight allowed now
+}
+
+// Run creates a generation for each item, waits for all of them, and
+// returns how each ended.
+//
+// Before sending anything it checks the items (each needs args and a key,
+// and keys must differ: otherwise an error matching
+// [client.ErrInvalidArgument]) and, with [WithBudget], prices the whole run
+// (see there). Then it submits the items in order, with at most the
+// ceiling of [WithConcurrency] creates in flight. That concurrency starts
+// at min(4, ceiling), gains one slot per window's worth of successes, and
+// halves (down to 1) when a create ends in 429, whose Retry-After also
+// pauses every new send; the item is sent again later (a 429 charged
+// nothing), up to 10 times. The client retries a 429 itself first
+// ([client.WithMaxRetries]), waiting out each Retry-After, so the run
+// adapts to rate limiting that outlasts those retries. It does not lower
+// them for its creates: a keyed create that ends in 429 keeps its key held
+// in the journal until the hold lapses ([client.WithJournalHold], a minute
+// by default), and sending the item again waits for that.
+//
+// It then waits for every generation through the list endpoint (package
+// poll), saving outputs with [WithSaveTo] as each ends done. One item's
+// failure does not stop the others: it is reported in its [ItemResult]. The
+// error is for the run as a whole: bad input or options, a run over the
+// budget, a price list that could not be read (nothing was sent in those
+// cases), or the context ending, when the result holds what was recorded
+// and running the same items again with the same journal resumes.
+func Run(ctx context.Context, c *client.Client, items []Item, opts ...client.Option) (Result, error) {
+	if c == nil {
+		return Result{}, errors.New("batch: nil client")
+	}
+	s, err := newSettings(opts)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := check(items); err != nil {
+		return Result{}, err
+	}
+	r := newRun(c, items, s)
+	n := len(items)
+	if s.limited {
+		if r.ests, err = price(ctx, c, items, s); err != nil {
+			return Result{}, err
+		}
+		if n, err = fit(r.ests, s); err != nil {
+			return Result{}, err
+		}
+		r.ledger = ledger{budget: s.budget, limited: true}
+	}
+	for i := n; i < len(items); i++ {
+		r.skip(i, fmt.Errorf("%w: not sent: the items before it use up the budget of %s", ErrOverBudget, s.budget))
+	}
+	r.submit(ctx, n)
+	r.wait(ctx)
+	res := r.result()
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("batch: stopped: %w; %d of %d items have a generation (%d done, %d failed, %d not sent); "+
+			"run the same items again with the same journal (client.WithJournal) to resume: their keys are not sent twice",
+			err, res.Submitted, len(items), res.Done, res.Failed, res.Skipped)
+	}
+	return res, nil
+}
+
+// maxBadItems bounds the problems one error lists.
+const maxBadItems = 10
+
+// check refuses items without args or key, and repeated keys.
+func check(items []Item) error {
+	var errs []error
+	seen := make(map[string]int, len(items))
+	bad := 0
+	for i, it := range items {
+		var problem string
+		switch first, dup := seen[it.Key]; {
+		case it.Key == "":
+			problem = "no key"
+		case len(it.Key) > client.MaxIdempotencyKey:
+			problem = fmt.Sprintf("a key of %d bytes (at most %d)", len(it.Key), client.MaxIdempotencyKey)
+		case dup:
+			problem = fmt.Sprintf("key %q repeats item %d", it.Key, first)
+		case nilArgs(it.Args):
+			problem = "no args"
+		default:
+			seen[it.Key] = i
+			continue
+		}
+		if bad++; bad <= maxBadItems {
+			errs = append(errs, fmt.Errorf("batch: item %d: %w: %s", i, client.ErrInvalidArgument, problem))
+		}
+	}
+	if bad > maxBadItems {
+		errs = append(errs, fmt.Errorf("batch: and %d more items like these", bad-maxBadItems))
+	}
+	return errors.Join(errs...)
+}
+
+func nilArgs(a client.Args) bool {
+	if a == nil {
+		return true
+	}
+	v := reflect.ValueOf(a)
+	return v.Kind() == reflect.Pointer && v.IsNil() || a.Feature() == ""
+}

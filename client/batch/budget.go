@@ -1,0 +1,96 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/mediagen/mediagen-go/client"
+)
+
+// ErrOverBudget matches the error of a run refused because its items may
+// cost more than [WithBudget] allows (nothing was sent), and the error of
+// each item [WithFitBudget] or the running total left unsent.
+var ErrOverBudget = errors.New("batch: over budget")
+
+// money is an amount in ten-thousandths of a USD, the unit the service
+// rounds charges to, so sums of many items are exact.
+type money int64
+
+func toMoney(usd float64) money { return money(math.Round(usd * 10_000)) }
+
+func (m money) usd() float64 { return float64(m) / 10_000 }
+
+func (m money) String() string { return fmt.Sprintf("%g USD", m.usd()) }
+
+// ledger is a run's running total: what was charged (refunds credited) and
+// what the creates in flight may still charge. Guarded by the run's mutex.
+type ledger struct {
+	budget   money
+	limited  bool
+	spent    money // charged by the generations the run holds, refunds credited
+	reserved money // estimates of items in flight, and of items whose charge is uncertain
+}
+
+// reserve sets est aside for a create about to be sent, when it fits.
+func (l *ledger) reserve(est money) bool {
+	if l.limited && l.spent+l.reserved+est > l.budget {
+		return false
+	}
+	l.reserved += est
+	return true
+}
+
+// settle replaces an item's estimate by what it was charged.
+func (l *ledger) settle(est, charged money) {
+	l.reserved -= est
+	l.spent += charged
+}
+
+// price estimates every item at the most it can cost, in item order.
+func price(ctx context.Context, c *client.Client, items []Item, s *settings) ([]money, error) {
+	var prices client.Pricing
+	err := retryTransient(ctx, c.Clock(s.opts...), func() error {
+		var err error
+		prices, err = c.Pricing(ctx, s.opts...)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("batch: reading the price list: %w", err)
+	}
+	ests := make([]money, len(items))
+	for i, it := range items {
+		e, err := prices.Estimate(it.Args)
+		if err != nil {
+			return nil, fmt.Errorf("batch: item %d (key %q): %w", i, it.Key, err)
+		}
+		ests[i] = toMoney(e.Max)
+	}
+	return ests, nil
+}
+
+// fit returns how many items, from the first, the budget covers: all of
+// them, or with [WithFitBudget] the longest prefix that fits, or an error
+// matching [ErrOverBudget] naming the total and the budget.
+func fit(ests []money, s *settings) (int, error) {
+	if !s.limited {
+		return len(ests), nil
+	}
+	var total money
+	n := -1
+	for i, e := range ests {
+		if total+e > s.budget && n < 0 {
+			n = i
+		}
+		total += e
+	}
+	switch {
+	case n < 0:
+		return len(ests), nil
+	case s.fit:
+		return n, nil
+	}
+	return 0, fmt.Errorf("%w: the %d items may cost up to %s, and the budget is %s; nothing was sent (batch.WithFitBudget runs the first %d)",
+		ErrOverBudget, len(ests), total, s.budget, n)
+}

@@ -1,0 +1,139 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/poll"
+)
+
+// maxRewaits bounds how often the run waits again on generations whose
+// wait a failing request ended, and how often it reads the price list.
+const maxRewaits = 5
+
+// wait waits for every item that has a generation and has not ended, and
+// saves the outputs of those that end done.
+func (r *run) wait(ctx context.Context) {
+	r.mu.Lock()
+	var ids []string
+	byID := map[string]int{}
+	for i, res := range r.res {
+		if res.Generation != nil && !r.ended[i] {
+			ids = append(ids, res.Generation.ID)
+			byID[res.Generation.ID] = i
+		}
+	}
+	r.mu.Unlock()
+
+	var saves sync.WaitGroup
+	defer saves.Wait()
+	slots := make(chan struct{}, r.s.ceiling)
+	// OnUpdate runs on the waiting goroutine as each generation is first
+	// seen in a status; done ones end (or start saving) at once.
+	onUpdate := func(g *mediagen.Generation) {
+		i, ok := byID[g.ID]
+		if !ok || g.Status != mediagen.GenerationStatusDone {
+			return
+		}
+		if r.s.saveTo == "" {
+			r.finish(i, g, nil, "")
+			return
+		}
+		saves.Add(1)
+		go func() {
+			defer saves.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			r.save(ctx, i, g)
+		}()
+	}
+	opts := append(slices.Clip(r.s.opts), poll.OnUpdate(onUpdate))
+	clock := r.c.Clock(r.s.opts...)
+	for round := 0; len(ids) > 0; round++ {
+		results, err := poll.Generations(ctx, r.c, ids, opts...)
+		if results == nil { // an option poll refuses: nothing was waited on
+			for _, id := range ids {
+				r.finish(byID[id], nil, err, "")
+			}
+			return
+		}
+		var again []string
+		var pause time.Duration
+		for _, res := range results {
+			var gaveUp *poll.GaveUpError
+			switch {
+			case res.Err == nil: // done: OnUpdate took it
+			case errors.As(res.Err, &gaveUp) && round < maxRewaits && ctx.Err() == nil && transient(gaveUp.Err):
+				again = append(again, res.ID)
+				pause = max(pause, retryAfter(gaveUp.Err))
+			default:
+				r.finish(byID[res.ID], res.Generation, res.Err, "")
+			}
+		}
+		if len(again) > 0 {
+			if err := clock.Sleep(ctx, pause); err != nil {
+				for _, id := range again {
+					r.finish(byID[id], nil, &poll.GaveUpError{ID: id, Err: err}, "")
+				}
+				return
+			}
+		}
+		ids = again
+	}
+}
+
+// save saves item i's done generation g with the item's key, so the
+// journal records the save.
+func (r *run) save(ctx context.Context, i int, g *mediagen.Generation) {
+	opts := append(slices.Clip(r.s.opts), client.WithIdempotencyKey(r.items[i].Key))
+	saved, err := r.c.SaveOutput(ctx, g, r.s.saveTo, opts...)
+	if err != nil {
+		r.finish(i, g, fmt.Errorf("batch: saving the outputs of generation %s: %w", g.ID, err), "")
+		return
+	}
+	r.finish(i, g, nil, saved.Path)
+}
+
+// transient reports whether a request failed in a way that waiting may
+// fix: a 429, a 5xx, or a broken connection. The context, the maximum wait
+// and refusals are final.
+func transient(err error) bool {
+	var apiErr *client.APIError
+	switch {
+	case errors.As(err, &apiErr):
+		return apiErr.StatusCode == http.StatusTooManyRequests || apiErr.StatusCode >= 500
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, client.ErrInvalidArgument):
+		return false
+	}
+	return true
+}
+
+// retryAfter is the wait err asks for: its Retry-After, else a second.
+func retryAfter(err error) time.Duration {
+	var apiErr *client.APIError
+	if errors.As(err, &apiErr) && apiErr.RetryAfter > 0 {
+		return apiErr.RetryAfter
+	}
+	return defaultRetryAfter
+}
+
+// retryTransient runs fn until it succeeds, fails for good, or has failed
+// maxRewaits times, waiting on clock between tries as the failure asks.
+func retryTransient(ctx context.Context, clock client.Clock, fn func() error) error {
+	for n := 1; ; n++ {
+		err := fn()
+		if err == nil || n == maxRewaits || ctx.Err() != nil || !transient(err) {
+			return err
+		}
+		if serr := clock.Sleep(ctx, retryAfter(err)); serr != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,126 @@
+package batch
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/mediagen/mediagen-go/client"
+)
+
+// startWindow is the most creates in flight when a run starts.
+const startWindow = 4
+
+// defaultRetryAfter is the pause after a 429 that named no Retry-After.
+const defaultRetryAfter = time.Second
+
+// window bounds the creates in flight, AIMD: it grows by 1/size after each
+// success (one more slot per window's worth of successes) up to the
+// ceiling, and halves on a 429, down to 1. A 429 also pauses new sends
+// until its Retry-After has passed. Only 429s of creates sent since the
+// last decrease decrease it again: the creates already in flight when the
+// window shrank were sent at the old rate, and their 429s say nothing new.
+type window struct {
+	mu         sync.Mutex
+	size       float64 // creates in flight may reach int(size)
+	ceiling    int
+	fixed      bool // never adapt: the load benchmark's baseline
+	inFlight   int
+	epoch      int // decreases so far
+	pauseUntil time.Time
+	clock      client.Clock
+	wake       chan struct{} // closed and replaced when a slot frees or the window grows
+}
+
+func newWindow(ceiling int, fixed bool, clock client.Clock) *window {
+	size := min(startWindow, ceiling)
+	if fixed {
+		size = ceiling
+	}
+	return &window{size: float64(size), ceiling: ceiling, fixed: fixed, clock: clock, wake: make(chan struct{})}
+}
+
+// limit is the most creates in flight now.
+func (w *window) limit() int { return max(1, int(w.size)) }
+
+// Limit reads the limit, for progress reports.
+func (w *window) Limit() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.limit()
+}
+
+// acquire waits until a pause is over and a slot is free, takes the slot
+// and returns the epoch the create is sent in, for [window.done].
+func (w *window) acquire(ctx context.Context) (int, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		w.mu.Lock()
+		if d := w.pauseUntil.Sub(w.clock.Now()); d > 0 {
+			w.mu.Unlock()
+			if err := w.clock.Sleep(ctx, d); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		if w.inFlight < w.limit() {
+			w.inFlight++
+			epoch := w.epoch
+			w.mu.Unlock()
+			return epoch, nil
+		}
+		wake := w.wake
+		w.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+}
+
+// outcome is how a create ended, for the window.
+type outcome int
+
+const (
+	neutral     outcome = iota // failed in a way that says nothing of the rate
+	success                    // the service took it
+	rateLimited                // the service answered 429
+)
+
+// done frees the slot of a create sent in epoch and adapts to how it
+// ended; retryAfter is the 429's.
+func (w *window) done(epoch int, o outcome, retryAfter time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.inFlight--
+	switch o {
+	case success:
+		if !w.fixed {
+			w.size = min(float64(w.ceiling), w.size+1/w.size)
+		}
+	case rateLimited:
+		if retryAfter <= 0 {
+			retryAfter = defaultRetryAfter
+		}
+		if until := w.clock.Now().Add(retryAfter); until.After(w.pauseUntil) {
+			w.pauseUntil = until
+		}
+		if !w.fixed && epoch == w.epoch {
+			w.size = max(1, w.size/2)
+			w.epoch++
+		}
+	}
+	close(w.wake)
+	w.wake = make(chan struct{})
+}
+
+// changed returns a channel closed at the next change of the window, to
+// wait for in-flight creates to end.
+func (w *window) changed() (<-chan struct{}, int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.wake, w.inFlight
+}
