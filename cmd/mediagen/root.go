@@ -76,6 +76,7 @@ charged); 5 not found (404); 6 service or network (5xx, unreachable);
 		a.priceCommand(),
 		a.estimateCommand(),
 		a.generateCommand(),
+		a.batchCommand(),
 		a.getCommand(),
 		a.listCommand(),
 		a.waitCommand(),
@@ -100,8 +101,8 @@ func (a *app) runE(fn func(cmd *cobra.Command, args []string) error) func(*cobra
 }
 
 // client returns a client for the API key and base URL of the flags or the
-// environment. Nothing is sent yet.
-func (a *app) client() (*client.Client, error) {
+// environment, with extra options. Nothing is sent yet.
+func (a *app) client(extra ...client.Option) (*client.Client, error) {
 	key := a.apiKey
 	if key == "" {
 		key = os.Getenv(client.EnvAPIKey)
@@ -113,7 +114,7 @@ func (a *app) client() (*client.Client, error) {
 	if a.baseURL != "" {
 		opts = append(opts, client.WithBaseURL(a.baseURL))
 	}
-	c, err := client.New(key, opts...)
+	c, err := client.New(key, append(opts, extra...)...)
 	switch {
 	case errors.Is(err, client.ErrNoBaseURL):
 		return nil, usageErrorf("no base URL: set MEDIAGEN_BASE_URL or pass --base-url")

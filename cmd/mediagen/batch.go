@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	_ "modernc.org/sqlite" // the journal's database/sql driver
+
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/client/batch"
+	"github.com/mediagen/mediagen-go/client/journal"
+)
+
+// batchLine is one line of a batch file.
+type batchLine struct {
+	Key     string         `json:"key"`
+	Feature string         `json:"feature"`
+	Args    map[string]any `json:"args"`
+}
+
+// batchCommand is `mediagen batch FILE.jsonl ...`.
+func (a *app) batchCommand() *cobra.Command {
+	var (
+		budget      float64
+		fit         bool
+		concurrency int
+		save        string
+		journalPath string
+	)
+	cmd := &cobra.Command{
+		Use:   "batch FILE.jsonl [--budget USD] [--concurrency N] [--save DIR]",
+		Short: "Run a file of generations within a budget; run it again to resume",
+		Long: `Runs every line of FILE.jsonl, a JSON object per line:
+
+  {"key": "order-1", "feature": "image/generation", "args": {"prompt": "a kite"}}
+
+Without "key", a hash of the line is its key. Each line is sent with its key
+as an idempotency key, recorded in a journal (a SQLite file beside FILE,
+FILE.journal.db, or --journal), so running the same command again after a
+crash or Ctrl-C resumes: what was sent is waited for, nothing is charged
+twice. --budget prices the whole file first and refuses it when it costs
+more (exit code 4, nothing charged; --fit-budget runs the lines that fit, in
+order); the concurrency adapts to rate limits, up to --concurrency. --save
+DIR saves every done output there.`,
+		Args: cobra.ExactArgs(1),
+		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			items, err := readBatch(args[0])
+			if err != nil {
+				return err
+			}
+			if journalPath == "" {
+				journalPath = args[0] + ".journal.db"
+			}
+			db, err := sql.Open("sqlite", "file:"+journalPath+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)")
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			ctx := cmd.Context()
+			j, err := journal.Open(ctx, db, journal.SQLite)
+			if err != nil {
+				return fmt.Errorf("journal %s: %w", journalPath, err)
+			}
+			c, err := a.client(client.WithJournal(j))
+			if err != nil {
+				return err
+			}
+			opts := []client.Option{batch.WithConcurrency(concurrency)}
+			if budget > 0 {
+				opts = append(opts, batch.WithBudget(budget))
+			}
+			if fit {
+				opts = append(opts, batch.WithFitBudget())
+			}
+			if save != "" {
+				opts = append(opts, batch.WithSaveTo(save))
+			}
+			line := a.newStatusLine(fmt.Sprintf("0/%d submitted", len(items)))
+			opts = append(opts, batch.OnProgress(func(p batch.Progress) {
+				line.set(fmt.Sprintf("%d/%d submitted, %d done, %d failed, %s spent, %d in flight at most",
+					p.Submitted, len(items), p.Done, p.Failed, usd(p.Spent), p.Concurrency))
+			}))
+			res, err := batch.Run(ctx, c, items, opts...)
+			line.stop()
+			if err == nil || errors.Is(err, context.Canceled) { // otherwise nothing was sent
+				if perr := a.printBatch(res); perr != nil && err == nil {
+					err = perr
+				}
+			}
+			switch {
+			case errors.Is(err, context.Canceled):
+				return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted; what was sent is recorded in %s: run the same command again to resume", journalPath)}
+			case errors.Is(err, batch.ErrOverBudget):
+				return &exitError{code: exitBalance, err: err}
+			case err != nil:
+				return err
+			case res.Failed > 0 || res.Skipped > 0:
+				return &exitError{code: exitOther, err: fmt.Errorf("%d of %d failed, %d skipped", res.Failed, len(items), res.Skipped)}
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().Float64Var(&budget, "budget", 0, "the most the whole file may cost, in USD (priced before anything is sent)")
+	cmd.Flags().BoolVar(&fit, "fit-budget", false, "run the lines that fit the budget, in order, instead of refusing the file")
+	cmd.Flags().IntVar(&concurrency, "concurrency", 8, "the most creates in flight; fewer while the service rate-limits")
+	cmd.Flags().StringVar(&save, "save", "", "save the outputs into `DIR` as they are done")
+	cmd.Flags().StringVar(&journalPath, "journal", "", "the journal's SQLite file (default FILE.journal.db)")
+	return cmd
+}
+
+// readBatch reads a batch file; a malformed line is a usage error naming
+// its number, and nothing is sent.
+func readBatch(path string) ([]batch.Item, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	defer f.Close()
+	var items []batch.Item
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for n := 1; sc.Scan(); n++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		var l batchLine
+		dec := json.NewDecoder(strings.NewReader(text))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&l); err != nil {
+			return nil, usageErrorf("%s:%d: %v", path, n, err)
+		}
+		fe, err := feature(l.Feature)
+		if err != nil {
+			return nil, usageErrorf("%s:%d: %v", path, n, err)
+		}
+		if l.Key == "" {
+			sum := sha256.Sum256([]byte(text))
+			l.Key = "line-" + hex.EncodeToString(sum[:12])
+		}
+		if l.Args == nil {
+			l.Args = map[string]any{}
+		}
+		items = append(items, batch.Item{Key: l.Key, Args: client.RawArgs{FeatureName: fe, Values: l.Args}})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, usageErrorf("%s: %v", path, err)
+	}
+	if len(items) == 0 {
+		return nil, usageErrorf("%s: no lines", path)
+	}
+	return items, nil
+}
+
+// printBatch prints how each line ended: a table, or a JSON object per
+// line with --json.
+func (a *app) printBatch(res batch.Result) error {
+	if a.json {
+		for _, it := range res.Items {
+			out := struct {
+				Key        string               `json:"key"`
+				Generation *mediagen.Generation `json:"generation,omitempty"`
+				Saved      string               `json:"saved,omitempty"`
+				Error      string               `json:"error,omitempty"`
+			}{Key: it.Key, Generation: it.Generation, Saved: it.SavedPath}
+			if it.Err != nil {
+				out.Error = it.Err.Error()
+			}
+			if err := a.writeJSON(out); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	t := newTable(a.stdout, "KEY", "GENERATION", "STATUS", "SAVED", "ERROR")
+	for _, it := range res.Items {
+		id, status := "-", "-"
+		if g := it.Generation; g != nil {
+			id, status = g.ID, string(g.Status)
+		}
+		msg := ""
+		if it.Err != nil {
+			msg = oneLine(it.Err.Error())
+		}
+		t.row(it.Key, id, status, it.SavedPath, msg)
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	a.printf("%d done, %d failed, %d skipped; %s spent\n", res.Done, res.Failed, res.Skipped, usd(res.Spent))
+	return nil
+}
