@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/sqlkit"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
@@ -39,8 +40,6 @@ const (
 	exchangeCleanupEvery = time.Minute
 	// exchangeCleanupBatch is the most rows one DELETE of Cleanup removes.
 	exchangeCleanupBatch = 1000
-	// exchangeCreateAttempts bounds the CREATE statements' retries on SQLite.
-	exchangeCreateAttempts = 10
 	// maxExchangeTable keeps the derived index name within PostgreSQL's 63 bytes.
 	maxExchangeTable = 48
 )
@@ -162,52 +161,9 @@ func (x *SQLExchange) rebind(q string) string {
 	return b.String()
 }
 
-// createTable runs the CREATE statements. On PostgreSQL two CREATE TABLE IF
-// NOT EXISTS racing can both pass the check and one then fails on the
-// catalog's unique index, so an advisory lock, held to commit, orders them.
-// On SQLite a connection can get SQLITE_BUSY without its busy timeout being
-// consulted (another process switching the file to WAL, a stale snapshot);
-// that is retried.
+// createTable runs the CREATE statements; see sqlkit.Create.
 func (x *SQLExchange) createTable(ctx context.Context) error {
-	if x.dialect == webhook.DialectPostgreSQL {
-		tx, err := x.db.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback() // after Commit it does nothing
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "mediagen events "+x.table); err != nil {
-			return err
-		}
-		for _, q := range x.create {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return err
-			}
-		}
-		return tx.Commit()
-	}
-	var err error
-	for attempt := range exchangeCreateAttempts {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(time.Duration(attempt) * 20 * time.Millisecond):
-			}
-		}
-		if err = x.createAll(ctx); err == nil || !sqliteBusy(err) {
-			return err
-		}
-	}
-	return err
-}
-
-func (x *SQLExchange) createAll(ctx context.Context) error {
-	for _, q := range x.create {
-		if _, err := x.db.ExecContext(ctx, q); err != nil {
-			return err
-		}
-	}
-	return nil
+	return sqlkit.Create(ctx, x.db, x.dialect == webhook.DialectPostgreSQL, "mediagen events "+x.table, x.create)
 }
 
 // Publish implements [Exchange]: one INSERT of the event's verified body

@@ -1,10 +1,10 @@
 package poll
 
 import (
-	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/mediagen/mediagen-go/internal/sqlkit"
 )
 
 // SQLExchangeOption configures [NewSQLExchange], in the shape of every
@@ -24,7 +24,7 @@ type sqlExchangeOptions struct {
 // PostgreSQL schema, set the search_path of the connection.
 func WithExchangeTable(name string) SQLExchangeOption {
 	return func(o *sqlExchangeOptions) error {
-		if !validTable(name) {
+		if !sqlkit.ValidIdentifier(name, maxExchangeTable) {
 			return fmt.Errorf("poll: WithExchangeTable(%q): want letters, digits and underscores, not starting with a digit, at most %d bytes", name, maxExchangeTable)
 		}
 		o.table = name
@@ -45,34 +45,4 @@ func WithExchangeRetention(d time.Duration) SQLExchangeOption {
 		o.retain = d
 		return nil
 	}
-}
-
-// sqliteBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED,
-// by the driver's code when it has one (modernc.org/sqlite) and by its
-// message otherwise, so that no driver needs to be imported.
-func sqliteBusy(err error) bool {
-	var coded interface{ Code() int }
-	if errors.As(err, &coded) {
-		if c := coded.Code() & 0xff; c == 5 || c == 6 {
-			return true
-		}
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY") ||
-		strings.Contains(msg, "database table is locked")
-}
-
-func validTable(name string) bool {
-	if name == "" || len(name) > maxExchangeTable {
-		return false
-	}
-	for i, c := range name {
-		switch {
-		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
-		case '0' <= c && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
 }

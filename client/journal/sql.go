@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mediagen/mediagen-go/internal/sqlkit"
 )
 
 // cleanupBatch is the most rows one DELETE of Cleanup removes, so that a
@@ -17,9 +19,6 @@ const cleanupBatch = 1000
 // claimAttempts bounds Claim's INSERTs when the row it found is released
 // each time before it reads it.
 const claimAttempts = 100
-
-// createAttempts bounds the retries of Open's CREATE statements on SQLite.
-const createAttempts = 10
 
 // SQL is a Journal in a database reached through database/sql, shared by
 // every process that opens the same database and table: a key charges once
@@ -157,67 +156,9 @@ func (s *SQL) rebind(q string) string {
 	return b.String()
 }
 
-// createTable runs the CREATE statements. On PostgreSQL two CREATE TABLE IF
-// NOT EXISTS racing can both pass the check and one then fails on the
-// catalog's unique index, so an advisory lock, held to commit, orders them.
-// On SQLite a connection opening as another switches the file to WAL, or
-// one whose snapshot went stale, can get SQLITE_BUSY without its busy
-// timeout being consulted; that is retried.
+// createTable runs the CREATE statements; see sqlkit.Create.
 func (s *SQL) createTable(ctx context.Context) error {
-	if s.dialect == PostgreSQL {
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback() // after Commit it does nothing
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "mediagen journal "+s.table); err != nil {
-			return err
-		}
-		for _, q := range s.create {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return err
-			}
-		}
-		return tx.Commit()
-	}
-	var err error
-	for attempt := range createAttempts {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(time.Duration(attempt) * 20 * time.Millisecond):
-			}
-		}
-		if err = s.execAll(ctx, s.create); err == nil || !sqliteBusy(err) {
-			return err
-		}
-	}
-	return err
-}
-
-func (s *SQL) execAll(ctx context.Context, qs []string) error {
-	for _, q := range qs {
-		if _, err := s.db.ExecContext(ctx, q); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// sqliteBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED,
-// by the driver's code when it has one (modernc.org/sqlite) and by its
-// message otherwise, so that no driver needs to be imported.
-func sqliteBusy(err error) bool {
-	var coded interface{ Code() int }
-	if errors.As(err, &coded) {
-		if c := coded.Code() & 0xff; c == 5 || c == 6 {
-			return true
-		}
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY") ||
-		strings.Contains(msg, "database table is locked")
+	return sqlkit.Create(ctx, s.db, s.dialect == PostgreSQL, "mediagen journal "+s.table, s.create)
 }
 
 // Claim implements [Journal]: an INSERT that does nothing when the key has

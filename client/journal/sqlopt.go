@@ -3,6 +3,8 @@ package journal
 import (
 	"errors"
 	"fmt"
+
+	"github.com/mediagen/mediagen-go/internal/sqlkit"
 )
 
 // DefaultTable is the table an SQL journal keeps its records in unless
@@ -56,7 +58,7 @@ type options struct {
 // connection.
 func WithTable(name string) Option {
 	return func(o *options) error {
-		if !validIdentifier(name) {
+		if !sqlkit.ValidIdentifier(name, maxTableName) {
 			return invalidOption("WithTable(%q): want letters, digits and underscores, not starting with a digit, at most %d bytes", name, maxTableName)
 		}
 		o.table = name
@@ -68,19 +70,4 @@ func WithTable(name string) Option {
 // with the option's name and the value it was given.
 func invalidOption(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
-}
-
-func validIdentifier(name string) bool {
-	if name == "" || len(name) > maxTableName {
-		return false
-	}
-	for i, c := range name {
-		switch {
-		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
-		case '0' <= c && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
 }

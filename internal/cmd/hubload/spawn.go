@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/mediagen/mediagen-go/internal/procvars"
 )
 
 // refserverPackage is built when no -refserver binary is given; the import
@@ -104,47 +106,9 @@ func (s *server) stop() {
 // serverVars are the lines the server prints before it serves.
 var serverVars = []string{"MEDIAGEN_BASE_URL", "MEDIAGEN_API_KEY", "MEDIAGEN_WEBHOOK_SECRET"}
 
-// readVars reads KEY=VALUE lines from the server's stdout until it has every
-// one of serverVars, within 30 seconds.
+// readVars reads the variables the server prints, within 30 seconds.
 func readVars(ctx context.Context, out io.Reader) (map[string]string, error) {
-	type answer struct {
-		vars map[string]string
-		err  error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		vars := map[string]string{}
-		sc := bufio.NewScanner(out)
-		// The condition comes first: the server prints nothing more once it
-		// serves, so another Scan would block.
-		for !hasAll(vars) && sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), "="); ok {
-				vars[k] = v
-			}
-		}
-		if !hasAll(vars) {
-			done <- answer{err: fmt.Errorf("the server exited before printing %s", strings.Join(serverVars, ", "))}
-			return
-		}
-		done <- answer{vars: vars}
-	}()
-	select {
-	case a := <-done:
-		return a.vars, a.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(30 * time.Second):
-		return nil, fmt.Errorf("the server printed no %s within 30s", strings.Join(serverVars, ", "))
-	}
-}
-
-func hasAll(vars map[string]string) bool {
-	for _, k := range serverVars {
-		if vars[k] == "" {
-			return false
-		}
-	}
-	return true
+	return procvars.Read(ctx, out, 30*time.Second, serverVars...)
 }
 
 // tempDir makes a folder for the built server, removed by the returned

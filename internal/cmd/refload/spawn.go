@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -9,9 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mediagen/mediagen-go/internal/procvars"
 )
 
 // target is a kind of server -spawn starts.
@@ -111,47 +111,9 @@ func spawnAndLoad(ctx context.Context, c config, t target, stdout, stderr io.Wri
 // loaded; both targets print them in their first lines.
 var spawnedVars = []string{"MEDIAGEN_BASE_URL", "MEDIAGEN_API_KEY", "MEDIAGEN_DEBUG_URL"}
 
-// readVars reads KEY=VALUE lines from a spawned server's stdout until it has
-// every one of spawnedVars, within 30 seconds.
+// readVars reads the variables the server prints, within 30 seconds.
 func readVars(ctx context.Context, out io.Reader) (map[string]string, error) {
-	type answer struct {
-		vars map[string]string
-		err  error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		vars := map[string]string{}
-		sc := bufio.NewScanner(out)
-		// The condition comes first: the server prints nothing more once
-		// it serves, so another Scan would block.
-		for !hasAll(vars) && sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), "="); ok {
-				vars[k] = v
-			}
-		}
-		if !hasAll(vars) {
-			done <- answer{err: fmt.Errorf("the server exited before printing %s", strings.Join(spawnedVars, ", "))}
-			return
-		}
-		done <- answer{vars: vars}
-	}()
-	select {
-	case a := <-done:
-		return a.vars, a.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(30 * time.Second):
-		return nil, fmt.Errorf("the server printed no %s within 30s", strings.Join(spawnedVars, ", "))
-	}
-}
-
-func hasAll(vars map[string]string) bool {
-	for _, k := range spawnedVars {
-		if vars[k] == "" {
-			return false
-		}
-	}
-	return true
+	return procvars.Read(ctx, out, 30*time.Second, spawnedVars...)
 }
 
 // compareSummary prints, per target, the median over its runs and their
