@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -145,20 +144,7 @@ func (x *SQLExchange) prepare() {
 // rebind numbers the placeholders for PostgreSQL. No statement has a ? in
 // a literal.
 func (x *SQLExchange) rebind(q string) string {
-	if x.dialect != webhook.DialectPostgreSQL {
-		return q
-	}
-	var b strings.Builder
-	n := 0
-	for _, c := range q {
-		if c == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return sqlkit.Rebind(x.dialect == webhook.DialectPostgreSQL, q)
 }
 
 // createTable runs the CREATE statements; see sqlkit.Create.

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mediagen/mediagen-go/internal/sqlkit"
@@ -140,20 +138,7 @@ func (s *SQL) prepare() {
 // rebind numbers the placeholders for PostgreSQL. No statement has a ? in
 // a literal.
 func (s *SQL) rebind(q string) string {
-	if s.dialect != PostgreSQL {
-		return q
-	}
-	var b strings.Builder
-	n := 0
-	for _, c := range q {
-		if c == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return sqlkit.Rebind(s.dialect == PostgreSQL, q)
 }
 
 // createTable runs the CREATE statements; see sqlkit.Create.

@@ -10,6 +10,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -98,4 +99,24 @@ func execAll(ctx context.Context, db *sql.DB, stmts []string) error {
 		}
 	}
 	return nil
+}
+
+// Rebind numbers the ? placeholders of q for PostgreSQL ($1, $2, ...) and
+// returns q as it is for SQLite. No statement of the SDK has a ? in a
+// literal.
+func Rebind(postgres bool, q string) string {
+	if !postgres {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, c := range q {
+		if c == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }

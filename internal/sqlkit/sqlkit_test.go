@@ -29,3 +29,8 @@ func TestBusy(t *testing.T) {
 	assert.True(t, Busy(errors.New("database is locked (5) (SQLITE_BUSY)")))
 	assert.False(t, Busy(errors.New("no such table")))
 }
+
+func TestRebind(t *testing.T) {
+	assert.Equal(t, "SELECT a FROM t WHERE k = $1 AND v > $2", Rebind(true, "SELECT a FROM t WHERE k = ? AND v > ?"))
+	assert.Equal(t, "SELECT a FROM t WHERE k = ?", Rebind(false, "SELECT a FROM t WHERE k = ?"))
+}
