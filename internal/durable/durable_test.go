@@ -22,6 +22,7 @@ import (
 
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/internal/pgtest"
+	"github.com/mediagen/mediagen-go/internal/proctest"
 )
 
 func TestMain(m *testing.M) {
@@ -181,25 +182,7 @@ func faulted() []string {
 // variables it printed, as KEY=VALUE.
 func startServer(t testing.TB, bin string, args ...string) []string {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0", "-render-scale", "0.01", "-test-control"}, args...)...)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	var env []string
-	sc := bufio.NewScanner(stdout)
-	for len(env) < 4 && sc.Scan() {
-		env = append(env, sc.Text())
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
-	require.Len(t, env, 4)
-	return env
+	return proctest.Start(t, bin, 4, append([]string{"-addr", "127.0.0.1:0", "-render-scale", "0.01", "-test-control"}, args...)...)
 }
 
 func value(env []string, name string) string {

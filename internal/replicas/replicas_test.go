@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mediagen/mediagen-go/internal/pgtest"
+	"github.com/mediagen/mediagen-go/internal/proctest"
 )
 
 func TestMain(m *testing.M) {
@@ -215,24 +216,5 @@ func (r *receiver) stop(t *testing.T) {
 // three variables it prints, as KEY=VALUE.
 func startServer(t *testing.T, bin string, args ...string) []string {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	cmd.Stderr = os.Stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	var env []string
-	sc := bufio.NewScanner(stdout)
-	for len(env) < 3 && sc.Scan() {
-		env = append(env, sc.Text())
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
-	require.Len(t, env, 3)
-	return env
+	return proctest.Start(t, bin, 3, args...)
 }
