@@ -172,7 +172,9 @@ func submitKeyed[T any](ctx context.Context, c *Client, cfg *config, k keyed[T])
 				}
 				continue
 			}
-			took, err := j.Take(ctx, key, got, holder, now.Add(hold), started)
+			// The search window keeps the key's first start: every earlier
+			// holder's send, not only the last one's, must stay findable.
+			took, err := j.Take(ctx, key, got, holder, now.Add(hold), got.Started)
 			if err != nil {
 				return nil, fmt.Errorf("mediagen: journal: taking over a lapsed key: %w", err)
 			}
@@ -232,14 +234,15 @@ func sendKeyed[T any](ctx context.Context, c *Client, cfg *config, j journal.Jou
 }
 
 // refusedByService reports whether err is the service refusing the call,
-// which charged nothing: 400, 402 or 403.
+// which charged nothing: 400, 402, 403, or a 429 the retries did not
+// outlast.
 func refusedByService(err error) bool {
 	var apiErr *APIError
 	if !errors.As(err, &apiErr) {
 		return errors.Is(err, ErrInvalidArgument)
 	}
 	switch apiErr.StatusCode {
-	case 400, 402, 403:
+	case 400, 402, 403, 429:
 		return true
 	}
 	return false

@@ -323,3 +323,36 @@ func TestOldRecordsAreCleanedUp(t *testing.T) {
 	_, err = j.Get(ctx, "young")
 	assert.NoError(t, err)
 }
+
+// A caller that takes over a lapsed key keeps the key's first start, so
+// the search of any later caller still covers the first holder's send: a
+// later start would let a third caller miss it and charge twice.
+func TestTakeoverKeepsTheFirstStart(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	ctx := t.Context()
+	j := journal.NewMemory()
+	args := client.ImageGenerationArgs{Prompt: "taken over twice"}
+	first := srv.Now().Add(-time.Minute)
+	_, _, err := j.Claim(ctx, journal.Record{Key: "k", Op: "generation", Feature: "image/generation",
+		Fingerprint: recordedFingerprint(t, srv, args), Holder: "dead", HeldUntil: time.Now().Add(-time.Millisecond),
+		Started: first, Created: time.Now()})
+	require.NoError(t, err)
+	_, err = keyedClient(t, srv, j).CreateGeneration(ctx, args, client.WithIdempotencyKey("k"))
+	require.NoError(t, err)
+	rec, err := j.Get(ctx, "k")
+	require.NoError(t, err)
+	assert.True(t, rec.Started.Equal(first), "started %s, want the first %s", rec.Started, first)
+}
+
+// A create the service rate-limited past the retries charged nothing: its
+// key is freed at once, not held until the hold lapses.
+func TestRateLimitedCallFreesTheKey(t *testing.T) {
+	srv := clienttest.NewServer(t, clienttest.WithFaults(clienttest.Faults{Seed: 1, HTTPStatus: 1, Statuses: []int{429},
+		Paths: []string{"/v3/generations"}, Methods: []string{"POST"}}))
+	j := journal.NewMemory()
+	c := srv.Client(client.WithJournal(j), client.WithMaxRetries(0))
+	_, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "p"}, client.WithIdempotencyKey("k"))
+	require.ErrorIs(t, err, client.ErrRateLimited)
+	_, err = j.Get(t.Context(), "k")
+	assert.ErrorIs(t, err, journal.ErrNotFound, "the key is free for the next call")
+}
