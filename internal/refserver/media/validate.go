@@ -28,7 +28,7 @@ import (
 // only what is present and never allocates in proportion to a header field,
 // except the pixels of an image whose size it has bounded.
 func Validate(b []byte) error {
-	mt, _ := Detect(b)
+	mt, kind := Detect(b)
 	var err error
 	switch mt {
 	case TypePNG, TypeJPEG, TypeGIF, TypeWebP:
@@ -43,6 +43,11 @@ func Validate(b []byte) error {
 		err = validateFLAC(b)
 	case TypeM4A, TypeMP4, TypeQuickTime:
 		err = validateMP4(b)
+		if err == nil && kind == Audio {
+			// Taken for audio (an M4A brand), it must have a sound track
+			// of known length: a clone's sample is read as audio.
+			_, err = mp4AudioDuration(b)
+		}
 	case TypeWebM, TypeWebMAudio:
 		err = validateWebM(b)
 	case TypePDF:
