@@ -44,6 +44,7 @@ type Client struct {
 	once     *api.Client // requests sent at most once (multipart upload)
 	claims   *claims
 	searches *searchLocks
+	scans    scans // listings shared by searches
 
 	holder      string          // names this client in the journal
 	calls       atomic.Uint64   // numbers its keyed calls

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"reflect"
 	"slices"
 	"time"
@@ -89,55 +88,6 @@ func (c *Client) generationCharge(args *encodedArgs, body []byte) charge[mediage
 		},
 		blame: func(e *UncertainError) { e.Args = RawArgs{FeatureName: args.feature, Values: args.params()} },
 	}
-}
-
-// maxSearchPages bounds the pages a search after an ambiguous failure reads.
-// A search that reaches it without seeing the attempt's start has not looked
-// everywhere its row could be, and fails rather than report none.
-const maxSearchPages = 10
-
-// findGenerations lists the project's generations of feature newest first
-// and returns those whose params equal want and that were requested inside
-// win, oldest first.
-func (c *Client) findGenerations(ctx context.Context, feature mediagen.Feature, want map[string]any, win searchWindow) ([]*mediagen.Generation, time.Time, error) {
-	var (
-		out   []*mediagen.Generation
-		bound time.Time
-	)
-	p := ListParams{Feature: feature, Limit: maxPageSize}
-	for page := 0; ; page++ {
-		if page == maxSearchPages {
-			return nil, time.Time{}, fmt.Errorf("mediagen: more than %d %s generations requested since the attempt began; stopped searching", page*maxPageSize, feature)
-		}
-		pg, resp, err := c.listGenerations(ctx, p)
-		if err != nil {
-			return nil, time.Time{}, err
-		}
-		if page == 0 {
-			bound = win.bound(serverDate(resp), c.configOf(ctx).s.clock.Now())
-		}
-		older := false
-		for _, g := range pg.Generations {
-			if g.RequestDate.Before(bound) {
-				older = true
-				continue
-			}
-			// The feature as spelled: the row must echo what this call sent.
-			// Params was decoded from JSON as want was, so equal JSON is
-			// equal values.
-			if g.Feature == feature && reflect.DeepEqual(map[string]any(g.Params), want) {
-				out = append(out, g)
-			}
-		}
-		if older || pg.NextCursor == "" {
-			break
-		}
-		p.Cursor = pg.NextCursor
-	}
-	slices.Reverse(out)
-	c.configOf(ctx).s.logger.DebugContext(ctx, "mediagen: searched generations", slog.String("feature", string(feature)),
-		slog.Int("matches", len(out)), slog.Time("since", bound))
-	return out, bound, nil
 }
 
 // GetGeneration returns the generation id. It answers [ErrNotFound] once the

@@ -3,13 +3,17 @@ package client_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
@@ -355,4 +359,82 @@ func TestRateLimitedCallFreesTheKey(t *testing.T) {
 	require.ErrorIs(t, err, client.ErrRateLimited)
 	_, err = j.Get(t.Context(), "k")
 	assert.ErrorIs(t, err, journal.ErrNotFound, "the key is free for the next call")
+}
+
+// After a crash under load many keys are taken over at once, and each
+// dead holder's send lies below thousands of newer rows of its feature:
+// every search reads as deep as its send, and the searches share their
+// listings instead of each reading the same pages.
+func TestManyTakeoversBelowThousandsOfRows(t *testing.T) {
+	const (
+		sent, unsent = 30, 10
+		newer        = 2_500 // rows requested after the dead holders began
+	)
+	srv := clienttest.NewServer(t, clienttest.WithBalance(1_000))
+	ctx := t.Context()
+	j := journal.NewMemory()
+	args := func(i int) client.ImageGenerationArgs {
+		return client.ImageGenerationArgs{Prompt: fmt.Sprintf("held by a dead worker %d", i)}
+	}
+	// Fingerprints are read on a server of their own, whose probe
+	// generations the searches must not find.
+	probe := clienttest.NewServer(t)
+	fps := make([]string, sent+unsent)
+	for i := range fps {
+		fps[i] = recordedFingerprint(t, probe, args(i))
+	}
+	start := srv.Now()
+	ids := make([]string, sent)
+	for i := range sent {
+		g, err := srv.Client().CreateGeneration(ctx, args(i))
+		require.NoError(t, err)
+		ids[i] = g.ID
+	}
+	for i := range fps {
+		_, _, err := j.Claim(ctx, journal.Record{Key: fmt.Sprintf("k%d", i), Op: "generation", Feature: "image/generation",
+			Fingerprint: fps[i], Holder: "dead", HeldUntil: time.Now().Add(-time.Millisecond), Started: start, Created: time.Now()})
+		require.NoError(t, err)
+	}
+	var g errgroup.Group
+	g.SetLimit(8)
+	for i := range newer {
+		g.Go(func() error {
+			_, err := srv.Client().CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: fmt.Sprintf("later %d", i)})
+			return err
+		})
+	}
+	require.NoError(t, g.Wait())
+
+	var lists, posts atomic.Int32
+	count := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		switch {
+		case req.Method == http.MethodGet && req.URL.Path == "/v3/generations":
+			lists.Add(1)
+		case req.Method == http.MethodPost:
+			posts.Add(1)
+		}
+		return next(req)
+	}
+	c := srv.Client(client.WithJournal(j), client.WithJournalHold(2*time.Second), client.WithMiddleware(count))
+	before := srv.Balance()
+	got := make([]*mediagen.Generation, len(fps))
+	g = errgroup.Group{} // all at once, as a restarted batch takes them over
+	for i := range fps {
+		g.Go(func() (err error) {
+			got[i], err = c.CreateGeneration(ctx, args(i), client.WithIdempotencyKey(fmt.Sprintf("k%d", i)))
+			return err
+		})
+	}
+	require.NoError(t, g.Wait())
+	for i := range sent {
+		assert.Equal(t, ids[i], got[i].ID, "key k%d: the dead holder's send is found, not sent again", i)
+	}
+	assert.EqualValues(t, unsent, posts.Load(), "only the keys whose holder died before sending are sent")
+	assert.InDelta(t, before-unsent*0.04, srv.Balance(), 1e-9)
+	pages := (sent + newer + 99) / 100
+	// Each search alone reads pages pages; shared, the 40 searches read a
+	// few listings' worth (searches of keys that hash to one lock take
+	// turns, each turn a listing).
+	t.Logf("%d list requests for %d searches of %d pages", lists.Load(), len(fps), pages)
+	assert.Less(t, int(lists.Load()), len(fps)*pages/4, "listings shared: %d list requests for %d searches of %d pages", lists.Load(), len(fps), pages)
 }

@@ -321,9 +321,12 @@ func TestCheckRetryTrustsOnlyWhatTheTransportReports(t *testing.T) {
 
 // TestCreateGenerationSearchThatCannotFinishIsUncertain: when a search after
 // an ambiguous failure gives up before reaching the rows older than the
-// attempt, the attempt's row may lie beyond where it looked. Submitting
+// attempt (here a list whose every page is recent, up to the safety cap),
+// the attempt's row may lie beyond where it looked. Submitting
 // again could charge twice; the call reports that it does not know.
 func TestCreateGenerationSearchThatCannotFinishIsUncertain(t *testing.T) {
+	defer func(n int) { maxSearchPages = n }(maxSearchPages)
+	maxSearchPages = 10
 	var posts, lists atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

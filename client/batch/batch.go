@@ -95,13 +95,9 @@ type Progress struct {
 // nothing), up to 10 times. The client retries a 429 itself first
 // ([client.WithMaxRetries]), waiting out each Retry-After, so the run
 // adapts to rate limiting that outlasts those retries. It does not lower
-// them for its creates, because a 429 that reaches it is dear: the client
-// keeps the key of a keyed create that ended in 429 held in the journal
-// until the hold lapses ([client.WithJournalHold], a minute by default),
-// and sending the item again waits for that, then searches for what the
-// first attempt may have created; with more than 1,000 generations of the
-// feature requested since, that search gives up and the item ends with a
-// [*client.UncertainError] (BENCHMARKS.md has the figures).
+// them for its creates: a 429 the run sees halves its window, and with
+// fewer retries every brief burst of 429s would (BENCHMARKS.md has the
+// figures).
 //
 // It then waits for every generation through the list endpoint (package
 // poll), saving outputs with [WithSaveTo] as each ends done. One item's
