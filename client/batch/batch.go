@@ -89,10 +89,12 @@ type Progress struct {
 // [client.ErrInvalidArgument]) and, with [WithBudget], prices the whole run
 // (see there). Then it submits the items in order, with at most the
 // ceiling of [WithConcurrency] creates in flight. That concurrency starts
-// at min(4, ceiling), gains one slot per window's worth of successes, and
-// halves (down to 1) when a create ends in 429, whose Retry-After also
-// pauses every new send; the item is sent again later (a 429 charged
-// nothing), up to 10 times. The client retries a 429 itself first
+// at min(4, ceiling) and grows as TCP's congestion window does: by one
+// slot per success until the first 429 (reaching 64 after 60 creates),
+// then by one slot per window's worth of successes. It halves (down to 1)
+// when a create ends in 429, whose Retry-After also pauses every new
+// send; the item is sent again later (a 429 charged nothing), up to 10
+// times. The client retries a 429 itself first
 // ([client.WithMaxRetries]), waiting out each Retry-After, so the run
 // adapts to rate limiting that outlasts those retries. It does not lower
 // them for its creates: a 429 the run sees halves its window, and with

@@ -14,9 +14,12 @@ const startWindow = 4
 // defaultRetryAfter is the pause after a 429 that named no Retry-After.
 const defaultRetryAfter = time.Second
 
-// window bounds the creates in flight, AIMD: it grows by 1/size after each
-// success (one more slot per window's worth of successes) up to the
-// ceiling, and halves on a 429, down to 1. A 429 also pauses new sends
+// window bounds the creates in flight, AIMD with a slow start, as TCP's
+// congestion window: until the first 429 it grows by one slot per success
+// (doubling per window's worth of successes), so a run reaches a ceiling
+// the service allows within its first hundred creates; after that by
+// 1/size per success (one slot per window's worth); never above the
+// ceiling. It halves on a 429, down to 1. A 429 also pauses new sends
 // until its Retry-After has passed. Only 429s of creates sent since the
 // last decrease decrease it again: the creates already in flight when the
 // window shrank were sent at the old rate, and their 429s say nothing new.
@@ -26,7 +29,7 @@ type window struct {
 	ceiling    int
 	fixed      bool // never adapt: the load benchmark's baseline
 	inFlight   int
-	epoch      int // decreases so far
+	epoch      int // decreases so far; 0 is the slow start
 	pauseUntil time.Time
 	clock      client.Clock
 	wake       chan struct{} // closed and replaced when a slot frees or the window grows
@@ -99,7 +102,11 @@ func (w *window) done(epoch int, o outcome, retryAfter time.Duration) {
 	switch o {
 	case success:
 		if !w.fixed {
-			w.size = min(float64(w.ceiling), w.size+1/w.size)
+			step := 1 / w.size
+			if w.epoch == 0 {
+				step = 1
+			}
+			w.size = min(float64(w.ceiling), w.size+step)
 		}
 	case rateLimited:
 		if retryAfter <= 0 {

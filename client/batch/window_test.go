@@ -40,7 +40,7 @@ func TestWindowStartsAtFourOrTheCeiling(t *testing.T) {
 
 func TestWindowAIMD(t *testing.T) {
 	clk := &fakeClock{}
-	w := newWindow(8, false, clk)
+	w := newWindow(64, false, clk)
 	ctx := t.Context()
 	succeed := func(n int) {
 		for range n {
@@ -49,13 +49,13 @@ func TestWindowAIMD(t *testing.T) {
 			w.done(e, success, 0)
 		}
 	}
-	// Each success adds 1/size: four take 4 to 4.92, the fifth past 5.
+	// Slow start: one slot per success until the first 429.
 	succeed(4)
-	assert.Equal(t, 4, w.Limit())
-	succeed(1)
-	assert.Equal(t, 5, w.Limit())
-	succeed(200)
-	assert.Equal(t, 8, w.Limit(), "never above the ceiling")
+	assert.Equal(t, 8, w.Limit())
+	succeed(52)
+	assert.Equal(t, 60, w.Limit())
+	succeed(10)
+	assert.Equal(t, 64, w.Limit(), "never above the ceiling")
 
 	// Three creates in flight; all end in 429: one decrease, not three.
 	var epochs []int
@@ -67,7 +67,7 @@ func TestWindowAIMD(t *testing.T) {
 	for _, e := range epochs {
 		w.done(e, rateLimited, 2*time.Second)
 	}
-	assert.Equal(t, 4, w.Limit())
+	assert.Equal(t, 32, w.Limit())
 
 	// The next send waits out the Retry-After.
 	before := clk.Now()
@@ -75,16 +75,24 @@ func TestWindowAIMD(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2*time.Second, clk.Now().Sub(before))
 	w.done(e, rateLimited, 0) // sent after the decrease: decreases again, pauses a second
-	assert.Equal(t, 2, w.Limit())
-	for range 3 {
+	assert.Equal(t, 16, w.Limit())
+
+	// Additive increase after a decrease: each success adds 1/size, so 16
+	// take 16 to just under 17 and the seventeenth passes it.
+	succeed(16)
+	assert.Equal(t, 16, w.Limit())
+	succeed(1)
+	assert.Equal(t, 17, w.Limit())
+
+	for range 6 {
 		e, err := w.acquire(ctx)
 		require.NoError(t, err)
 		w.done(e, rateLimited, 0)
 	}
 	assert.Equal(t, 1, w.Limit(), "never below 1")
-	assert.Equal(t, 2*time.Second+3*defaultRetryAfter, clk.slept)
+	assert.Equal(t, 2*time.Second+6*defaultRetryAfter, clk.slept)
 	succeed(1)
-	assert.Equal(t, 2, w.Limit())
+	assert.Equal(t, 2, w.Limit(), "1 + 1/1")
 }
 
 func TestWindowFixedNeverAdapts(t *testing.T) {
