@@ -21,7 +21,7 @@ import (
 	"github.com/mediagen/mediagen-go/client/journal"
 )
 
-func keyedClient(t *testing.T, srv *clienttest.Server, j journal.Journal) *client.Client {
+func keyedClient(t testing.TB, srv *clienttest.Server, j journal.Journal) *client.Client {
 	t.Helper()
 	return srv.Client(client.WithJournal(j), client.WithJournalHold(2*time.Second))
 }
@@ -164,7 +164,7 @@ func TestDeadHolderIsReconciled(t *testing.T) {
 
 // recordedFingerprint is the fingerprint a keyed call records for args,
 // read from a journal it used.
-func recordedFingerprint(t *testing.T, srv *clienttest.Server, args client.Args) string {
+func recordedFingerprint(t testing.TB, srv *clienttest.Server, args client.Args) string {
 	t.Helper()
 	j := journal.NewMemory()
 	_, err := keyedClient(t, srv, j).CreateGeneration(t.Context(), args, client.WithIdempotencyKey("probe"))
@@ -432,9 +432,9 @@ func TestManyTakeoversBelowThousandsOfRows(t *testing.T) {
 	assert.EqualValues(t, unsent, posts.Load(), "only the keys whose holder died before sending are sent")
 	assert.InDelta(t, before-unsent*0.04, srv.Balance(), 1e-9)
 	pages := (sent + newer + 99) / 100
-	// Each search alone reads pages pages; shared, the 40 searches read a
-	// few listings' worth (searches of keys that hash to one lock take
-	// turns, each turn a listing).
+	// Each search alone reads pages pages. Shared, a listing serves the
+	// first search and the next one every search that came meanwhile: 2
+	// listings here; 4 leave room for a slow machine, 10 times under 40.
 	t.Logf("%d list requests for %d searches of %d pages", lists.Load(), len(fps), pages)
-	assert.Less(t, int(lists.Load()), len(fps)*pages/4, "listings shared: %d list requests for %d searches of %d pages", lists.Load(), len(fps), pages)
+	assert.LessOrEqual(t, int(lists.Load()), 4*pages, "listings shared: %d list requests for %d searches of %d pages", lists.Load(), len(fps), pages)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"log/slog"
 	"net"
@@ -80,26 +79,45 @@ func (cs *claims) takeFirst(ids []string, cl claim) (string, bool) {
 	return "", false
 }
 
-// searchLocks serializes searches per key, hashed onto a fixed set of
-// semaphores; waiting honours the context.
-type searchLocks [64]chan struct{}
+// searchLocks serializes the searches of each key; waiting honours the
+// context. Searches of different keys never wait for each other, so they
+// can share one listing ([Client.findGenerations]).
+type searchLocks struct {
+	mu sync.Mutex
+	m  map[string]*searchLock
+}
+
+// searchLock is one key's lock and how many searches hold or want it.
+type searchLock struct {
+	sem  chan struct{}
+	refs int
+}
 
 func newSearchLocks() *searchLocks {
-	var l searchLocks
-	for i := range l {
-		l[i] = make(chan struct{}, 1)
-	}
-	return &l
+	return &searchLocks{m: map[string]*searchLock{}}
 }
 
 func (l *searchLocks) lock(ctx context.Context, key string) (func(), error) {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(key))
-	sem := l[h.Sum32()%uint32(len(l))]
+	l.mu.Lock()
+	sl := l.m[key]
+	if sl == nil {
+		sl = &searchLock{sem: make(chan struct{}, 1)}
+		l.m[key] = sl
+	}
+	sl.refs++
+	l.mu.Unlock()
+	release := func() {
+		l.mu.Lock()
+		if sl.refs--; sl.refs == 0 {
+			delete(l.m, key)
+		}
+		l.mu.Unlock()
+	}
 	select {
-	case sem <- struct{}{}:
-		return func() { <-sem }, nil
+	case sl.sem <- struct{}{}:
+		return func() { <-sl.sem; release() }, nil
 	case <-ctx.Done():
+		release()
 		return nil, ctx.Err()
 	}
 }
