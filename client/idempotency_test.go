@@ -372,39 +372,7 @@ func TestManyTakeoversBelowThousandsOfRows(t *testing.T) {
 	)
 	srv := clienttest.NewServer(t, clienttest.WithBalance(1_000))
 	ctx := t.Context()
-	j := journal.NewMemory()
-	args := func(i int) client.ImageGenerationArgs {
-		return client.ImageGenerationArgs{Prompt: fmt.Sprintf("held by a dead worker %d", i)}
-	}
-	// Fingerprints are read on a server of their own, whose probe
-	// generations the searches must not find.
-	probe := clienttest.NewServer(t)
-	fps := make([]string, sent+unsent)
-	for i := range fps {
-		fps[i] = recordedFingerprint(t, probe, args(i))
-	}
-	start := srv.Now()
-	ids := make([]string, sent)
-	for i := range sent {
-		g, err := srv.Client().CreateGeneration(ctx, args(i))
-		require.NoError(t, err)
-		ids[i] = g.ID
-	}
-	for i := range fps {
-		_, _, err := j.Claim(ctx, journal.Record{Key: fmt.Sprintf("k%d", i), Op: "generation", Feature: "image/generation",
-			Fingerprint: fps[i], Holder: "dead", HeldUntil: time.Now().Add(-time.Millisecond), Started: start, Created: time.Now()})
-		require.NoError(t, err)
-	}
-	var g errgroup.Group
-	g.SetLimit(8)
-	for i := range newer {
-		g.Go(func() error {
-			_, err := srv.Client().CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: fmt.Sprintf("later %d", i)})
-			return err
-		})
-	}
-	require.NoError(t, g.Wait())
-
+	scene := newCrashScene(t, srv, sent, unsent, newer)
 	var lists, posts atomic.Int32
 	count := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 		switch {
@@ -415,19 +383,20 @@ func TestManyTakeoversBelowThousandsOfRows(t *testing.T) {
 		}
 		return next(req)
 	}
+	j := scene.journal(t)
 	c := srv.Client(client.WithJournal(j), client.WithJournalHold(2*time.Second), client.WithMiddleware(count))
 	before := srv.Balance()
-	got := make([]*mediagen.Generation, len(fps))
-	g = errgroup.Group{} // all at once, as a restarted batch takes them over
-	for i := range fps {
+	got := make([]*mediagen.Generation, sent+unsent)
+	var g errgroup.Group // all at once, as a restarted batch takes them over
+	for i := range got {
 		g.Go(func() (err error) {
-			got[i], err = c.CreateGeneration(ctx, args(i), client.WithIdempotencyKey(fmt.Sprintf("k%d", i)))
+			got[i], err = c.CreateGeneration(ctx, scene.args(i), client.WithIdempotencyKey(scene.key(i)))
 			return err
 		})
 	}
 	require.NoError(t, g.Wait())
 	for i := range sent {
-		assert.Equal(t, ids[i], got[i].ID, "key k%d: the dead holder's send is found, not sent again", i)
+		assert.Equal(t, scene.ids[i], got[i].ID, "key %s: the dead holder's send is found, not sent again", scene.key(i))
 	}
 	assert.EqualValues(t, unsent, posts.Load(), "only the keys whose holder died before sending are sent")
 	assert.InDelta(t, before-unsent*0.04, srv.Balance(), 1e-9)
@@ -435,6 +404,61 @@ func TestManyTakeoversBelowThousandsOfRows(t *testing.T) {
 	// Each search alone reads pages pages. Shared, a listing serves the
 	// first search and the next one every search that came meanwhile: 2
 	// listings here; 4 leave room for a slow machine, 10 times under 40.
-	t.Logf("%d list requests for %d searches of %d pages", lists.Load(), len(fps), pages)
-	assert.LessOrEqual(t, int(lists.Load()), 4*pages, "listings shared: %d list requests for %d searches of %d pages", lists.Load(), len(fps), pages)
+	assert.LessOrEqual(t, int(lists.Load()), 4*pages, "listings shared: %d list requests for %d searches of %d pages", lists.Load(), len(got), pages)
+}
+
+// crashScene is a worker that died under load: it held sent+unsent keys,
+// had sent the creates of the first sent (ids), and newer generations of
+// the feature were requested after it began.
+type crashScene struct {
+	fps   []string // each key's fingerprint
+	ids   []string // the dead holder's sends
+	start time.Time
+}
+
+func newCrashScene(t testing.TB, srv *clienttest.Server, sent, unsent, newer int) *crashScene {
+	t.Helper()
+	ctx := context.Background()
+	sc := &crashScene{fps: make([]string, sent+unsent), ids: make([]string, sent)}
+	// Fingerprints are read on a server of their own, whose probe
+	// generations the searches must not find.
+	probe := clienttest.NewServer(t)
+	for i := range sc.fps {
+		sc.fps[i] = recordedFingerprint(t, probe, sc.args(i))
+	}
+	sc.start = srv.Now()
+	for i := range sent {
+		g, err := srv.Client().CreateGeneration(ctx, sc.args(i))
+		require.NoError(t, err)
+		sc.ids[i] = g.ID
+	}
+	var g errgroup.Group
+	g.SetLimit(16)
+	for i := range newer {
+		g.Go(func() error {
+			_, err := srv.Client().CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: fmt.Sprintf("later %d", i)})
+			return err
+		})
+	}
+	require.NoError(t, g.Wait())
+	return sc
+}
+
+func (sc *crashScene) args(i int) client.ImageGenerationArgs {
+	return client.ImageGenerationArgs{Prompt: fmt.Sprintf("held by a dead worker %d", i)}
+}
+
+func (sc *crashScene) key(i int) string { return fmt.Sprintf("k%d", i) }
+
+// journal returns a journal in which the dead worker holds every key, its
+// holds lapsed a moment ago.
+func (sc *crashScene) journal(t testing.TB) journal.Journal {
+	t.Helper()
+	j := journal.NewMemory()
+	for i, fp := range sc.fps {
+		_, _, err := j.Claim(context.Background(), journal.Record{Key: sc.key(i), Op: "generation", Feature: "image/generation",
+			Fingerprint: fp, Holder: "dead", HeldUntil: time.Now().Add(-time.Millisecond), Started: sc.start, Created: sc.start})
+		require.NoError(t, err)
+	}
+	return j
 }

@@ -6,14 +6,12 @@ import (
 	"net/http"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
-	"github.com/mediagen/mediagen-go/client/journal"
 	"github.com/mediagen/mediagen-go/internal/benchpair"
 )
 
@@ -40,34 +38,7 @@ func BenchmarkPairTakeoverSearch(b *testing.B) {
 func benchTakeovers(b *testing.B, rows int) {
 	ctx := context.Background()
 	srv := clienttest.NewServer(b, clienttest.WithBalance(1e9))
-	args := func(i int) client.ImageGenerationArgs {
-		return client.ImageGenerationArgs{Prompt: fmt.Sprintf("held by a dead worker %d", i)}
-	}
-	probe := clienttest.NewServer(b)
-	fps := make([]string, takeovers)
-	for i := range fps {
-		fps[i] = recordedFingerprint(b, probe, args(i))
-	}
-	start := srv.Now()
-	ids := make([]string, takeovers)
-	for i := range ids {
-		g, err := srv.Client().CreateGeneration(ctx, args(i))
-		if err != nil {
-			b.Fatal(err)
-		}
-		ids[i] = g.ID
-	}
-	var g errgroup.Group
-	g.SetLimit(16)
-	for i := range rows {
-		g.Go(func() error {
-			_, err := srv.Client().CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: fmt.Sprintf("later %d", i)})
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		b.Fatal(err)
-	}
+	scene := newCrashScene(b, srv, takeovers, 0, rows)
 	hc := &http.Client{Transport: loopback(b)}
 	var lists, posts atomic.Int64
 	count := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
@@ -80,20 +51,13 @@ func benchTakeovers(b *testing.B, rows int) {
 	}
 
 	sdk := func(b *testing.B) {
-		j := journal.NewMemory()
-		for i, fp := range fps {
-			if _, _, err := j.Claim(ctx, journal.Record{Key: fmt.Sprintf("k%d", i), Op: "generation", Feature: "image/generation",
-				Fingerprint: fp, Holder: "dead", HeldUntil: time.Now().Add(-time.Millisecond), Started: start, Created: start}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		c := srv.Client(client.WithHTTPClient(hc), client.WithJournal(j), client.WithJournalHold(time.Minute), client.WithMiddleware(count))
+		c := srv.Client(client.WithHTTPClient(hc), client.WithJournal(scene.journal(b)), client.WithMiddleware(count))
 		var g errgroup.Group
 		for i := range takeovers {
 			g.Go(func() error {
-				got, err := c.CreateGeneration(ctx, args(i), client.WithIdempotencyKey(fmt.Sprintf("k%d", i)))
-				if err == nil && got.ID != ids[i] {
-					err = fmt.Errorf("key k%d: got %s, want the dead holder's %s", i, got.ID, ids[i])
+				got, err := c.CreateGeneration(ctx, scene.args(i), client.WithIdempotencyKey(scene.key(i)))
+				if err == nil && got.ID != scene.ids[i] {
+					err = fmt.Errorf("key %s: got %s, want the dead holder's %s", scene.key(i), got.ID, scene.ids[i])
 				}
 				return err
 			})
