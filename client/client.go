@@ -10,10 +10,9 @@ import (
 	"os"
 	"sync/atomic"
 
-	"github.com/hashicorp/go-retryablehttp"
-
 	"github.com/mediagen/mediagen-go/client/journal"
-	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/engine"
+	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
 // Version is the version of this module, sent in the User-Agent header as
@@ -37,11 +36,11 @@ const maxResponseBody = 32 << 20
 // tell its own generations from others: see [Client.CreateGeneration].
 type Client struct {
 	apiKey   string
-	auth     []string    // the Authorization header's value, shared by every request
-	baseURL  baseURL     // the service address, parsed once
-	base     *config     // New's options, resolved
-	api      *api.Client // requests retried by the billing-safe policy
-	once     *api.Client // requests sent at most once (multipart upload)
+	eng      *engine.Engine // every HTTP exchange
+	server   string         // the base URL, for the generated request builders
+	baseURL  baseURL        // the base URL, parsed once, for the hot paths
+	base     *config        // New's options, resolved
+	search   *config        // the client's, with the search's patience
 	claims   *claims
 	searches *searchLocks
 	scans    scans // listings shared by searches
@@ -54,14 +53,10 @@ type Client struct {
 }
 
 // config is a resolved set of options: the client's, or a call's on top.
+// It is passed down explicitly to every request the call makes.
 type config struct {
-	s       settings
-	api     *http.Client          // API attempts: timeout and middleware
-	bulk    *http.Client          // multipart uploads to the API: transfer timeout and middleware
-	storage *http.Client          // storage attempts: transfer timeout and middleware
-	rc      *retryablehttp.Client // retries API attempts
-
-	userAgent []string // the User-Agent header's value, shared by every request
+	s    settings
+	call engine.Call
 }
 
 // New returns a client for the project of apiKey. An empty apiKey is read
@@ -101,19 +96,15 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 			s.transfer = t
 		}
 	}
-	c := &Client{apiKey: apiKey, auth: []string{apiKey}, claims: newClaims(), searches: newSearchLocks(),
-		holder: newHolder(), memJournal: journal.NewMemory()}
+	// The generated builders resolve their paths against the server URL:
+	// a path prefix needs its trailing slash.
+	c := &Client{apiKey: apiKey, server: base + "/", eng: engine.New(s.httpClient, apiKey), claims: newClaims(),
+		searches: newSearchLocks(), holder: newHolder(), memJournal: journal.NewMemory()}
 	if c.baseURL, err = newBaseURL(base); err != nil {
 		return nil, fmt.Errorf("mediagen: base URL: %w", err)
 	}
-	c.base = c.resolve(s)
-	auth := api.WithRequestEditorFn(c.authorize)
-	if c.api, err = api.NewClient(base, api.WithHTTPClient(retryDoer{c}), auth); err != nil {
-		return nil, fmt.Errorf("mediagen: %w", err)
-	}
-	if c.once, err = api.NewClient(base, api.WithHTTPClient(onceDoer{c}), auth); err != nil {
-		return nil, fmt.Errorf("mediagen: %w", err)
-	}
+	c.base = resolve(s)
+	c.search = c.searchConfig(c.base)
 	return c, nil
 }
 
@@ -121,36 +112,23 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 // the other retry options set it.
 func (c *Client) RetryPolicy() RetryPolicy { return c.base.s.retry }
 
-// resolve builds the HTTP clients settings s asks for.
-func (c *Client) resolve(s settings) *config {
-	cfg := &config{s: s, userAgent: []string{s.userAgent}}
-	transport := s.httpClient.Transport
-	if len(s.middleware) > 0 {
-		transport = &middlewareTransport{next: transport, mw: s.middleware}
+// resolve turns settings into the engine's settings of a call.
+func resolve(s settings) *config {
+	mw := make([]engine.Middleware, len(s.middleware))
+	for i, m := range s.middleware {
+		mw[i] = engine.Middleware(m)
 	}
-	// The API's per-attempt bound is a deadline on the attempt's context, not
-	// http.Client.Timeout, which starts a goroutine for every request.
-	apiTransport := transport
-	if s.timeout > 0 {
-		apiTransport = &attemptTimeout{next: transport, d: s.timeout}
-	}
-	cfg.api = &http.Client{Transport: apiTransport, CheckRedirect: s.httpClient.CheckRedirect, Jar: s.httpClient.Jar}
-	// A multipart upload carries files to the API: it is a transfer.
-	cfg.bulk = &http.Client{Transport: transport, CheckRedirect: s.httpClient.CheckRedirect, Jar: s.httpClient.Jar, Timeout: s.transfer}
-	// No jar for storage: cookies of the API host must not travel there.
-	cfg.storage = &http.Client{Transport: transport, CheckRedirect: s.httpClient.CheckRedirect, Timeout: s.transfer}
-	p := retryPolicy{waitMax: s.retry.WaitMax, clock: s.clock}
-	cfg.rc = &retryablehttp.Client{
-		HTTPClient:     cfg.api,
-		RetryWaitMin:   s.retry.WaitMin,
-		RetryWaitMax:   s.retry.WaitMax,
-		RetryMax:       s.retry.MaxRetries,
-		CheckRetry:     p.CheckRetry,
-		Backoff:        p.Backoff,
-		ErrorHandler:   retryablehttp.PassthroughErrorHandler,
-		RequestLogHook: c.beforeAttempt,
-	}
-	return cfg
+	return &config{s: s, call: engine.Call{
+		Timeout:      s.timeout,
+		Transfer:     s.transfer,
+		Retry:        retry.Policy{MaxRetries: s.retry.MaxRetries, WaitMin: s.retry.WaitMin, WaitMax: s.retry.WaitMax},
+		Header:       s.header,
+		UserAgent:    []string{s.userAgent},
+		Middleware:   mw,
+		Logger:       s.logger,
+		Clock:        s.clock,
+		ResponseInto: s.responseInto,
+	}}
 }
 
 // configure returns the configuration of a call with opts: the client's own
@@ -164,78 +142,37 @@ func (c *Client) configure(opts []Option) (*config, error) {
 	if err := s.apply(opts); err != nil {
 		return nil, err
 	}
-	return c.resolve(s), nil
+	return resolve(s), nil
 }
 
-type configKey struct{}
-
-// start begins a call with opts: it resolves them and, when they differ
-// from the client's, puts them in the context the requests carry.
-func (c *Client) start(ctx context.Context, opts []Option) (context.Context, *config, error) {
-	cfg, err := c.configure(opts)
-	if err != nil {
-		return ctx, nil, err
+// do sends r under cfg and reads the answer: into out (nil for none) on
+// 2xx, into an error otherwise. It returns the answer, for its headers.
+func (c *Client) do(ctx context.Context, cfg *config, r *engine.Request, out any) (*http.Response, error) {
+	var got *http.Response
+	err := c.eng.Do(ctx, &cfg.call, r, func(resp *http.Response) error {
+		got = resp
+		return c.read(ctx, cfg, resp, out)
+	})
+	var se *engine.SendError
+	if errors.As(err, &se) && ctx.Err() == nil {
+		err = fmt.Errorf("mediagen: %w", err)
 	}
-	if cfg != c.base {
-		ctx = context.WithValue(ctx, configKey{}, cfg)
-	}
-	return ctx, cfg, nil
+	return got, err
 }
 
-// configOf returns the configuration a request's context carries.
-func (c *Client) configOf(ctx context.Context) *config {
-	if cfg, ok := ctx.Value(configKey{}).(*config); ok {
-		return cfg
-	}
-	return c.base
-}
-
-// authorize adds the key, User-Agent and the caller's headers to every API
-// request the generated client builds.
-func (c *Client) authorize(ctx context.Context, req *http.Request) error {
-	c.setHeaders(ctx, req)
-	return nil
-}
-
-// setHeaders adds the key, User-Agent and the caller's headers to req. The
-// key's and User-Agent's values are slices shared by every request and
-// never modified: net/http only reads them, and middleware that changes a
-// header replaces the slice.
-func (c *Client) setHeaders(ctx context.Context, req *http.Request) {
-	cfg := c.configOf(ctx)
-	for k, vs := range cfg.s.header {
-		req.Header[k] = append(req.Header[k], vs...)
-	}
-	req.Header["Authorization"] = c.auth
-	req.Header["User-Agent"] = cfg.userAgent
-}
-
-// decode reads an answer: into out on 2xx, or into an error otherwise. When
-// ctx ended, ctx.Err() wins over whatever the transport made of it.
-func (c *Client) decode(ctx context.Context, resp *http.Response, err error, out any) error {
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("mediagen: %w", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
+// read reads an answer: into out on 2xx, or into an error otherwise.
+func (c *Client) read(ctx context.Context, cfg *config, resp *http.Response, out any) error {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		return newAPIError(resp, body, c.apiKey)
+		return newAPIError(resp, body, c.apiKey, cfg.call.Clock.Now())
 	}
 	if out == nil {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
 		return nil
 	}
-	// Decoded as it streams in: no copy of the whole body first. What
-	// follows is drained, up to 64 KiB, so the connection is reused. A body
-	// of a known length within that needs no limit of its own.
+	// Decoded as it streams in: no copy of the whole body first.
 	var body io.Reader = resp.Body
-	var limited *io.LimitedReader
 	if resp.ContentLength < 0 || resp.ContentLength > 64<<10 {
-		limited = &io.LimitedReader{R: resp.Body, N: maxResponseBody}
-		body = limited
+		body = io.LimitReader(resp.Body, maxResponseBody)
 	}
 	if err := json.NewDecoder(body).Decode(out); err != nil {
 		if ctx.Err() != nil {
@@ -243,10 +180,6 @@ func (c *Client) decode(ctx context.Context, resp *http.Response, err error, out
 		}
 		return newBodyError(resp, err)
 	}
-	if limited != nil {
-		limited.N = 64 << 10
-	}
-	_, _ = io.Copy(io.Discard, body)
 	return nil
 }
 
@@ -270,6 +203,10 @@ func (e *bodyError) Error() string {
 }
 
 func (e *bodyError) Unwrap() error { return e.err }
+
+// Transient is true: the answer may come whole next time. For a charging
+// request it is ambiguous instead: the service did accept it.
+func (e *bodyError) Transient() bool { return true }
 
 // errNoID is the failure of a 2xx answer to a charging request that names no
 // row: the service accepted something the caller could not follow.

@@ -31,8 +31,8 @@ func newTestClock() *testClock { return &testClock{now: clienttest.StartTime} }
 // newServerClock returns a client clock that is srv's, as the clients
 // srv.Client returns have, but that records its waits: they (retry
 // backoffs of the client's own, the search after an ambiguous failure,
-// downloads) advance the server instead of sleeping. The retries inside
-// go-retryablehttp still sleep, for at most the 10 ms srv.Client allows.
+// downloads, and the retries of each request) advance the server instead of
+// sleeping.
 func newServerClock(srv *clienttest.Server) *testClock { return &testClock{srv: srv} }
 
 // Option installs the clock in a client.

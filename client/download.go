@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/engine"
 )
 
 // Download writes the asset at rawURL, a signed storage URL from an output,
@@ -32,71 +33,69 @@ func (c *Client) Download(ctx context.Context, rawURL string, w io.Writer, opts 
 	if err != nil {
 		return err
 	}
-	_, err = download(ctx, cfg, rawURL, w, nil)
+	_, err = c.download(ctx, cfg, rawURL, w, nil)
 	return err
 }
 
 // download GETs rawURL into w, retrying transient failures; rewind, when
 // not nil, lets a retry start over after bytes went to w. It returns the
 // answer's media type.
-func download(ctx context.Context, cfg *config, rawURL string, w io.Writer, rewind func() error) (string, error) {
+func (c *Client) download(ctx context.Context, cfg *config, rawURL string, w io.Writer, rewind func() error) (string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return "", fmt.Errorf("%w: %s is not a storage URL", ErrInvalidArgument, redactURL(rawURL))
 	}
+	r := &engine.Request{Method: http.MethodGet, URL: *u, Class: engine.Safe, Storage: true, Transfer: true}
 	var contentType string
 	var written int64 // by the last attempt
-	err = transferRetrier(cfg, "download").run(ctx, func(n int) outcome {
+	err = c.eng.Do(ctx, &cfg.call, r, func(resp *http.Response) error {
 		if written > 0 {
 			if err := rewind(); err != nil {
-				return outcome{err: fmt.Errorf("mediagen: download: starting over: %w", err)}
+				return fmt.Errorf("mediagen: download: starting over: %w", err)
 			}
+			written = 0
 		}
-		var o outcome
-		contentType, written, o = fetch(ctx, cfg, u, w)
-		if o.retry && written > 0 && rewind == nil {
+		if resp.StatusCode != http.StatusOK {
+			return newStorageError(resp, cfg.call.Clock.Now())
+		}
+		cw := &countingWriter{w: w}
+		_, err := io.Copy(cw, resp.Body)
+		written = cw.n
+		var broke error
+		switch {
+		case cw.err != nil:
+			return fmt.Errorf("mediagen: download: writing: %w", cw.err)
+		case err != nil:
+			broke = fmt.Errorf("reading the asset: %w", redactError(err))
+		case resp.ContentLength >= 0 && cw.n != resp.ContentLength:
+			broke = fmt.Errorf("got %d of %d bytes", cw.n, resp.ContentLength)
+		default:
+			contentType = resp.Header.Get("Content-Type")
+			return nil
+		}
+		if written > 0 && rewind == nil {
 			// Only a 200's body reaches w: that answer broke midway, and w
 			// cannot take its bytes again.
-			return outcome{err: &StorageError{Method: http.MethodGet, StatusCode: http.StatusOK, Retryable: true,
-				Message: strings.TrimPrefix(o.err.Error(), "mediagen: download: ")}}
+			return &StorageError{Method: http.MethodGet, StatusCode: http.StatusOK, Retryable: true, Message: broke.Error()}
 		}
-		return o
+		return transient(fmt.Errorf("mediagen: download: %w", broke))
 	})
+	var se *engine.SendError
+	if errors.As(err, &se) && ctx.Err() == nil {
+		err = fmt.Errorf("mediagen: download: %w", err)
+	}
 	return contentType, err
 }
 
-// fetch makes one attempt of a download; it returns the answer's media type
-// and the bytes that reached w.
-func fetch(ctx context.Context, cfg *config, u *url.URL, w io.Writer) (string, int64, outcome) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return "", 0, outcome{err: fmt.Errorf("mediagen: download: %w", err)}
-	}
-	resp, err := cfg.storage.Do(req)
-	if err != nil {
-		err = redactError(err)
-		return "", 0, outcome{err: fmt.Errorf("mediagen: download: %w", err), retry: retryableTransportError(err)}
-	}
-	defer resp.Body.Close()
-	if dst := cfg.s.responseInto; dst != nil {
-		*dst = resp
-	}
-	if resp.StatusCode != http.StatusOK {
-		_, o := newStorageError(resp, cfg.s.clock)
-		return "", 0, o
-	}
-	cw := &countingWriter{w: w}
-	if _, err := io.Copy(cw, resp.Body); err != nil {
-		if cw.err != nil {
-			return "", cw.n, outcome{err: fmt.Errorf("mediagen: download: writing: %w", cw.err)}
-		}
-		return "", cw.n, outcome{err: fmt.Errorf("mediagen: download: reading the asset: %w", err), retry: true}
-	}
-	if resp.ContentLength >= 0 && cw.n != resp.ContentLength {
-		return "", cw.n, outcome{err: fmt.Errorf("mediagen: download: got %d of %d bytes", cw.n, resp.ContentLength), retry: true}
-	}
-	return resp.Header.Get("Content-Type"), cw.n, outcome{}
-}
+// transientError is a failure the same attempt may not meet again: an
+// answer cut short.
+type transientError struct{ error }
+
+func (e transientError) Unwrap() error { return e.error }
+
+func (transientError) Transient() bool { return true }
+
+func transient(err error) error { return transientError{err} }
 
 // countingWriter counts what reaches w and keeps w's own error apart from
 // the network's.
@@ -171,11 +170,11 @@ func (c *Client) SaveOutput(ctx context.Context, g *mediagen.Generation, dir str
 		}
 		return saved, c.markSaved(ctx, cfg)
 	}
-	if saved.Path, err = saveURL(ctx, cfg, out.URL(), filepath.Join(dir, name), out.MIME); err != nil {
+	if saved.Path, err = c.saveURL(ctx, cfg, out.URL(), filepath.Join(dir, name), out.MIME); err != nil {
 		return nil, err
 	}
 	if out.Poster != "" {
-		if saved.PosterPath, err = saveURL(ctx, cfg, out.Poster, filepath.Join(dir, name+".poster"), ""); err != nil {
+		if saved.PosterPath, err = c.saveURL(ctx, cfg, out.Poster, filepath.Join(dir, name+".poster"), ""); err != nil {
 			return nil, err
 		}
 	}
@@ -184,10 +183,10 @@ func (c *Client) SaveOutput(ctx context.Context, g *mediagen.Generation, dir str
 
 // saveURL downloads rawURL to base plus the extension of its media type:
 // mediaType when given, else the answer's Content-Type.
-func saveURL(ctx context.Context, cfg *config, rawURL, base, mediaType string) (string, error) {
+func (c *Client) saveURL(ctx context.Context, cfg *config, rawURL, base, mediaType string) (string, error) {
 	var path string
 	err := writeAtomic(base, func(f *os.File) (string, error) {
-		ct, err := download(ctx, cfg, rawURL, f, func() error {
+		ct, err := c.download(ctx, cfg, rawURL, f, func() error {
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
 				return err
 			}

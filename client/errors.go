@@ -80,6 +80,11 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
+// Transient reports whether the same request may succeed later: a 429, 500,
+// 502, 503 or 504. For a request that charges, a 5xx is ambiguous instead:
+// the service may have accepted it.
+func (e *APIError) Transient() bool { return retry.TransientStatus(e.StatusCode) }
+
 // Is reports whether target is the sentinel of e's status.
 func (e *APIError) Is(target error) bool {
 	switch target {
@@ -130,10 +135,11 @@ type errorBody struct {
 	} `json:"error"`
 }
 
-// newAPIError builds the error for a non-2xx answer to req. Any occurrence of
-// secret (the API key) in the body is masked, so an echo by a proxy or the
-// service cannot leak it.
-func newAPIError(resp *http.Response, body []byte, secret string) error {
+// newAPIError builds the error for a non-2xx answer to req, received at now
+// on the client's clock (a Retry-After date is read against it). Any
+// occurrence of secret (the API key) in the body is masked, so an echo by a
+// proxy or the service cannot leak it.
+func newAPIError(resp *http.Response, body []byte, secret string, now time.Time) error {
 	body = redact(body, secret)
 	e := APIError{StatusCode: resp.StatusCode, Body: body}
 	if len(e.Body) > maxErrorBody {
@@ -142,7 +148,7 @@ func newAPIError(resp *http.Response, body []byte, secret string) error {
 	if req := resp.Request; req != nil {
 		e.Method, e.Path = req.Method, req.URL.Path
 	}
-	if d, ok := retry.After(resp, time.Now()); ok {
+	if d, ok := retry.After(resp, now); ok {
 		e.RetryAfter = d
 	}
 	var eb errorBody

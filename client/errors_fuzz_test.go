@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzNewAPIError feeds error answers as a hostile service or proxy could
@@ -25,7 +26,7 @@ func FuzzNewAPIError(f *testing.F) {
 		}
 		h := http.Header{}
 		h.Set("Retry-After", retryAfter)
-		err := newAPIError(answer(status, "", h), body, key)
+		err := newAPIError(answer(status, "", h), body, key, time.Now())
 		var apiErr *APIError
 		if !errors.As(err, &apiErr) {
 			t.Fatalf("newAPIError returned %T, not an *APIError", err)

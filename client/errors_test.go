@@ -22,7 +22,7 @@ func answer(status int, body string, header http.Header) *http.Response {
 
 func TestNewAPIError(t *testing.T) {
 	t.Run("service error", func(t *testing.T) {
-		err := newAPIError(answer(404, `{"error":{"code":"not_found","message":"no such generation"}}`, nil), []byte(`{"error":{"code":"not_found","message":"no such generation"}}`), "secret-key")
+		err := newAPIError(answer(404, `{"error":{"code":"not_found","message":"no such generation"}}`, nil), []byte(`{"error":{"code":"not_found","message":"no such generation"}}`), "secret-key", time.Now())
 		var apiErr *APIError
 		require.ErrorAs(t, err, &apiErr)
 		assert.Equal(t, 404, apiErr.StatusCode)
@@ -34,7 +34,7 @@ func TestNewAPIError(t *testing.T) {
 	})
 	t.Run("402 carries the amounts", func(t *testing.T) {
 		body := `{"error":{"code":"insufficient_balance","message":"too poor","required":1.5,"balance":0.25}}`
-		err := newAPIError(answer(402, body, nil), []byte(body), "secret-key")
+		err := newAPIError(answer(402, body, nil), []byte(body), "secret-key", time.Now())
 		var ib *InsufficientBalanceError
 		require.ErrorAs(t, err, &ib)
 		assert.Equal(t, 1.5, ib.Required)
@@ -48,11 +48,11 @@ func TestNewAPIError(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(err.Error(), "1.5"), "each amount said once: %s", err)
 	})
 	t.Run("proxy page", func(t *testing.T) {
-		err := newAPIError(answer(502, "", nil), []byte("<html>Bad gateway</html>"), "secret-key")
+		err := newAPIError(answer(502, "", nil), []byte("<html>Bad gateway</html>"), "secret-key", time.Now())
 		assert.Equal(t, "mediagen: GET /v3/generations/gen_1: 502 Bad Gateway: <html>Bad gateway</html>", err.Error())
 	})
 	t.Run("Retry-After", func(t *testing.T) {
-		err := newAPIError(answer(429, "", http.Header{"Retry-After": {"12"}}), nil, "secret-key")
+		err := newAPIError(answer(429, "", http.Header{"Retry-After": {"12"}}), nil, "secret-key", time.Now())
 		var apiErr *APIError
 		require.ErrorAs(t, err, &apiErr)
 		assert.Equal(t, 12*time.Second, apiErr.RetryAfter)
@@ -61,7 +61,7 @@ func TestNewAPIError(t *testing.T) {
 	})
 	t.Run("body capped", func(t *testing.T) {
 		big := strings.Repeat("x", 10*maxErrorBody)
-		err := newAPIError(answer(500, "", nil), []byte(big), "secret-key")
+		err := newAPIError(answer(500, "", nil), []byte(big), "secret-key", time.Now())
 		var apiErr *APIError
 		require.ErrorAs(t, err, &apiErr)
 		assert.Len(t, apiErr.Body, maxErrorBody)
@@ -69,7 +69,7 @@ func TestNewAPIError(t *testing.T) {
 	})
 	t.Run("key echoed by the server is masked", func(t *testing.T) {
 		body := `{"error":{"code":"unauthorized","message":"key mg_live_abcdef123 is revoked"}}`
-		err := newAPIError(answer(401, body, nil), []byte(body), "mg_live_abcdef123")
+		err := newAPIError(answer(401, body, nil), []byte(body), "mg_live_abcdef123", time.Now())
 		assert.NotContains(t, err.Error(), "mg_live_abcdef123")
 		var apiErr *APIError
 		require.ErrorAs(t, err, &apiErr)

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"net/http"
 	"context"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/engine"
 )
 
 // CreateUploadURL reserves a signed upload of exactly size bytes of
@@ -18,14 +20,17 @@ func (c *Client) CreateUploadURL(ctx context.Context, size int64, contentType st
 	if size < 0 || contentType == "" {
 		return nil, fmt.Errorf("%w: CreateUploadURL needs a size >= 0 and a content type", ErrInvalidArgument)
 	}
-	ctx, _, err := c.start(ctx, opts)
+	cfg, err := c.configure(opts)
 	if err != nil {
 		return nil, err
 	}
-	ctx, _ = withCall(ctx, classSafe)
-	resp, err := c.api.CreateUploadURL(ctx, api.CreateUploadURLRequest{Bytes: size, ContentType: contentType})
+	// A reservation charges nothing: it is Safe to send again.
+	r, err := fromGenerated(api.NewCreateUploadURLRequest(c.server, api.CreateUploadURLRequest{Bytes: size, ContentType: contentType}))
+	if err != nil {
+		return nil, err
+	}
 	var u mediagen.UploadURL
-	if err := c.decode(ctx, resp, err, &u); err != nil {
+	if _, err := c.do(ctx, cfg, r, &u); err != nil {
 		return nil, err
 	}
 	return &u, nil
@@ -42,13 +47,17 @@ func (c *Client) UploadMultipart(ctx context.Context, contentType string, body i
 	if body == nil || !strings.HasPrefix(contentType, "multipart/form-data") {
 		return nil, fmt.Errorf("%w: UploadMultipart needs a multipart/form-data body", ErrInvalidArgument)
 	}
-	ctx, _, err := c.start(ctx, opts)
+	cfg, err := c.configure(opts)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.once.UploadFilesWithBody(ctx, contentType, body)
+	// The body streams: sent once, bounded as a transfer.
+	r := c.request(http.MethodPost, "/v3/files/upload", "", "", engine.Once)
+	r.Header = http.Header{"Content-Type": {contentType}}
+	r.Transfer = true
+	r.Open = func() (io.ReadCloser, int64, error) { return io.NopCloser(body), -1, nil }
 	var list api.FileList
-	if err := c.decode(ctx, resp, err, &list); err != nil {
+	if _, err := c.do(ctx, cfg, r, &list); err != nil {
 		return nil, err
 	}
 	return list.Files, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/engine"
 )
 
 // CreateGeneration submits a generation with args, typed (such as
@@ -39,7 +40,7 @@ func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option
 	if err != nil {
 		return nil, err
 	}
-	ctx, cfg, err := c.start(ctx, opts)
+	cfg, err := c.configure(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -47,22 +48,22 @@ func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option
 	if err != nil {
 		return nil, err
 	}
-	ch := c.generationCharge(a, body)
+	ch := c.generationCharge(cfg, a, body)
 	if cfg.s.idemKey == "" {
 		return submit(ctx, c, cfg, ch)
 	}
 	return submitKeyed(ctx, c, cfg, keyed[mediagen.Generation]{
 		ch: ch, op: "generation", feature: string(a.feature), fingerprint: fingerprint("generation", ch.key()),
-		estimate: c.prices.estimate(ctx, c, args),
+		estimate: c.prices.estimate(args),
 		get: func(ctx context.Context, id string) (*mediagen.Generation, error) {
-			return c.GetGeneration(ctx, id, opts...)
+			return c.getGeneration(ctx, cfg, id)
 		},
 	})
 }
 
 // generationCharge describes creating a generation with args and body, the
-// encoded request; body nil only searches.
-func (c *Client) generationCharge(args *encodedArgs, body []byte) charge[mediagen.Generation] {
+// encoded request, under cfg; body nil only searches.
+func (c *Client) generationCharge(cfg *config, args *encodedArgs, body []byte) charge[mediagen.Generation] {
 	return charge[mediagen.Generation]{
 		// The arguments as a map marshal with sorted keys: the same key
 		// whether they came typed (CreateGeneration) or raw (FindGeneration).
@@ -72,9 +73,9 @@ func (c *Client) generationCharge(args *encodedArgs, body []byte) charge[mediage
 		},
 		what: "generation",
 		post: func(ctx context.Context) (*mediagen.Generation, error) {
-			resp, err := c.createGeneration(ctx, body)
 			var env api.GenerationEnvelope
-			if err := c.decode(ctx, resp, err, &env); err != nil {
+			resp, err := c.do(ctx, cfg, c.createGenerationRequest(body), &env)
+			if err != nil {
 				return nil, err
 			}
 			if env.Generation.ID == "" {
@@ -84,7 +85,7 @@ func (c *Client) generationCharge(args *encodedArgs, body []byte) charge[mediage
 		},
 		id: func(g *mediagen.Generation) string { return g.ID },
 		find: func(ctx context.Context, win searchWindow) ([]*mediagen.Generation, time.Time, error) {
-			return c.findGenerations(ctx, args.feature, args.params(), win)
+			return c.findGenerations(ctx, c.searchConfig(cfg), args.feature, args.params(), win)
 		},
 		blame: func(e *UncertainError) { e.Args = RawArgs{FeatureName: args.feature, Values: args.params()} },
 	}
@@ -96,13 +97,16 @@ func (c *Client) GetGeneration(ctx context.Context, id string, opts ...Option) (
 	if id == "" {
 		return nil, fmt.Errorf("%w: empty generation id", ErrInvalidArgument)
 	}
-	ctx, _, err := c.start(ctx, opts)
+	cfg, err := c.configure(opts)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.getGeneration(ctx, id)
+	return c.getGeneration(ctx, cfg, id)
+}
+
+func (c *Client) getGeneration(ctx context.Context, cfg *config, id string) (*mediagen.Generation, error) {
 	var env api.GenerationEnvelope
-	if err := c.decode(ctx, resp, err, &env); err != nil {
+	if _, err := c.do(ctx, cfg, c.getGenerationRequest(id), &env); err != nil {
 		return nil, err
 	}
 	return &env.Generation, nil
@@ -116,19 +120,22 @@ func (c *Client) DeleteGeneration(ctx context.Context, id string, opts ...Option
 	if id == "" {
 		return fmt.Errorf("%w: empty generation id", ErrInvalidArgument)
 	}
-	ctx, _, err := c.start(ctx, opts)
+	cfg, err := c.configure(opts)
 	if err != nil {
 		return err
 	}
-	ctx, st := withCall(ctx, classSafe)
-	resp, err := c.api.DeleteGeneration(ctx, id)
-	return deleted(c.decode(ctx, resp, err, nil), st)
+	r, err := fromGenerated(api.NewDeleteGenerationRequest(c.server, id))
+	if err != nil {
+		return err
+	}
+	return c.delete(ctx, cfg, r)
 }
 
-// deleted forgives the 404 of a retried delete whose earlier attempt may
-// have done the work.
-func deleted(err error, st *call) error {
-	if errors.Is(err, ErrNotFound) && st.acted.Load() {
+// delete sends a DELETE, forgiving the 404 of a retried delete whose
+// earlier attempt may have done the work.
+func (c *Client) delete(ctx context.Context, cfg *config, r *engine.Request) error {
+	_, err := c.do(ctx, cfg, r, nil)
+	if errors.Is(err, ErrNotFound) && r.Acted {
 		return nil
 	}
 	return err

@@ -198,7 +198,7 @@ func sendKeyed[T any](ctx context.Context, c *Client, cfg *config, j journal.Jou
 	var row *T
 	var err error
 	if win != nil {
-		row, err = search(ctx, c, cfg, k.ch, *win)
+		row, err = search(ctx, c, k.ch, *win)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

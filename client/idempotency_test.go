@@ -42,6 +42,9 @@ func TestIdempotencyKeyChargesOnce(t *testing.T) {
 	c := keyedClient(t, srv, j)
 	ctx := t.Context()
 	args := client.ImageGenerationArgs{Prompt: "a heron"}
+	// A keyed call records its estimate from prices the client holds.
+	_, err := c.Pricing(ctx)
+	require.NoError(t, err)
 
 	g1, err := c.CreateGeneration(ctx, args, client.WithIdempotencyKey("order-1"))
 	require.NoError(t, err)
@@ -461,4 +464,41 @@ func (sc *crashScene) journal(t testing.TB) journal.Journal {
 		require.NoError(t, err)
 	}
 	return j
+}
+
+// TestKeyedCreatesSendNoPricingRequest: the estimate a keyed create records
+// comes from prices the client already holds; none is read on the charging
+// path, so a failing price list neither slows nor serializes creates.
+func TestKeyedCreatesSendNoPricingRequest(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	var pricing atomic.Int32
+	failPricing := client.WithMiddleware(func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		if strings.HasSuffix(req.URL.Path, "/v3/pricing") {
+			pricing.Add(1)
+			return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+		}
+		return next(req)
+	})
+	j := journal.NewMemory()
+	c := srv.Client(client.WithJournal(j), failPricing)
+	ctx := t.Context()
+
+	var g errgroup.Group
+	for i := range 8 {
+		g.Go(func() error {
+			_, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: fmt.Sprintf("heron %d", i)},
+				client.WithIdempotencyKey(fmt.Sprintf("k%d", i)))
+			return err
+		})
+	}
+	require.NoError(t, g.Wait())
+	assert.Zero(t, pricing.Load(), "no pricing request on the charging path")
+	rec, err := j.Get(ctx, "k0")
+	require.NoError(t, err)
+	assert.NotEmpty(t, rec.ID)
+	assert.Zero(t, rec.Estimate, "no price list held: no estimate")
+
+	_, err = c.Pricing(ctx)
+	require.Error(t, err, "the price list itself fails, as it should")
+	assert.Positive(t, pricing.Load())
 }

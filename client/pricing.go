@@ -16,19 +16,23 @@ type Pricing map[mediagen.Feature]mediagen.PricingEntry
 // Pricing reads the price list of the project's plan. Entries that carry
 // their price as "amount" come back with Price set from it.
 func (c *Client) Pricing(ctx context.Context, opts ...Option) (Pricing, error) {
-	ctx, _, err := c.start(ctx, opts)
+	cfg, err := c.configure(opts)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.api.GetPricing(ctx)
+	r, err := fromGenerated(api.NewGetPricingRequest(c.server))
+	if err != nil {
+		return nil, err
+	}
 	var t api.PricingTable
-	if err := c.decode(ctx, resp, err, &t); err != nil {
+	if _, err := c.do(ctx, cfg, r, &t); err != nil {
 		return nil, err
 	}
 	p := make(Pricing, len(t.Prices))
 	for name, e := range t.Prices {
 		p[mediagen.Feature(name)] = e
 	}
+	c.prices.keep(p)
 	return p, nil
 }
 

@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
 	"sync"
 	"time"
 
 	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/engine"
 	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
@@ -175,8 +173,7 @@ func submit[T any](ctx context.Context, c *Client, cfg *config, ch charge[T]) (*
 	what := slog.String("what", ch.what)
 	for attempt := 0; ; attempt++ {
 		start := cfg.s.clock.Now()
-		ctxCall, st := withCall(ctx, classCharging)
-		row, err := ch.post(ctxCall)
+		row, err := ch.post(ctx)
 		var win searchWindow
 		switch {
 		case err == nil:
@@ -191,7 +188,7 @@ func submit[T any](ctx context.Context, c *Client, cfg *config, ch charge[T]) (*
 			win = searchWindow{start: start, floor: prev.bound}
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
-		case !ambiguous(err, st):
+		case !ambiguous(err):
 			return nil, err
 		default:
 			log.DebugContext(ctx, "mediagen: ambiguous failure; searching for a row the attempt may have created",
@@ -204,7 +201,7 @@ func submit[T any](ctx context.Context, c *Client, cfg *config, ch charge[T]) (*
 		if err := cfg.s.clock.Sleep(ctx, retry.Backoff(cfg.s.retry.WaitMin, cfg.s.retry.WaitMax, attempt)); err != nil {
 			return nil, err
 		}
-		found, ferr := search(ctx, c, cfg, ch, win)
+		found, ferr := search(ctx, c, ch, win)
 		if ferr != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -227,45 +224,23 @@ func submit[T any](ctx context.Context, c *Client, cfg *config, ch charge[T]) (*
 	}
 }
 
-// search runs claimFound until it gets an answer, retrying transient
-// failures (connection errors, 429, 5xx) with its own backoff, waiting out
-// any Retry-After, for up to SearchBudget.
-func search[T any](ctx context.Context, c *Client, cfg *config, ch charge[T], win searchWindow) (*T, error) {
-	r := &retrier{clock: cfg.s.clock, logger: cfg.s.logger, what: "search", retries: -1,
-		waitMin: searchWaitMin, waitMax: searchWaitMax, budget: SearchBudget, patient: true}
-	var found *T
-	err := r.run(ctx, func(int) outcome {
-		var err error
-		found, err = claimFound(ctx, c, ch, win)
-		o := outcome{err: err, retry: err != nil && transientSearchError(err)}
-		var apiErr *APIError
-		if errors.As(err, &apiErr) {
-			o.retryAfter = apiErr.RetryAfter
-		}
-		return o
-	})
-	return found, err
+// search claims the first unclaimed row the attempt may have created.
+// Its listings have the search's own patience ([SearchBudget]), through
+// the engine's one retry loop.
+func search[T any](ctx context.Context, c *Client, ch charge[T], win searchWindow) (*T, error) {
+	return claimFound(ctx, c, ch, win)
 }
 
-// transientSearchError reports whether a failed search may succeed later:
-// a 429 or 5xx, an answer cut short, or a connection that failed in a way a
-// retry can fix. A 4xx other than 429, or a search that ran out of pages,
-// would fail the same way again.
-func transientSearchError(err error) bool {
-	var apiErr *APIError
-	if errors.As(err, &apiErr) {
-		return apiErr.StatusCode == http.StatusTooManyRequests || apiErr.StatusCode >= 500
+// searchConfig returns cfg with the search's patience: retries of its
+// listings are bounded by [SearchBudget], not by the caller's policy, and
+// any Retry-After is waited out.
+func (c *Client) searchConfig(cfg *config) *config {
+	if cfg == c.base && c.search != nil {
+		return c.search
 	}
-	var be *bodyError
-	if errors.As(err, &be) {
-		return true
-	}
-	var ue *url.Error
-	var ne net.Error
-	if errors.As(err, &ue) || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return retryableTransportError(err)
-	}
-	return false
+	sc := *cfg
+	sc.call.Retry = retry.Policy{MaxRetries: -1, WaitMin: searchWaitMin, WaitMax: searchWaitMax, Budget: SearchBudget, Patient: true}
+	return &sc
 }
 
 // claimFound searches and claims the first unclaimed match. Searches for the
@@ -301,19 +276,17 @@ func claimFound[T any](ctx context.Context, c *Client, ch charge[T], win searchW
 // ambiguous reports whether a failed charging request may have been
 // accepted: the connection broke after the request may have been sent, the service
 // or a proxy answered 5xx, or a 2xx answer could not be read.
-func ambiguous(err error, st *call) bool {
-	if refused(err) {
-		return false
+func ambiguous(err error) bool {
+	var se *engine.SendError
+	if errors.As(err, &se) {
+		return se.MaybeSent
 	}
 	var apiErr *APIError
 	if errors.As(err, &apiErr) {
 		return apiErr.StatusCode >= 500
 	}
 	var be *bodyError
-	if errors.As(err, &be) {
-		return true
-	}
-	return st.mayHaveSent(err)
+	return errors.As(err, &be)
 }
 
 // serverDate reads the Date header of an answer.
@@ -401,14 +374,14 @@ func (c *Client) FindGeneration(ctx context.Context, e *UncertainError, opts ...
 	if err != nil {
 		return nil, err
 	}
-	ctx, cfg, err := c.start(ctx, opts)
+	cfg, err := c.configure(opts)
 	if err != nil {
 		return nil, err
 	}
 	return finishSearch(ctx, e, func(g *mediagen.Generation) string { return g.ID },
-		func(id string) (*mediagen.Generation, error) { return c.GetGeneration(ctx, id, opts...) },
+		func(id string) (*mediagen.Generation, error) { return c.getGeneration(ctx, cfg, id) },
 		func() (*mediagen.Generation, error) {
-			return search(ctx, c, cfg, c.generationCharge(a, nil), e.win)
+			return search(ctx, c, c.generationCharge(cfg, a, nil), e.win)
 		})
 }
 
@@ -418,11 +391,11 @@ func (c *Client) FindVoiceClone(ctx context.Context, e *UncertainError, opts ...
 	if e == nil || e.Clone == nil {
 		return nil, fmt.Errorf("%w: FindVoiceClone needs the *UncertainError of a CloneVoice", ErrInvalidArgument)
 	}
-	ctx, cfg, err := c.start(ctx, opts)
+	cfg, err := c.configure(opts)
 	if err != nil {
 		return nil, err
 	}
 	return finishSearch(ctx, e, func(v *mediagen.Voice) string { return v.ID },
-		func(id string) (*mediagen.Voice, error) { return c.GetVoice(ctx, id, opts...) },
-		func() (*mediagen.Voice, error) { return search(ctx, c, cfg, c.cloneCharge(*e.Clone, nil), e.win) })
+		func(id string) (*mediagen.Voice, error) { return c.getVoice(ctx, cfg, id) },
+		func() (*mediagen.Voice, error) { return search(ctx, c, c.cloneCharge(cfg, *e.Clone, nil), e.win) })
 }

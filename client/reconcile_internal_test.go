@@ -79,7 +79,7 @@ func TestSearchKeyIgnoresHowArgsCame(t *testing.T) {
 		t.Helper()
 		a, err := encodeArgs(args)
 		require.NoError(t, err)
-		return c.generationCharge(a, nil).key()
+		return c.generationCharge(c.base, a, nil).key()
 	}
 	typed := LogoRevealArgs{Image: "file_1", Mode: "fast", Prompt: "gold", AspectRatio: Aspect16x9}
 	raw := RawArgs{FeatureName: typed.Feature(), Values: map[string]any{"prompt": "gold", "aspectRatio": "16:9", "mode": "fast", "image": "file_1"}}

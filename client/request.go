@@ -1,25 +1,23 @@
 package client
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 
-	"github.com/hashicorp/go-retryablehttp"
-
 	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/engine"
 )
 
-// The operations on the hot path (get, list and create a generation) build
-// their requests here instead of through the generated builders, which
-// parse the base URL and resolve the operation path on every call. The
-// base URL is parsed once, in New; a request copies it and appends the
-// path. TestHandBuiltRequestsMatchGenerated holds these builders to the
-// generated ones.
+// Every request is an [engine.Request] sent by [Client.do]. The hot ones
+// (get, list and create a generation) are built here, from the base URL
+// parsed once in New; the others come from the generated builders
+// ([fromGenerated]), which parse the base URL on every call.
+// TestHandBuiltRequestsMatchGenerated holds the two to the same requests.
 
 // baseURL is the service address, parsed once: the scheme and host, and a
 // path prefix without a trailing slash (often empty).
@@ -36,42 +34,33 @@ func newBaseURL(s string) (baseURL, error) {
 	return baseURL{url: *u, rawPath: u.EscapedPath()}, nil
 }
 
-// newRequest returns a request for path below the base URL, whose escaped
-// form is escaped ("" when nothing in path needs escaping), with the key,
-// User-Agent and the caller's headers.
-func (c *Client) newRequest(ctx context.Context, method, path, escaped, rawQuery string) (*http.Request, error) {
-	// An empty URL parses without work; its struct is reused for the copy
-	// of the base.
-	req, err := http.NewRequestWithContext(ctx, method, "", nil)
-	if err != nil {
-		return nil, err
-	}
-	u := req.URL
-	*u = c.baseURL.url
-	u.Path = c.baseURL.url.Path + path
+// request returns a request for path below the base URL, whose escaped
+// form is escaped ("" when nothing in path needs escaping).
+func (c *Client) request(method, path, escaped, rawQuery string, class engine.Class) *engine.Request {
+	r := &engine.Request{Method: method, URL: c.baseURL.url, Class: class}
+	r.URL.Path = c.baseURL.url.Path + path
 	if escaped != "" {
-		u.RawPath = c.baseURL.rawPath + escaped
+		r.URL.RawPath = c.baseURL.rawPath + escaped
 	}
-	u.RawQuery = rawQuery
-	req.Host = u.Host
-	c.setHeaders(ctx, req)
-	return req, nil
+	r.URL.RawQuery = rawQuery
+	return r
 }
 
-// send sends a request built by newRequest, with body (nil for none) as a
-// JSON body, through the billing-safe retries.
-func (c *Client) send(req *http.Request, body []byte) (*http.Response, error) {
-	rreq, err := retryablehttp.FromRequest(req)
+// fromGenerated turns a request of the generated builders into one for the
+// engine, of class Safe; its body, small JSON, is read so that it can be
+// sent again.
+func fromGenerated(req *http.Request, err error) (*engine.Request, error) {
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 	}
-	if body != nil {
-		req.Header["Content-Type"] = contentTypeJSON
-		if err := rreq.SetBody(body); err != nil {
+	r := &engine.Request{Method: req.Method, URL: *req.URL, Class: engine.Safe}
+	if req.Body != nil {
+		if r.Body, err = io.ReadAll(req.Body); err != nil {
 			return nil, err
 		}
+		r.Header = jsonHeader
 	}
-	return c.retry(rreq)
+	return r, nil
 }
 
 // contentTypeJSON is the Content-Type of JSON bodies. Requests share the
@@ -79,35 +68,22 @@ func (c *Client) send(req *http.Request, body []byte) (*http.Response, error) {
 // that changes a header replaces the slice (see [Middleware]).
 var contentTypeJSON = []string{"application/json"}
 
-// getGeneration sends GET /v3/generations/{id}.
-func (c *Client) getGeneration(ctx context.Context, id string) (*http.Response, error) {
-	req, err := c.getGenerationRequest(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return c.send(req, nil)
-}
+// jsonHeader is the header of a JSON body, shared likewise.
+var jsonHeader = http.Header{"Content-Type": contentTypeJSON}
 
-func (c *Client) getGenerationRequest(ctx context.Context, id string) (*http.Request, error) {
+// getGenerationRequest is GET /v3/generations/{id}.
+func (c *Client) getGenerationRequest(id string) *engine.Request {
 	const prefix = "/v3/generations/"
 	escaped := ""
 	if e := url.PathEscape(id); e != id {
 		escaped = prefix + e
 	}
-	return c.newRequest(ctx, http.MethodGet, prefix+id, escaped, "")
+	return c.request(http.MethodGet, prefix+id, escaped, "", engine.Safe)
 }
 
-// listGenerationsPage sends GET /v3/generations with the parameters that are
-// set; a zero one is left out, which the service reads as its default.
-func (c *Client) listGenerationsPage(ctx context.Context, p ListParams) (*http.Response, error) {
-	req, err := c.listGenerationsRequest(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	return c.send(req, nil)
-}
-
-func (c *Client) listGenerationsRequest(ctx context.Context, p ListParams) (*http.Request, error) {
+// listGenerationsRequest is GET /v3/generations with the parameters that
+// are set; a zero one is left out, which the service reads as its default.
+func (c *Client) listGenerationsRequest(p ListParams) *engine.Request {
 	var q strings.Builder
 	add := func(name, value string) {
 		if q.Len() > 0 {
@@ -126,7 +102,7 @@ func (c *Client) listGenerationsRequest(ctx context.Context, p ListParams) (*htt
 	if p.Cursor != "" {
 		add("cursor", p.Cursor)
 	}
-	return c.newRequest(ctx, http.MethodGet, "/v3/generations", "", q.String())
+	return c.request(http.MethodGet, "/v3/generations", "", q.String(), engine.Safe)
 }
 
 // createGenerationBody is api.CreateGenerationRequest with the arguments
@@ -147,11 +123,9 @@ func createGenerationRequestBody(a *encodedArgs, webhookURL string) ([]byte, err
 	return body, nil
 }
 
-// createGeneration sends POST /v3/generations with body, encoded.
-func (c *Client) createGeneration(ctx context.Context, body []byte) (*http.Response, error) {
-	req, err := c.newRequest(ctx, http.MethodPost, "/v3/generations", "", "")
-	if err != nil {
-		return nil, err
-	}
-	return c.send(req, body)
+// createGenerationRequest is POST /v3/generations with body, encoded.
+func (c *Client) createGenerationRequest(body []byte) *engine.Request {
+	r := c.request(http.MethodPost, "/v3/generations", "", "", engine.Charging)
+	r.Body, r.Header = body, jsonHeader
+	return r
 }

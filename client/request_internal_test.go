@@ -1,9 +1,7 @@
 package client
 
 import (
-	"context"
 	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -21,17 +19,15 @@ import (
 // out, where the generated builder sends it empty (the service reads both
 // as its default).
 func TestHandBuiltRequestsMatchGenerated(t *testing.T) {
-	ctx := context.Background()
 	for _, base := range []string{"https://api.example.com", "http://127.0.0.1:8080/prefix/v3/"} {
 		c, err := New("mg_key_123456", WithBaseURL(base))
 		require.NoError(t, err)
-		server := c.api.Server
+		server := c.server
 
 		for _, id := range []string{"gen_01HZX", "a/b c", "ü?#%", ".."} {
 			want, err := api.NewGetGenerationRequest(server, id)
 			require.NoError(t, err)
-			got, err := c.getGenerationRequest(ctx, id)
-			require.NoError(t, err)
+			got := c.getGenerationRequest(id)
 			if id == ".." {
 				// The generated builder resolves the dot segment away and
 				// asks for the list; the hand-built one asks for the id.
@@ -40,9 +36,7 @@ func TestHandBuiltRequestsMatchGenerated(t *testing.T) {
 			}
 			assert.Equal(t, want.Method, got.Method)
 			assert.Equal(t, want.URL.String(), got.URL.String(), "GET %q", id)
-			assert.Equal(t, want.Host, got.Host)
-			assert.Equal(t, []string{"mg_key_123456"}, got.Header["Authorization"])
-			assert.Equal(t, []string{"mediagen-go/" + Version}, got.Header["User-Agent"])
+			assert.Equal(t, want.Host, got.URL.Host)
 		}
 
 		for _, p := range []ListParams{
@@ -53,8 +47,7 @@ func TestHandBuiltRequestsMatchGenerated(t *testing.T) {
 		} {
 			want, err := api.NewListGenerationsRequest(server, &api.ListGenerationsParams{Feature: string(p.Feature), Limit: p.Limit, Cursor: p.Cursor})
 			require.NoError(t, err)
-			got, err := c.listGenerationsRequest(ctx, p)
-			require.NoError(t, err)
+			got := c.listGenerationsRequest(p)
 			assert.Equal(t, want.Method, got.Method)
 			assert.Equal(t, want.URL.EscapedPath(), got.URL.EscapedPath())
 			wantQuery := want.URL.Query()
@@ -80,13 +73,13 @@ func TestHandBuiltRequestsMatchGenerated(t *testing.T) {
 			require.NoError(t, err)
 			body, err := createGenerationRequestBody(a, tc.webhook)
 			require.NoError(t, err)
-			got, err := c.newRequest(ctx, http.MethodPost, "/v3/generations", "", "")
-			require.NoError(t, err)
+			got := c.createGenerationRequest(body)
 			assert.Equal(t, want.Method, got.Method)
 			assert.Equal(t, want.URL.String(), got.URL.String())
+			assert.Equal(t, want.Header.Get("Content-Type"), got.Header.Get("Content-Type"))
 			wantBody, err := io.ReadAll(want.Body)
 			require.NoError(t, err)
-			assert.JSONEq(t, string(wantBody), string(body))
+			assert.JSONEq(t, string(wantBody), string(got.Body))
 		}
 	}
 }

@@ -2,13 +2,10 @@ package client
 
 import (
 	"context"
-	"crypto/x509"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -21,117 +18,6 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 )
-
-func TestCheckRetry(t *testing.T) {
-	p := retryPolicy{waitMax: 5 * time.Second, clock: wallClock{}}
-	reset := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
-	refused := &url.Error{Op: "Post", URL: "http://x", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
-	status := func(code int, retryAfter string) *http.Response {
-		h := http.Header{}
-		if retryAfter != "" {
-			h.Set("Retry-After", retryAfter)
-		}
-		return &http.Response{StatusCode: code, Header: h}
-	}
-	cases := []struct {
-		name  string
-		class callClass
-		sent  bool
-		resp  *http.Response
-		err   error
-		retry bool
-	}{
-		{"safe: connection reset", classSafe, true, nil, reset, true},
-		{"safe: refused", classSafe, false, nil, refused, true},
-		{"safe: 429", classSafe, true, status(429, ""), nil, true},
-		{"safe: 502", classSafe, true, status(502, ""), nil, true},
-		{"safe: 503", classSafe, true, status(503, "1"), nil, true},
-		{"safe: 504", classSafe, true, status(504, ""), nil, true},
-		{"safe: 500", classSafe, true, status(500, ""), nil, true},
-		{"safe: 501 is not retried", classSafe, true, status(501, ""), nil, false},
-		{"safe: 404", classSafe, true, status(404, ""), nil, false},
-		{"safe: 200", classSafe, true, status(200, ""), nil, false},
-		{"safe: Retry-After beyond the max wait", classSafe, true, status(429, "60"), nil, false},
-		{"safe: bad certificate", classSafe, true, nil, &url.Error{Op: "Get", URL: "https://x", Err: x509.UnknownAuthorityError{}}, false},
-		{"safe: unsupported scheme", classSafe, false, nil, &url.Error{Op: "Get", URL: "ftp://x", Err: errors.New("unsupported protocol scheme \"ftp\"")}, false},
-		{"charging: never sent", classCharging, false, nil, refused, true},
-		{"charging: reset after sending", classCharging, true, nil, reset, false},
-		{"charging: 429", classCharging, true, status(429, "0"), nil, true},
-		{"charging: 500", classCharging, true, status(500, ""), nil, false},
-		{"charging: 502", classCharging, true, status(502, ""), nil, false},
-		{"charging: 503", classCharging, true, status(503, ""), nil, false},
-		{"charging: 504", classCharging, true, status(504, ""), nil, false},
-		{"charging: 400", classCharging, true, status(400, ""), nil, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx, st := withCall(context.Background(), tc.class)
-			st.sent.Store(tc.sent)
-			retry, err := p.CheckRetry(ctx, tc.resp, tc.err)
-			require.NoError(t, err)
-			assert.Equal(t, tc.retry, retry)
-		})
-	}
-	t.Run("a retried attempt that may have acted is remembered", func(t *testing.T) {
-		for _, tc := range []struct {
-			name  string
-			sent  bool
-			resp  *http.Response
-			err   error
-			acted bool
-		}{
-			{"reset after sending", true, nil, reset, true},
-			{"never sent", false, nil, refused, false},
-			{"gateway", true, status(502, ""), nil, true},
-			{"rate limited", true, status(429, ""), nil, false},
-		} {
-			ctx, st := withCall(context.Background(), classSafe)
-			st.sent.Store(tc.sent)
-			retry, err := p.CheckRetry(ctx, tc.resp, tc.err)
-			require.NoError(t, err)
-			require.True(t, retry, tc.name)
-			assert.Equal(t, tc.acted, st.acted.Load(), tc.name)
-		}
-	})
-	t.Run("context ended", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		retry, err := p.CheckRetry(ctx, nil, reset)
-		assert.False(t, retry)
-		assert.ErrorIs(t, err, context.Canceled)
-	})
-}
-
-func TestBackoff(t *testing.T) {
-	p := retryPolicy{clock: wallClock{}}
-	min, max := 100*time.Millisecond, 2*time.Second
-	withRetryAfter := func(v string) *http.Response {
-		return &http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {v}}}
-	}
-	for _, tc := range []struct {
-		name     string
-		attempt  int
-		resp     *http.Response
-		low, top time.Duration
-	}{
-		{"first retry", 0, nil, 50 * time.Millisecond, 100 * time.Millisecond},
-		{"doubles", 1, nil, 100 * time.Millisecond, 200 * time.Millisecond},
-		{"doubles again", 3, nil, 400 * time.Millisecond, 800 * time.Millisecond},
-		{"capped at max", 10, nil, time.Second, 2 * time.Second},
-		{"no overflow", 200, nil, time.Second, 2 * time.Second},
-		{"Retry-After seconds", 0, withRetryAfter("1"), time.Second, time.Second},
-		{"Retry-After zero", 4, withRetryAfter("0"), 0, 0},
-		{"unparsable Retry-After ignored", 0, withRetryAfter("soon"), 50 * time.Millisecond, 100 * time.Millisecond},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			for range 50 {
-				d := p.Backoff(min, max, tc.attempt, tc.resp)
-				assert.GreaterOrEqual(t, d, tc.low)
-				assert.LessOrEqual(t, d, tc.top)
-			}
-		})
-	}
-}
 
 // scripted is a test server answering each request with the next status of
 // a script (the last one repeats) and counting requests per method and path.
@@ -282,42 +168,6 @@ func TestChargingCallNeverSentIsRetried(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// TestCheckRetryTrustsOnlyWhatTheTransportReports covers transports that do
-// not report their progress through httptrace (a test double, a wrapper that
-// starts a fresh context, an HTTP/3 transport): for them a missing GotConn
-// proves nothing, and only a failed dial or lookup shows the request never
-// left.
-func TestCheckRetryTrustsOnlyWhatTheTransportReports(t *testing.T) {
-	p := retryPolicy{waitMax: 5 * time.Second, clock: wallClock{}}
-	reset := &url.Error{Op: "Post", URL: "http://x", Err: &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}}
-	refused := &url.Error{Op: "Post", URL: "http://x", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
-	lookup := &url.Error{Op: "Post", URL: "http://x", Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "x"}}}
-	handshake := &url.Error{Op: "Post", URL: "https://x", Err: errors.New("net/http: TLS handshake timeout")}
-	for _, tc := range []struct {
-		name         string
-		traced, sent bool
-		err          error
-		retry        bool
-	}{
-		{"untraced: reset may come after sending", false, false, reset, false},
-		{"untraced: refused dial", false, false, refused, true},
-		{"untraced: failed lookup", false, false, lookup, true},
-		{"untraced: other failure", false, false, handshake, false},
-		{"traced: no connection yet", true, false, handshake, true},
-		{"traced: reset after getting a connection", true, true, reset, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx, st := withCall(context.Background(), classCharging)
-			st.traced.Store(tc.traced)
-			st.sent.Store(tc.sent)
-			retry, err := p.CheckRetry(ctx, nil, tc.err)
-			require.NoError(t, err)
-			assert.Equal(t, tc.retry, retry)
-			assert.Equal(t, !tc.retry, ambiguous(tc.err, st), "not resent means searched for")
-		})
-	}
-}
 
 // TestCreateGenerationSearchThatCannotFinishIsUncertain: when a search after
 // an ambiguous failure gives up before reaching the rows older than the

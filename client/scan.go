@@ -50,14 +50,14 @@ type scanWaiter struct {
 // win, oldest first, with the bound used. Searches of a call whose requests
 // are the client's own (no per-call middleware, header or clock) share the
 // listing of any other such search of the feature waiting at that moment.
-func (c *Client) findGenerations(ctx context.Context, feature mediagen.Feature, want map[string]any, win searchWindow) ([]*mediagen.Generation, time.Time, error) {
+func (c *Client) findGenerations(ctx context.Context, cfg *config, feature mediagen.Feature, want map[string]any, win searchWindow) ([]*mediagen.Generation, time.Time, error) {
 	key, err := json.Marshal(want)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("mediagen: search: %w", err)
 	}
 	w := &scanWaiter{ctx: ctx, want: want, key: string(key), win: win, done: make(chan struct{})}
-	if !c.sharesListing(c.configOf(ctx)) {
-		c.listFor(ctx, feature, []*scanWaiter{w})
+	if !c.sharesListing(cfg) {
+		c.listFor(ctx, cfg, feature, []*scanWaiter{w})
 		return w.rows, w.bound, w.err
 	}
 	c.scans.mu.Lock()
@@ -81,7 +81,7 @@ func (c *Client) findGenerations(ctx context.Context, feature mediagen.Feature, 
 // sharesListing reports whether a call's list requests would be the
 // client's own, so that a listing sent for another call serves it.
 func (c *Client) sharesListing(cfg *config) bool {
-	b := c.base
+	b := c.search
 	if cfg == b {
 		return true
 	}
@@ -134,12 +134,12 @@ func (c *Client) listShared(feature mediagen.Feature, ws []*scanWaiter) {
 		})
 		defer stop()
 	}
-	c.listFor(ctx, feature, ws)
+	c.listFor(ctx, c.search, feature, ws)
 }
 
 // listFor lists the generations of feature newest first until every
 // waiter's bound is passed, hands each waiter its matches and closes done.
-func (c *Client) listFor(ctx context.Context, feature mediagen.Feature, ws []*scanWaiter) {
+func (c *Client) listFor(ctx context.Context, cfg *config, feature mediagen.Feature, ws []*scanWaiter) {
 	defer func() {
 		for _, w := range ws {
 			slices.Reverse(w.rows)
@@ -162,13 +162,13 @@ func (c *Client) listFor(ctx context.Context, feature mediagen.Feature, ws []*sc
 			fail(fmt.Errorf("mediagen: read %d %s generations without reaching those requested before the attempt began; stopped searching", page*maxPageSize, feature))
 			return
 		}
-		pg, resp, err := c.listGenerations(ctx, p)
+		pg, resp, err := c.listGenerations(ctx, cfg, p)
 		if err != nil {
 			fail(err)
 			return
 		}
 		if page == 0 {
-			serverNow, received := serverDate(resp), c.configOf(ctx).s.clock.Now()
+			serverNow, received := serverDate(resp), cfg.call.Clock.Now()
 			for i, w := range ws {
 				w.bound = w.win.bound(serverNow, received)
 				if i == 0 || w.bound.Before(deepest) {
@@ -203,6 +203,6 @@ func (c *Client) listFor(ctx context.Context, feature mediagen.Feature, ws []*sc
 		}
 		p.Cursor = pg.NextCursor
 	}
-	c.configOf(ctx).s.logger.DebugContext(ctx, "mediagen: searched generations", slog.String("feature", string(feature)),
+	cfg.call.Logger.DebugContext(ctx, "mediagen: searched generations", slog.String("feature", string(feature)),
 		slog.Int("searches", len(ws)), slog.Time("since", deepest))
 }

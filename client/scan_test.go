@@ -86,7 +86,7 @@ func TestSearchesShareListings(t *testing.T) {
 		win := searchWindow{floor: t0.Add(-time.Duration(10*(i+1)) * time.Second)}
 		wg.Go(func() {
 			r := &res[i]
-			r.rows, r.bound, r.err = c.findGenerations(t.Context(), mediagen.FeatureImageGeneration, want, win)
+			r.rows, r.bound, r.err = c.findGenerations(t.Context(), c.search, mediagen.FeatureImageGeneration, want, win)
 		})
 	}
 	wg.Wait()
@@ -120,7 +120,7 @@ func TestSearchStopsWithItsCaller(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := c.findGenerations(ctx, mediagen.FeatureImageGeneration, map[string]any{"prompt": "a"},
+		_, _, err := c.findGenerations(ctx, c.search, mediagen.FeatureImageGeneration, map[string]any{"prompt": "a"},
 			searchWindow{floor: time.Now().Add(-time.Hour)})
 		done <- err
 	}()

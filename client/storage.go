@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/engine"
 	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
@@ -73,17 +74,18 @@ func (e *StorageError) Is(target error) bool {
 // maxStorageMessage caps [StorageError.Message].
 const maxStorageMessage = 512
 
-// newStorageError reads a failed storage answer.
-func newStorageError(resp *http.Response, clock Clock) (*StorageError, outcome) {
+// Transient reports whether the same transfer may succeed later: a 429,
+// 500, 502, 503 or 504.
+func (e *StorageError) Transient() bool { return retry.TransientStatus(e.StatusCode) }
+
+// newStorageError reads a failed storage answer, received at now.
+func newStorageError(resp *http.Response, now time.Time) *StorageError {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxStorageMessage))
 	e := &StorageError{Method: resp.Request.Method, StatusCode: resp.StatusCode, Message: storageMessage(body)}
-	o := outcome{err: e}
 	if retry.TransientStatus(resp.StatusCode) {
-		o.retry = true
-		o.retryAfter, _ = retry.After(resp, clock.Now())
-		e.RetryAfter = o.retryAfter
+		e.RetryAfter, _ = retry.After(resp, now)
 	}
-	return e, o
+	return e
 }
 
 // storageMessage returns the message of a storage error body: the service's
@@ -113,6 +115,10 @@ func (c *Client) PutUpload(ctx context.Context, u *mediagen.UploadURL, body io.R
 	if _, err := url.Parse(u.UploadURL); err != nil || u.Headers.ContentLength < 0 {
 		return fmt.Errorf("%w: PutUpload: not a signed upload URL", ErrInvalidArgument)
 	}
+	target, err := url.Parse(u.UploadURL)
+	if err != nil {
+		return fmt.Errorf("%w: bad upload URL: %v", ErrInvalidArgument, redactError(err))
+	}
 	cfg, err := c.configure(opts)
 	if err != nil {
 		return err
@@ -124,64 +130,42 @@ func (c *Client) PutUpload(ctx context.Context, u *mediagen.UploadURL, body io.R
 			return fmt.Errorf("mediagen: storage PUT: %w", err)
 		}
 	}
-	return transferRetrier(cfg, "storage PUT").run(ctx, func(n int) outcome {
-		if n > 0 {
-			if _, err := seeker.Seek(from, io.SeekStart); err != nil {
-				return outcome{err: fmt.Errorf("mediagen: storage PUT: rewinding the body: %w", err)}
-			}
-		}
-		o := put(ctx, cfg, u, body)
-		if o.retry && !rewindable {
-			var se *StorageError
-			if errors.As(o.err, &se) {
-				se.Retryable = true
-			}
-			o.retry = false
-		}
-		return o
-	})
-}
-
-// put sends one attempt of a storage PUT. It returns only once the
-// transport can no longer read body, so the body may be rewound for another
-// attempt and is never read after PutUpload returns.
-func put(ctx context.Context, cfg *config, u *mediagen.UploadURL, body io.Reader) outcome {
 	method := string(u.Method)
 	if method == "" {
 		method = http.MethodPut
 	}
-	ab := &attemptBody{r: body}
-	defer ab.Close()
-	req, err := http.NewRequestWithContext(ctx, method, u.UploadURL, ab)
-	if err != nil {
-		return outcome{err: fmt.Errorf("%w: bad upload URL: %v", ErrInvalidArgument, redactError(err))}
+	// Exactly the signed headers: Content-Length comes from the body's
+	// length, and nothing else is set, least of all Authorization.
+	r := &engine.Request{Method: method, URL: *target, Header: http.Header{"Content-Type": {u.Headers.ContentType}},
+		Class: engine.Safe, Storage: true, Transfer: true}
+	if !rewindable {
+		r.Class = engine.Once
 	}
-	// Exactly the signed headers: Content-Length comes from ContentLength
-	// (net/http ignores it in Header), and nothing else is set, least of
-	// all Authorization.
-	req.ContentLength = u.Headers.ContentLength
-	req.Header["Content-Type"] = []string{u.Headers.ContentType}
-	resp, err := cfg.storage.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return outcome{err: ctx.Err()}
+	attempts := 0
+	r.Open = func() (io.ReadCloser, int64, error) {
+		if attempts++; attempts > 1 {
+			if _, err := seeker.Seek(from, io.SeekStart); err != nil {
+				return nil, 0, fmt.Errorf("mediagen: storage PUT: rewinding the body: %w", err)
+			}
 		}
-		if rerr := ab.readErr(); rerr != nil {
-			return outcome{err: rerr} // the body's own failure: not the network's
+		return &attemptBody{r: body}, u.Headers.ContentLength, nil
+	}
+	err = c.eng.Do(ctx, &cfg.call, r, func(resp *http.Response) error {
+		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+			return nil
 		}
-		err = redactError(err)
-		return outcome{err: fmt.Errorf("mediagen: storage PUT: %w", err), retry: retryableTransportError(err)}
+		return newStorageError(resp, cfg.call.Clock.Now())
+	})
+	var se *StorageError
+	var send *engine.SendError
+	switch {
+	case err == nil || ctx.Err() != nil:
+	case errors.As(err, &se):
+		se.Retryable = se.Transient() && !rewindable
+	case errors.As(err, &send):
+		err = fmt.Errorf("mediagen: storage PUT: %w", err)
 	}
-	defer resp.Body.Close()
-	if dst := cfg.s.responseInto; dst != nil {
-		*dst = resp
-	}
-	defer func() { _, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) }() // the connection is reused
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return outcome{}
-	}
-	_, o := newStorageError(resp, cfg.s.clock)
-	return o
+	return err
 }
 
 // redactError drops the URL of a *url.Error: a signed URL's query is its
@@ -199,7 +183,8 @@ var errBodyClosed = errors.New("mediagen: request body read after the attempt en
 
 // attemptBody is the body of one PUT attempt. Closing it waits for a read
 // in progress and makes later reads fail, so the transport never touches
-// the caller's body once the next attempt rewinds it.
+// the caller's body once the next attempt rewinds it. Err reports a failure
+// of the body itself, which the engine does not blame on the network.
 type attemptBody struct {
 	mu     sync.Mutex
 	r      io.Reader
@@ -227,7 +212,8 @@ func (b *attemptBody) Close() error {
 	return nil
 }
 
-func (b *attemptBody) readErr() error {
+// Err returns the first failure of the body's own reads.
+func (b *attemptBody) Err() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.err

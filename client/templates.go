@@ -21,7 +21,7 @@ type TemplateFilter struct {
 
 // Templates lists templates in creation order.
 func (c *Client) Templates(ctx context.Context, f TemplateFilter, opts ...Option) ([]*mediagen.Template, error) {
-	ctx, _, err := c.start(ctx, opts)
+	cfg, err := c.configure(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -32,9 +32,12 @@ func (c *Client) Templates(ctx context.Context, f TemplateFilter, opts ...Option
 	if f.Limit != 0 {
 		q.Limit = &f.Limit
 	}
-	resp, err := c.api.ListTemplates(ctx, &q)
+	r, err := fromGenerated(api.NewListTemplatesRequest(c.server, &q))
+	if err != nil {
+		return nil, err
+	}
 	var list api.TemplateList
-	if err := c.decode(ctx, resp, err, &list); err != nil {
+	if _, err := c.do(ctx, cfg, r, &list); err != nil {
 		return nil, err
 	}
 	return pointers(list.Templates), nil
@@ -47,13 +50,16 @@ func (c *Client) TemplatePrompt(ctx context.Context, previewID string, opts ...O
 	if previewID == "" {
 		return nil, fmt.Errorf("%w: empty preview id", ErrInvalidArgument)
 	}
-	ctx, _, err := c.start(ctx, opts)
+	cfg, err := c.configure(opts)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.api.GetTemplatePreview(ctx, previewID)
+	r, err := fromGenerated(api.NewGetTemplatePreviewRequest(c.server, previewID))
+	if err != nil {
+		return nil, err
+	}
 	var env api.TemplatePreviewEnvelope
-	if err := c.decode(ctx, resp, err, &env); err != nil {
+	if _, err := c.do(ctx, cfg, r, &env); err != nil {
 		return nil, err
 	}
 	return &env.Preview, nil

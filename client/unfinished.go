@@ -5,8 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"sync"
-	"time"
+	"sync/atomic"
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client/journal"
@@ -45,7 +44,7 @@ func (c *Client) Unfinished(ctx context.Context, opts ...Option) iter.Seq2[Resum
 			if r.Op != "generation" {
 				continue
 			}
-			g, err := c.GetGeneration(ctx, r.ID, opts...)
+			g, err := c.getGeneration(ctx, cfg, r.ID)
 			switch {
 			case errors.Is(err, ErrNotFound):
 				_ = j.Mark(ctx, r.Key, true, true)
@@ -85,26 +84,24 @@ func (c *Client) markSaved(ctx context.Context, cfg *config) error {
 	return nil
 }
 
-// priceCache keeps the price list for the estimates keyed calls record:
-// read once an hour at most, and never in a way that fails the call.
+// priceCache holds the last price list the client read ([Client.Pricing]),
+// for the estimate a keyed call records. It never reads one itself: a
+// charging call sends no request besides its own, and a record made before
+// any price list was read carries no estimate.
 type priceCache struct {
-	mu      sync.Mutex
-	prices  Pricing
-	fetched time.Time
+	prices atomic.Pointer[Pricing]
 }
 
+// keep holds p for later estimates.
+func (pc *priceCache) keep(p Pricing) { pc.prices.Store(&p) }
+
 // estimate returns the most args may cost, or 0 when that is not known.
-func (p *priceCache) estimate(ctx context.Context, c *Client, args Args) float64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.prices == nil || time.Since(p.fetched) > time.Hour {
-		prices, err := c.Pricing(ctx)
-		if err != nil {
-			return 0
-		}
-		p.prices, p.fetched = prices, time.Now()
+func (pc *priceCache) estimate(args Args) float64 {
+	p := pc.prices.Load()
+	if p == nil {
+		return 0
 	}
-	e, err := p.prices.Estimate(args)
+	e, err := p.Estimate(args)
 	if err != nil {
 		return 0
 	}

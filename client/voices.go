@@ -9,6 +9,7 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/engine"
 )
 
 // VoiceFilter selects voices. The zero value lists the project's clones and
@@ -23,15 +24,15 @@ type VoiceFilter struct {
 // Voices lists voices: the project's clones first, then the catalog. Tags
 // and Locale filter catalog voices only; clones pass them unfiltered.
 func (c *Client) Voices(ctx context.Context, f VoiceFilter, opts ...Option) ([]*mediagen.Voice, error) {
-	ctx, _, err := c.start(ctx, opts)
+	cfg, err := c.configure(opts)
 	if err != nil {
 		return nil, err
 	}
-	list, _, err := c.listVoices(ctx, f)
+	list, _, err := c.listVoices(ctx, cfg, f)
 	return list, err
 }
 
-func (c *Client) listVoices(ctx context.Context, f VoiceFilter) ([]*mediagen.Voice, *http.Response, error) {
+func (c *Client) listVoices(ctx context.Context, cfg *config, f VoiceFilter) ([]*mediagen.Voice, *http.Response, error) {
 	q := api.ListVoicesParams{Tag: slices.Clone(f.Tags)}
 	if f.Owner != "" {
 		owner := string(f.Owner)
@@ -43,9 +44,13 @@ func (c *Client) listVoices(ctx context.Context, f VoiceFilter) ([]*mediagen.Voi
 	if f.Favorites {
 		q.Favorites = "true"
 	}
-	resp, err := c.api.ListVoices(ctx, &q)
+	r, err := fromGenerated(api.NewListVoicesRequest(c.server, &q))
+	if err != nil {
+		return nil, nil, err
+	}
 	var list api.VoiceList
-	if err := c.decode(ctx, resp, err, &list); err != nil {
+	resp, err := c.do(ctx, cfg, r, &list)
+	if err != nil {
 		return nil, nil, err
 	}
 	return pointers(list.Voices), resp, nil
@@ -57,13 +62,20 @@ func (c *Client) GetVoice(ctx context.Context, id string, opts ...Option) (*medi
 	if id == "" {
 		return nil, fmt.Errorf("%w: empty voice id", ErrInvalidArgument)
 	}
-	ctx, _, err := c.start(ctx, opts)
+	cfg, err := c.configure(opts)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.api.GetVoice(ctx, id)
+	return c.getVoice(ctx, cfg, id)
+}
+
+func (c *Client) getVoice(ctx context.Context, cfg *config, id string) (*mediagen.Voice, error) {
+	r, err := fromGenerated(api.NewGetVoiceRequest(c.server, id))
+	if err != nil {
+		return nil, err
+	}
 	var env api.VoiceEnvelope
-	if err := c.decode(ctx, resp, err, &env); err != nil {
+	if _, err := c.do(ctx, cfg, r, &env); err != nil {
 		return nil, err
 	}
 	return &env.Voice, nil
@@ -90,32 +102,37 @@ func (c *Client) CloneVoice(ctx context.Context, p CloneVoiceParams, opts ...Opt
 	if p.Name == "" || p.Audio == "" {
 		return nil, fmt.Errorf("%w: CloneVoice needs Name and Audio", ErrInvalidArgument)
 	}
-	ctx, cfg, err := c.start(ctx, opts)
+	cfg, err := c.configure(opts)
 	if err != nil {
 		return nil, err
 	}
 	body := api.CreateVoiceRequest{Name: p.Name, Audio: p.Audio, Description: p.Description, WebhookURL: cfg.s.webhookURL}
-	ch := c.cloneCharge(p, &body)
+	ch := c.cloneCharge(cfg, p, &body)
 	if cfg.s.idemKey == "" {
 		return submit(ctx, c, cfg, ch)
 	}
 	return submitKeyed(ctx, c, cfg, keyed[mediagen.Voice]{
 		ch: ch, op: "voice", feature: string(mediagen.FeatureVoiceClone),
 		fingerprint: fingerprint("voice", p.Name, p.Description, p.Audio),
-		estimate:    c.prices.estimate(ctx, c, RawArgs{FeatureName: mediagen.FeatureVoiceClone}),
-		get:         func(ctx context.Context, id string) (*mediagen.Voice, error) { return c.GetVoice(ctx, id, opts...) },
+		estimate:    c.prices.estimate(RawArgs{FeatureName: mediagen.FeatureVoiceClone}),
+		get:         func(ctx context.Context, id string) (*mediagen.Voice, error) { return c.getVoice(ctx, cfg, id) },
 	})
 }
 
 // cloneCharge describes cloning a voice; body nil only searches.
-func (c *Client) cloneCharge(p CloneVoiceParams, body *api.CreateVoiceRequest) charge[mediagen.Voice] {
+func (c *Client) cloneCharge(cfg *config, p CloneVoiceParams, body *api.CreateVoiceRequest) charge[mediagen.Voice] {
 	return charge[mediagen.Voice]{
 		key:  func() string { return "voice\x00" + p.Name + "\x00" + p.Description },
 		what: "voice clone",
 		post: func(ctx context.Context) (*mediagen.Voice, error) {
-			resp, err := c.api.CreateVoice(ctx, *body)
+			r, err := fromGenerated(api.NewCreateVoiceRequest(c.server, *body))
+			if err != nil {
+				return nil, err
+			}
+			r.Class = engine.Charging
 			var env api.VoiceEnvelope
-			if err := c.decode(ctx, resp, err, &env); err != nil {
+			resp, err := c.do(ctx, cfg, r, &env)
+			if err != nil {
 				return nil, err
 			}
 			if env.Voice.ID == "" {
@@ -125,7 +142,7 @@ func (c *Client) cloneCharge(p CloneVoiceParams, body *api.CreateVoiceRequest) c
 		},
 		id: func(v *mediagen.Voice) string { return v.ID },
 		find: func(ctx context.Context, win searchWindow) ([]*mediagen.Voice, time.Time, error) {
-			return c.findClones(ctx, p, win)
+			return c.findClones(ctx, c.searchConfig(cfg), p, win)
 		},
 		blame: func(e *UncertainError) { e.Clone = &p },
 	}
@@ -134,12 +151,12 @@ func (c *Client) cloneCharge(p CloneVoiceParams, body *api.CreateVoiceRequest) c
 // findClones returns the project's clones that match p and were requested
 // inside win, oldest first. The service does not echo the audio file id, so
 // name and description are what identify a clone.
-func (c *Client) findClones(ctx context.Context, p CloneVoiceParams, win searchWindow) ([]*mediagen.Voice, time.Time, error) {
-	list, resp, err := c.listVoices(ctx, VoiceFilter{Owner: mediagen.VoiceOwnerProject})
+func (c *Client) findClones(ctx context.Context, cfg *config, p CloneVoiceParams, win searchWindow) ([]*mediagen.Voice, time.Time, error) {
+	list, resp, err := c.listVoices(ctx, cfg, VoiceFilter{Owner: mediagen.VoiceOwnerProject})
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	bound := win.bound(serverDate(resp), c.configOf(ctx).s.clock.Now())
+	bound := win.bound(serverDate(resp), cfg.call.Clock.Now())
 	var out []*mediagen.Voice
 	for _, v := range list {
 		if v.Owner != mediagen.VoiceOwnerProject || v.Name != p.Name || v.Description != p.Description {
@@ -166,13 +183,15 @@ func (c *Client) DeleteVoice(ctx context.Context, id string, opts ...Option) err
 	if id == "" {
 		return fmt.Errorf("%w: empty voice id", ErrInvalidArgument)
 	}
-	ctx, _, err := c.start(ctx, opts)
+	cfg, err := c.configure(opts)
 	if err != nil {
 		return err
 	}
-	ctx, st := withCall(ctx, classSafe)
-	resp, err := c.api.DeleteVoice(ctx, id)
-	return deleted(c.decode(ctx, resp, err, nil), st)
+	r, err := fromGenerated(api.NewDeleteVoiceRequest(c.server, id))
+	if err != nil {
+		return err
+	}
+	return c.delete(ctx, cfg, r)
 }
 
 // FavoriteVoice stars a voice, given by id or slug, for the project. It is
@@ -191,18 +210,20 @@ func (c *Client) setFavorite(ctx context.Context, id string, favorite bool, opts
 	if id == "" {
 		return fmt.Errorf("%w: empty voice id", ErrInvalidArgument)
 	}
-	ctx, _, err := c.start(ctx, opts)
+	cfg, err := c.configure(opts)
 	if err != nil {
 		return err
 	}
-	var resp *http.Response
+	build := api.NewUnfavoriteVoiceRequest
 	if favorite {
-		resp, err = c.api.FavoriteVoice(ctx, id)
-	} else {
-		resp, err = c.api.UnfavoriteVoice(ctx, id)
+		build = api.NewFavoriteVoiceRequest
+	}
+	r, err := fromGenerated(build(c.server, id))
+	if err != nil {
+		return err
 	}
 	var st api.FavoriteState
-	if err := c.decode(ctx, resp, err, &st); err != nil {
+	if _, err := c.do(ctx, cfg, r, &st); err != nil {
 		return err
 	}
 	if st.Favorite != favorite {

@@ -701,7 +701,12 @@ func TestGenerationTransientFailureDuringWait(t *testing.T) {
 		g := e.image(t)
 		tr := &flaky{base: e.count.base}
 		c := e.srv.Client(client.WithHTTPClient(&http.Client{Transport: tr}), client.WithRetryWait(time.Millisecond, 5*time.Millisecond))
-		e.clock.onSleep = func(d time.Duration) { e.srv.Advance(d); tr.fail.Store(1) } // one 503 on each later check
+		e.clock.onSleep = func(d time.Duration) {
+			e.srv.Advance(d)
+			if d >= time.Second { // a poll interval, not a retry's backoff
+				tr.fail.Store(1) // one 503 on each later check
+			}
+		}
 		got, err := Generation(context.Background(), c, g.ID, withClock(e.clock))
 		require.NoError(t, err)
 		assert.Equal(t, mediagen.GenerationStatusDone, got.Status)

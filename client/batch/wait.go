@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/internal/retry"
 	"github.com/mediagen/mediagen-go/poll"
 )
 
@@ -102,18 +102,8 @@ func (r *run) save(ctx context.Context, i int, g *mediagen.Generation) {
 }
 
 // transient reports whether a request failed in a way that waiting may
-// fix: a 429, a 5xx, or a broken connection. The context, the maximum wait
-// and refusals are final.
-func transient(err error) bool {
-	var apiErr *client.APIError
-	switch {
-	case errors.As(err, &apiErr):
-		return apiErr.StatusCode == http.StatusTooManyRequests || apiErr.StatusCode >= 500
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, client.ErrInvalidArgument):
-		return false
-	}
-	return true
-}
+// fix: the SDK's one test ([retry.Transient]).
+func transient(err error) bool { return retry.Transient(err) }
 
 // retryAfter is the wait err asks for: its Retry-After, else a second.
 func retryAfter(err error) time.Duration {
@@ -125,15 +115,12 @@ func retryAfter(err error) time.Duration {
 }
 
 // retryTransient runs fn until it succeeds, fails for good, or has failed
-// maxRewaits times, waiting on clock between tries as the failure asks.
+// maxRewaits times, waiting on clock between tries as the failure asks, in
+// the SDK's one retry loop.
 func retryTransient(ctx context.Context, clock client.Clock, fn func() error) error {
-	for n := 1; ; n++ {
+	p := retry.Policy{MaxRetries: maxRewaits - 1, Patient: true}
+	return retry.Do(ctx, clock, p, func(int) retry.Outcome {
 		err := fn()
-		if err == nil || n == maxRewaits || ctx.Err() != nil || !transient(err) {
-			return err
-		}
-		if serr := clock.Sleep(ctx, retryAfter(err)); serr != nil {
-			return err
-		}
-	}
+		return retry.Outcome{Err: err, Retry: transient(err), After: retryAfter(err)}
+	}, nil)
 }

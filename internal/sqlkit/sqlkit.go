@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
 // ValidIdentifier reports whether name is a plain identifier of at most max
@@ -37,6 +39,9 @@ func ValidIdentifier(name string, max int) bool {
 // driver's code when it has one (modernc.org/sqlite) and by its message
 // otherwise, so that no driver needs to be imported.
 func Busy(err error) bool {
+	if err == nil {
+		return false
+	}
 	var coded interface{ Code() int }
 	if errors.As(err, &coded) {
 		if c := coded.Code() & 0xff; c == 5 || c == 6 {
@@ -76,20 +81,11 @@ func Create(ctx context.Context, db *sql.DB, postgres bool, lock string, stmts [
 		}
 		return tx.Commit()
 	}
-	var err error
-	for attempt := range createAttempts {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(time.Duration(attempt) * 20 * time.Millisecond):
-			}
-		}
-		if err = execAll(ctx, db, stmts); err == nil || !Busy(err) {
-			return err
-		}
-	}
-	return err
+	p := retry.Policy{MaxRetries: createAttempts - 1, WaitMin: 20 * time.Millisecond, WaitMax: 200 * time.Millisecond}
+	return retry.Do(ctx, retry.Wall, p, func(int) retry.Outcome {
+		err := execAll(ctx, db, stmts)
+		return retry.Outcome{Err: err, Retry: err != nil && Busy(err)}
+	}, nil)
 }
 
 func execAll(ctx context.Context, db *sql.DB, stmts []string) error {

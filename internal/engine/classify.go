@@ -1,0 +1,193 @@
+package engine
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mediagen/mediagen-go/internal/retry"
+)
+
+// tracer learns from the transport how far an attempt got. net/http's
+// transport reports its progress through httptrace; one that does not
+// leaves traced false, so sent alone cannot prove that a request never
+// left.
+type tracer struct {
+	traced atomic.Bool // the attempt asked for a connection
+	sent   atomic.Bool // the attempt holds one: it may have reached the service
+	trace  httptrace.ClientTrace
+}
+
+func newTracer() *tracer {
+	t := &tracer{}
+	t.trace.GetConn = func(string) { t.traced.Store(true) }
+	// Waiting for WroteRequest instead would race with an early answer.
+	t.trace.GotConn = func(httptrace.GotConnInfo) { t.sent.Store(true) }
+	return t
+}
+
+func (t *tracer) reset() {
+	t.traced.Store(false)
+	t.sent.Store(false)
+}
+
+// mayHaveSent reports whether an attempt that failed with the transport
+// error err may have reached the service. When the transport traced its
+// progress, no connection means nothing was sent. One that traces nothing
+// is believed only when err says no connection was made (a failed dial or
+// name lookup).
+func (t *tracer) mayHaveSent(err error) bool {
+	if refused(err) {
+		return false
+	}
+	if t == nil {
+		return true
+	}
+	if t.sent.Load() {
+		return true
+	}
+	if t.traced.Load() {
+		return false
+	}
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	return !(errors.As(err, &opErr) && opErr.Op == "dial" || errors.As(err, &dnsErr))
+}
+
+// SendError is a request that got no answer: the connection failed, timed
+// out, or a middleware refused it.
+type SendError struct {
+	Err error
+	// MaybeSent is true when the request may have reached the service,
+	// so a charging request may have been accepted.
+	MaybeSent bool
+	transient bool
+}
+
+// Error is the transport's error, without the URL of a *url.Error: a signed
+// URL's query is its credential.
+func (e *SendError) Error() string { return e.Err.Error() }
+
+func (e *SendError) Unwrap() error { return e.Err }
+
+// Transient reports whether sending again may succeed.
+func (e *SendError) Transient() bool { return e.transient }
+
+// Refused reports whether a middleware failed the request before sending it.
+func (e *SendError) Refused() bool { return refused(e.Err) }
+
+// classifyError judges an attempt that got no answer.
+func classifyError(r *Request, tr *tracer, err error) retry.Outcome {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // without the URL
+	}
+	se := &SendError{Err: err, MaybeSent: tr.mayHaveSent(err), transient: retryableTransportError(err)}
+	o := retry.Outcome{Err: se}
+	switch r.Class {
+	case Safe:
+		o.Retry = se.transient
+	case Charging:
+		// Sent once it may have been received: the caller reconciles.
+		o.Retry = se.transient && !se.MaybeSent
+	}
+	return o
+}
+
+// transientStatus reports whether an answer is one to retry, and the wait
+// it asks for: 429 for every class that may resend; 500, 502, 503 and 504
+// for Safe requests only, since a charging request they answer may have
+// been accepted.
+func transientStatus(r *Request, resp *http.Response, now time.Time) (time.Duration, bool) {
+	switch {
+	case r.Class == Once:
+		return 0, false
+	case resp.StatusCode == http.StatusTooManyRequests:
+	case r.Class == Safe && retry.TransientStatus(resp.StatusCode):
+	default:
+		return 0, false
+	}
+	after, _ := retry.After(resp, now)
+	return after, true
+}
+
+// retryableTransportError is false for failures a retry cannot fix: bad
+// certificates, an unsupported scheme, a redirect loop, a middleware that
+// refused the request.
+func retryableTransportError(err error) bool {
+	if refused(err) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var certErr *x509.UnknownAuthorityError
+	var verifyErr *tls.CertificateVerificationError
+	if errors.As(err, &certErr) || errors.As(err, &verifyErr) {
+		return false
+	}
+	msg := err.Error()
+	for _, s := range []string{"unsupported protocol scheme", "stopped after", "invalid header", "certificate"} {
+		if strings.Contains(msg, s) {
+			return false
+		}
+	}
+	return true
+}
+
+// refusedError is the error of a middleware that failed an attempt without
+// calling next: the request never left, so it is neither retried nor
+// searched for; the caller sees the middleware's error.
+type refusedError struct{ err error }
+
+func (e *refusedError) Error() string { return e.err.Error() }
+
+func (e *refusedError) Unwrap() error { return e.err }
+
+func refused(err error) bool {
+	var re *refusedError
+	return errors.As(err, &re)
+}
+
+// what names r in logs.
+func (r *Request) what() string {
+	switch {
+	case r.Storage && r.Method == http.MethodGet:
+		return "download"
+	case r.Storage:
+		return "storage " + r.Method
+	}
+	return r.Method + " " + r.URL.Path
+}
+
+// logResult logs one finished request without headers, query or body. The
+// attributes are built only when the logger wants the record.
+func logResult(ctx context.Context, l *slog.Logger, r *Request, start time.Time, resp *http.Response, err error) {
+	level, msg := slog.LevelDebug, "mediagen: request"
+	switch {
+	case err != nil:
+		level, msg = slog.LevelWarn, "mediagen: request failed"
+	case resp != nil && resp.StatusCode >= 500:
+		level, msg = slog.LevelWarn, "mediagen: request answered with an error"
+	}
+	if !l.Enabled(ctx, level) {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.Duration("duration", time.Since(start)),
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+	} else if resp != nil {
+		attrs = append(attrs, slog.Int("status", resp.StatusCode))
+	}
+	l.LogAttrs(ctx, level, msg, attrs...)
+}

@@ -1,0 +1,302 @@
+// Package engine is the one way the SDK sends HTTP: API calls, the storage
+// PUT, downloads and the listings of the search after an ambiguous failure
+// all go through [Engine.Do]. It owns the retry loop (internal/retry's, on
+// the call's clock), the classification of an attempt (not sent, may have
+// been sent, transient, final), the reading of Retry-After, per-attempt
+// timeouts and the caller's middleware. Per-call settings are an explicit
+// [Call], never context values, and a call with options builds no
+// http.Client.
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/mediagen/mediagen-go/internal/retry"
+)
+
+// Middleware wraps each attempt; see client.Middleware.
+type Middleware func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error)
+
+// Call is the resolved settings of one call: the client's, with the call's
+// options on top. It is shared read-only by every request of the call.
+type Call struct {
+	Timeout      time.Duration // per attempt of an API request; 0 is none
+	Transfer     time.Duration // per attempt of a transfer of bytes; 0 is none
+	Retry        retry.Policy
+	Header       http.Header // extra API request headers
+	UserAgent    []string    // the User-Agent header's value, shared, never modified
+	Middleware   []Middleware
+	Logger       *slog.Logger
+	Clock        retry.Clock
+	ResponseInto **http.Response // the last answer received, when set
+}
+
+// Class says how a request may be retried.
+type Class uint8
+
+const (
+	// Safe requests change nothing billable when repeated (GET, DELETE,
+	// the upload-url reservation, a storage PUT): retried on connection
+	// errors, 429, 500, 502, 503 and 504.
+	Safe Class = iota
+	// Charging requests charge the balance: retried only when they cannot
+	// have been received (no connection, or a 429); never redirected.
+	Charging
+	// Once requests are sent once: their body streams and cannot be sent
+	// again.
+	Once
+)
+
+// Request is one exchange for [Engine.Do].
+type Request struct {
+	Method string
+	URL    url.URL     // copied into each attempt
+	Header http.Header // headers of this request's body (Content-Type), shared
+	Body   []byte      // a body that can be sent again, or nil
+	// Open, when set instead of Body, returns the body of each attempt and
+	// its length (-1 when unknown). A body with an Err method that reports
+	// a failure of its own (a file that could not be read) ends the
+	// request with that failure: the network is not to blame.
+	Open     func() (io.ReadCloser, int64, error)
+	Class    Class
+	Storage  bool // to the storage host: no key, no API headers, no cookies
+	Transfer bool // bounded by Call.Transfer rather than Call.Timeout
+
+	// Acted is set by Do when an attempt that was retried may have taken
+	// effect (it broke after sending, or a gateway answered 5xx), so a
+	// retried DELETE that finds nothing knows why.
+	Acted bool
+}
+
+// Engine sends requests for one client. It is safe for concurrent use.
+type Engine struct {
+	api     *http.Client
+	storage *http.Client
+	auth    []string // the Authorization header's value, shared, never modified
+}
+
+// New returns an engine over hc's transport, redirect policy and cookie
+// jar; the storage host gets no jar. apiKey goes in every API request's
+// Authorization header.
+func New(hc *http.Client, apiKey string) *Engine {
+	return &Engine{
+		api:     &http.Client{Transport: hc.Transport, CheckRedirect: hc.CheckRedirect, Jar: hc.Jar},
+		storage: &http.Client{Transport: hc.Transport, CheckRedirect: hc.CheckRedirect},
+		auth:    []string{apiKey},
+	}
+}
+
+// Do sends r under call's settings, retrying what its class allows, and
+// hands the answer that is not retried to handle, whatever its status.
+// handle reads the body (the engine drains and closes it afterwards); an
+// error it returns that is transient ([retry.Transient]: an answer cut
+// short) is retried for a Safe request. Do returns handle's error, a
+// [*SendError] when no answer came, or ctx.Err() once ctx ended.
+func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*http.Response) error) error {
+	var tr *tracer
+	if r.Class != Safe || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+		tr = newTracer()
+		ctx = httptrace.WithClientTrace(ctx, &tr.trace)
+	}
+	start := time.Now()
+	var last *http.Response   // the last answer received
+	var pending *statusAnswer // a transient answer not yet read
+	var failed error          // the last attempt's failure to get an answer
+	err := retry.Do(ctx, call.Clock, call.Retry, func(int) retry.Outcome {
+		o := e.attempt(ctx, call, r, tr, handle)
+		if sa, ok := o.Err.(*statusAnswer); ok {
+			pending, last = sa, sa.resp
+			if sa.resp.StatusCode != http.StatusTooManyRequests {
+				r.Acted = true
+			}
+		} else if o.resp != nil {
+			last = o.resp
+		}
+		failed = nil
+		if o.resp == nil {
+			failed = o.Err
+		}
+		return o.Outcome
+	}, func(err error, n int, wait time.Duration) {
+		if pending != nil {
+			drain(pending.resp.Body) // retried: its connection is reused
+			pending = nil
+		}
+		var se *SendError
+		if errors.As(err, &se) && se.MaybeSent {
+			r.Acted = true
+		}
+		if call.Logger.Enabled(ctx, slog.LevelDebug) {
+			call.Logger.LogAttrs(ctx, slog.LevelDebug, "mediagen: "+r.what()+" failed; retrying",
+				slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.Int("attempt", n+2), slog.Duration("wait", wait), slog.String("error", err.Error()))
+		}
+	})
+	if pending != nil && ctx.Err() != nil {
+		drain(pending.resp.Body)
+		pending.cancel()
+	} else if pending != nil {
+		// The retries stopped on a transient answer: the caller reads it.
+		herr := handle(pending.resp)
+		drain(pending.resp.Body)
+		pending.cancel()
+		var be *retry.BudgetError
+		switch {
+		case err == pending:
+			err = herr
+		case errors.As(err, &be) && be.Err == pending:
+			be.Err = herr
+		}
+	}
+	if call.ResponseInto != nil && last != nil {
+		*call.ResponseInto = last
+	}
+	logResult(ctx, call.Logger, r, start, last, failed)
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// outcome is one attempt's result: what the loop reads, and the answer.
+type outcome struct {
+	retry.Outcome
+	resp *http.Response
+}
+
+// attempt sends r once. A transient answer it returns unread, as a
+// *statusAnswer, for the loop to retry or to hand over; any other answer
+// it reads with handle.
+func (e *Engine) attempt(ctx context.Context, call *Call, r *Request, tr *tracer, handle func(*http.Response) error) outcome {
+	if tr != nil {
+		tr.reset()
+	}
+	d := call.Timeout
+	if r.Transfer {
+		d = call.Transfer
+	}
+	cancel := context.CancelFunc(func() {})
+	if d > 0 {
+		ctx, cancel = context.WithTimeout(ctx, d)
+	}
+	req, body, err := e.newRequest(ctx, call, r)
+	if err != nil {
+		cancel()
+		return outcome{Outcome: retry.Outcome{Err: err}}
+	}
+	resp, err := e.send(call, r, req)
+	if body != nil {
+		_ = body.Close() // waits for a read in progress: the body is the caller's again
+	}
+	if err != nil {
+		cancel()
+		if body != nil {
+			if be, ok := body.(interface{ Err() error }); ok && be.Err() != nil {
+				return outcome{Outcome: retry.Outcome{Err: be.Err()}} // the body's own failure
+			}
+		}
+		return outcome{Outcome: classifyError(r, tr, err)}
+	}
+	if after, ok := transientStatus(r, resp, call.Clock.Now()); ok {
+		// Its deadline is released once it is drained.
+		return outcome{Outcome: retry.Outcome{Err: &statusAnswer{resp: resp, cancel: cancel}, Retry: true, After: after}, resp: resp}
+	}
+	defer cancel()
+	defer drain(resp.Body)
+	if herr := handle(resp); herr != nil {
+		return outcome{Outcome: retry.Outcome{Err: herr, Retry: r.Class == Safe && retry.Transient(herr)}, resp: resp}
+	}
+	return outcome{resp: resp}
+}
+
+// statusAnswer is a transient answer (429, or 5xx for a Safe request) that
+// the loop may retry; when it does not, the caller's handle reads it.
+type statusAnswer struct {
+	resp   *http.Response
+	cancel context.CancelFunc
+}
+
+func (s *statusAnswer) Error() string { return "answered " + strconv.Itoa(s.resp.StatusCode) + " " + http.StatusText(s.resp.StatusCode) }
+
+// drain reads what is left of a body, up to 64 KiB, so its connection is
+// reused, and closes it.
+func drain(body io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+	_ = body.Close()
+}
+
+// newRequest builds one attempt of r, and returns its body to close.
+func (e *Engine) newRequest(ctx context.Context, call *Call, r *Request) (*http.Request, io.ReadCloser, error) {
+	// An empty URL parses without work; its struct takes a copy of r's.
+	req, err := http.NewRequestWithContext(ctx, r.Method, "", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	*req.URL = r.URL
+	req.Host = r.URL.Host
+	for k, vs := range r.Header {
+		req.Header[k] = vs
+	}
+	if !r.Storage {
+		for k, vs := range call.Header {
+			req.Header[k] = append(req.Header[k], vs...)
+		}
+		req.Header["Authorization"] = e.auth
+		req.Header["User-Agent"] = call.UserAgent
+	}
+	var body io.ReadCloser
+	switch {
+	case r.Open != nil:
+		var n int64
+		if body, n, err = r.Open(); err != nil {
+			return nil, nil, err
+		}
+		req.Body, req.ContentLength = body, n
+	case r.Body != nil:
+		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(r.Body)), int64(len(r.Body))
+		if r.Class == Safe {
+			b := r.Body
+			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+		}
+		// Without GetBody a redirect cannot resend a charging body.
+	}
+	return req, body, nil
+}
+
+// send runs the call's middleware around one attempt.
+func (e *Engine) send(call *Call, r *Request, req *http.Request) (*http.Response, error) {
+	hc := e.api
+	if r.Storage {
+		hc = e.storage
+	}
+	if len(call.Middleware) == 0 {
+		return hc.Do(req)
+	}
+	reached := false
+	var next func(i int) func(*http.Request) (*http.Response, error)
+	next = func(i int) func(*http.Request) (*http.Response, error) {
+		return func(req *http.Request) (*http.Response, error) {
+			if i == len(call.Middleware) {
+				reached = true
+				return hc.Do(req)
+			}
+			return call.Middleware[i](req, next(i+1))
+		}
+	}
+	resp, err := next(0)(req)
+	// A middleware that returns because the attempt's context ended was
+	// cut short by a timeout or the caller, not refusing.
+	if err != nil && !reached && req.Context().Err() == nil {
+		err = &refusedError{err: err}
+	}
+	return resp, err
+}

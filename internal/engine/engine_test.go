@@ -1,0 +1,136 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/internal/retry"
+)
+
+// fakeClock moves when slept on and records the waits.
+type fakeClock struct {
+	now   time.Time
+	waits []time.Duration
+}
+
+func (c *fakeClock) Now() time.Time { return c.now }
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.waits = append(c.waits, d)
+	c.now = c.now.Add(d)
+	return ctx.Err()
+}
+
+// scripted answers each request with the next status of its script.
+func scripted(t *testing.T, statuses ...int) (*url.URL, *atomic.Int32) {
+	t.Helper()
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := int(n.Add(1)) - 1
+		code := statuses[min(i, len(statuses)-1)]
+		if code == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", "3")
+		}
+		w.WriteHeader(code)
+		_, _ = io.WriteString(w, r.Header.Get("Authorization"))
+	}))
+	t.Cleanup(srv.Close)
+	u, err := url.Parse(srv.URL + "/v3/x")
+	require.NoError(t, err)
+	return u, &n
+}
+
+func testCall(clk *fakeClock) *Call {
+	return &Call{Retry: retry.Policy{MaxRetries: 4, WaitMin: time.Second, WaitMax: 10 * time.Second},
+		UserAgent: []string{"test"}, Logger: slog.New(slog.DiscardHandler), Clock: clk, Timeout: time.Minute}
+}
+
+// TestRetriesWaitOnTheCallsClock: backoffs and Retry-After are waited on
+// the call's clock, so a test clock advances instead of sleeping, and the
+// answer that is not retried reaches handle.
+func TestRetriesWaitOnTheCallsClock(t *testing.T) {
+	u, n := scripted(t, 503, 429, 200)
+	clk := &fakeClock{now: time.Unix(1e9, 0)}
+	e := New(&http.Client{}, "key-123456")
+	var body string
+	err := e.Do(t.Context(), testCall(clk), &Request{Method: http.MethodGet, URL: *u}, func(resp *http.Response) error {
+		b, err := io.ReadAll(resp.Body)
+		body = string(b)
+		return err
+	})
+	require.NoError(t, err)
+	assert.Equal(t, int32(3), n.Load())
+	assert.Equal(t, "key-123456", body, "the key goes to the API")
+	require.Len(t, clk.waits, 2)
+	assert.Equal(t, 3*time.Second, clk.waits[1], "Retry-After read on the call's clock")
+}
+
+func TestChargingRequestIsNotResentAfterA5xx(t *testing.T) {
+	u, n := scripted(t, 502, 200)
+	clk := &fakeClock{}
+	r := &Request{Method: http.MethodPost, URL: *u, Body: []byte(`{}`), Class: Charging}
+	var status int
+	err := New(&http.Client{}, "key-123456").Do(t.Context(), testCall(clk), r, func(resp *http.Response) error {
+		status = resp.StatusCode
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusBadGateway, status, "handle reads the 502: the caller reconciles")
+	assert.Equal(t, int32(1), n.Load())
+}
+
+func TestRetriesStopAtMaxWithTheLastAnswer(t *testing.T) {
+	u, n := scripted(t, 503)
+	clk := &fakeClock{}
+	call := testCall(clk)
+	call.Retry.MaxRetries = 2
+	r := &Request{Method: http.MethodDelete, URL: *u}
+	var status int
+	err := New(&http.Client{}, "key-123456").Do(t.Context(), call, r, func(resp *http.Response) error {
+		status = resp.StatusCode
+		return errors.New("answered 503")
+	})
+	require.EqualError(t, err, "answered 503")
+	assert.Equal(t, http.StatusServiceUnavailable, status)
+	assert.Equal(t, int32(3), n.Load())
+	assert.True(t, r.Acted, "a retried 5xx may have acted")
+}
+
+func TestRefusingMiddlewareIsFinal(t *testing.T) {
+	u, n := scripted(t, 200)
+	call := testCall(&fakeClock{})
+	call.Middleware = []Middleware{func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		return nil, errors.New("not today")
+	}}
+	err := New(&http.Client{}, "key-123456").Do(t.Context(), call, &Request{Method: http.MethodGet, URL: *u},
+		func(*http.Response) error { return nil })
+	var se *SendError
+	require.ErrorAs(t, err, &se)
+	assert.True(t, se.Refused())
+	assert.False(t, se.MaybeSent)
+	assert.Zero(t, n.Load())
+}
+
+func TestStorageRequestsCarryNoKey(t *testing.T) {
+	u, _ := scripted(t, 200)
+	var body string
+	err := New(&http.Client{}, "key-123456").Do(t.Context(), testCall(&fakeClock{}), &Request{Method: http.MethodGet, URL: *u, Storage: true},
+		func(resp *http.Response) error {
+			b, err := io.ReadAll(resp.Body)
+			body = string(b)
+			return err
+		})
+	require.NoError(t, err)
+	assert.Empty(t, body)
+}
