@@ -1,10 +1,10 @@
 package client
 
 import (
-	"net/http"
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 
 	"github.com/mediagen/mediagen-go"

@@ -225,7 +225,9 @@ type statusAnswer struct {
 	cancel context.CancelFunc
 }
 
-func (s *statusAnswer) Error() string { return "answered " + strconv.Itoa(s.resp.StatusCode) + " " + http.StatusText(s.resp.StatusCode) }
+func (s *statusAnswer) Error() string {
+	return "answered " + strconv.Itoa(s.resp.StatusCode) + " " + http.StatusText(s.resp.StatusCode)
+}
 
 // drain reads what is left of a body, up to 64 KiB, so its connection is
 // reused, and closes it.
