@@ -40,22 +40,29 @@ func (t *tracer) reset() {
 	t.sent.Store(false)
 }
 
+// progress is what an attempt shows of how far it got: its body, read or
+// not, or the transport's trace of a bodiless request; either may be nil.
+type progress struct {
+	tr   *tracer
+	body *body
+}
+
 // mayHaveSent reports whether an attempt that failed with the transport
-// error err may have reached the service. When the transport traced its
-// progress, no connection means nothing was sent. One that traces nothing
-// is believed only when err says no connection was made (a failed dial or
-// name lookup).
-func (t *tracer) mayHaveSent(err error) bool {
+// error err may have reached the service. A body the transport never read
+// was not sent whole, so it cannot have been accepted. When the transport
+// traced its progress, no connection means nothing was sent. Otherwise
+// err is believed only when it says no connection was made (a failed dial
+// or name lookup).
+func (p progress) mayHaveSent(err error) bool {
 	if refused(err) {
 		return false
 	}
-	if t == nil {
-		return true
+	if p.body != nil {
+		return p.body.read.Load()
 	}
-	if t.sent.Load() {
+	if t := p.tr; t != nil && t.sent.Load() {
 		return true
-	}
-	if t.traced.Load() {
+	} else if t != nil && t.traced.Load() {
 		return false
 	}
 	var opErr *net.OpError
@@ -86,12 +93,12 @@ func (e *SendError) Transient() bool { return e.transient }
 func (e *SendError) Refused() bool { return refused(e.Err) }
 
 // classifyError judges an attempt that got no answer.
-func classifyError(r *Request, tr *tracer, err error) retry.Outcome {
+func classifyError(r *Request, p progress, err error) retry.Outcome {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err // without the URL
 	}
-	se := &SendError{Err: err, MaybeSent: tr.mayHaveSent(err), transient: retryableTransportError(err)}
+	se := &SendError{Err: err, MaybeSent: p.mayHaveSent(err), transient: retryableTransportError(err)}
 	o := retry.Outcome{Err: se}
 	switch r.Class {
 	case Safe:

@@ -67,7 +67,10 @@ func TestClassify(t *testing.T) {
 				tr := newTracer()
 				tr.traced.Store(true)
 				tr.sent.Store(tc.sent)
-				assert.Equal(t, tc.retry, classifyError(r, tr, tc.err).Retry)
+				assert.Equal(t, tc.retry, classifyError(r, progress{tr: tr}, tc.err).Retry, "traced")
+				b := &body{}
+				b.read.Store(tc.sent)
+				assert.Equal(t, tc.retry, classifyError(r, progress{body: b}, tc.err).Retry, "by its body")
 				return
 			}
 			_, retry := transientStatus(r, tc.resp, time.Now())
@@ -101,12 +104,25 @@ func TestTrustsOnlyWhatTheTransportReports(t *testing.T) {
 			tr := newTracer()
 			tr.traced.Store(tc.traced)
 			tr.sent.Store(tc.sent)
-			o := classifyError(&Request{Class: Charging}, tr, tc.err)
+			o := classifyError(&Request{Class: Charging}, progress{tr: tr}, tc.err)
 			assert.Equal(t, tc.retry, o.Retry)
 			var se *SendError
 			assert.True(t, errors.As(o.Err, &se))
 			assert.Equal(t, !tc.retry, se.MaybeSent, "not resent means searched for")
 		})
+	}
+}
+
+// TestUnreadBodyWasNotSent: whatever the error says, a body the transport
+// never read was not delivered, so a charging request is sent again; one it
+// read may have been accepted.
+func TestUnreadBodyWasNotSent(t *testing.T) {
+	handshake := &url.Error{Op: "Post", URL: "https://x", Err: errors.New("net/http: TLS handshake timeout")}
+	for _, read := range []bool{false, true} {
+		b := &body{}
+		b.read.Store(read)
+		o := classifyError(&Request{Class: Charging}, progress{body: b}, handshake)
+		assert.Equal(t, !read, o.Retry, "read %t", read)
 	}
 }
 

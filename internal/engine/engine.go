@@ -18,6 +18,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/mediagen/mediagen-go/internal/retry"
@@ -102,8 +103,11 @@ func New(hc *http.Client, apiKey string) *Engine {
 // short) is retried for a Safe request. Do returns handle's error, a
 // [*SendError] when no answer came, or ctx.Err() once ctx ended.
 func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*http.Response) error) error {
+	// How far an attempt got: a body tells by being read (the transport
+	// reads it only once it holds a connection); a bodiless request that
+	// changes something (a DELETE) is traced.
 	var tr *tracer
-	if r.Class != Safe || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+	if r.Body == nil && r.Open == nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
 		tr = newTracer()
 		ctx = httptrace.WithClientTrace(ctx, &tr.trace)
 	}
@@ -195,16 +199,16 @@ func (e *Engine) attempt(ctx context.Context, call *Call, r *Request, tr *tracer
 	}
 	resp, err := e.send(call, r, req)
 	if body != nil {
-		_ = body.Close() // waits for a read in progress: the body is the caller's again
+		body.close() // waits for a read in progress: the body is the caller's again
 	}
 	if err != nil {
 		cancel()
 		if body != nil {
-			if be, ok := body.(interface{ Err() error }); ok && be.Err() != nil {
+			if be, ok := body.rc.(interface{ Err() error }); ok && be.Err() != nil {
 				return outcome{Outcome: retry.Outcome{Err: be.Err()}} // the body's own failure
 			}
 		}
-		return outcome{Outcome: classifyError(r, tr, err)}
+		return outcome{Outcome: classifyError(r, progress{tr, body}, err)}
 	}
 	if after, ok := transientStatus(r, resp, call.Clock.Now()); ok {
 		// Its deadline is released once it is drained.
@@ -237,7 +241,7 @@ func drain(body io.ReadCloser) {
 }
 
 // newRequest builds one attempt of r, and returns its body to close.
-func (e *Engine) newRequest(ctx context.Context, call *Call, r *Request) (*http.Request, io.ReadCloser, error) {
+func (e *Engine) newRequest(ctx context.Context, call *Call, r *Request) (*http.Request, *body, error) {
 	// An empty URL parses without work; its struct takes a copy of r's.
 	req, err := http.NewRequestWithContext(ctx, r.Method, "", nil)
 	if err != nil {
@@ -255,23 +259,52 @@ func (e *Engine) newRequest(ctx context.Context, call *Call, r *Request) (*http.
 		req.Header["Authorization"] = e.auth
 		req.Header["User-Agent"] = call.UserAgent
 	}
-	var body io.ReadCloser
+	var b *body
 	switch {
 	case r.Open != nil:
-		var n int64
-		if body, n, err = r.Open(); err != nil {
+		rc, n, err := r.Open()
+		if err != nil {
 			return nil, nil, err
 		}
-		req.Body, req.ContentLength = body, n
+		b = &body{rc: rc}
+		req.Body, req.ContentLength = b, n
 	case r.Body != nil:
-		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(r.Body)), int64(len(r.Body))
+		b = &body{}
+		b.bytes.Reset(r.Body)
+		req.Body, req.ContentLength = b, int64(len(r.Body))
 		if r.Class == Safe {
-			b := r.Body
-			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+			raw := r.Body
+			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil }
 		}
 		// Without GetBody a redirect cannot resend a charging body.
 	}
-	return req, body, nil
+	return req, b, nil
+}
+
+// body is an attempt's body: the request's bytes, or what Open returned.
+// That the transport read it shows the request reached a connection.
+type body struct {
+	bytes bytes.Reader
+	rc    io.ReadCloser // nil for bytes
+	read  atomic.Bool
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	b.read.Store(true)
+	if b.rc != nil {
+		return b.rc.Read(p)
+	}
+	return b.bytes.Read(p)
+}
+
+// Close is the transport's: it may come while the attempt goes on.
+func (b *body) Close() error { return nil }
+
+// close ends the attempt's use of the body.
+func (b *body) close() {
+	if b.rc != nil {
+		_ = b.rc.Close()
+	}
 }
 
 // send runs the call's middleware around one attempt.
