@@ -36,8 +36,9 @@ const (
 // it (the replace directive dropped, the SDK required at that version,
 // go mod tidy). The command as committed, with its replace directive, is
 // refused by `go install ...@version`, which is why a release drops it.
-// Dependencies come from the local module cache, so no network is needed;
-// a private module cache leaves the shared one untouched.
+// Dependencies come from the shared module cache's downloads, else from the
+// environment's proxy (go mod tidy wants modules no build downloads); a
+// private module cache keeps the made-up versions out of the shared one.
 func TestInstallsAtLatest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go command against a module proxy on disk")
@@ -51,12 +52,14 @@ func TestInstallsAtLatest(t *testing.T) {
 
 	tmp := t.TempDir()
 	proxy := filepath.Join(tmp, "proxy")
+	goproxy, err := modproxy.GOPROXY(proxy, filepath.Join(shared, "cache", "download"))
+	require.NoError(t, err)
 	env := []string{
 		"GOWORK=off",
 		"GOTOOLCHAIN=local",
 		"GOFLAGS=-modcacherw", // so that t.TempDir can remove the private cache
 		"GOMODCACHE=" + filepath.Join(tmp, "modcache"),
-		"GOPROXY=" + modproxy.FileURL(proxy) + "," + modproxy.FileURL(filepath.Join(shared, "cache", "download")),
+		"GOPROXY=" + goproxy,
 		"GOSUMDB=off", // made-up versions are in no checksum database
 		"GOBIN=" + filepath.Join(tmp, "bin"),
 	}

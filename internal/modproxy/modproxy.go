@@ -1,7 +1,7 @@
 // Package modproxy lays out modules in a GOPROXY folder on disk, so that a
 // test can run `go install <path>@<version>` as a user does once a module is
-// published, with no network: list GOPROXY=file://<folder> first, then the
-// local module cache's download folder for the dependencies.
+// published: GOPROXY(folder, ...) lists that folder first, then the proxy of
+// the environment, which serves the dependencies.
 package modproxy
 
 import (
@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -120,4 +121,23 @@ func FileURL(path string) string {
 		p = "/" + p // Windows: file:///C:/...
 	}
 	return "file://" + p
+}
+
+// GOPROXY is a GOPROXY value listing the folders first, as file:// URLs,
+// then the environment's own list (go env GOPROXY). A module absent from the
+// folders then comes from where the go command fetches it anyway: a new
+// machine's module cache holds none of them.
+func GOPROXY(folders ...string) (string, error) {
+	out, err := exec.Command("go", "env", "GOPROXY").Output()
+	if err != nil {
+		return "", err
+	}
+	var list []string
+	for _, f := range folders {
+		list = append(list, FileURL(f))
+	}
+	if env := strings.TrimSpace(string(out)); env != "" {
+		list = append(list, env)
+	}
+	return strings.Join(list, ","), nil
 }

@@ -69,3 +69,15 @@ func TestPublish(t *testing.T) {
 	}, names)
 	assert.Equal(t, "file:///a/b", FileURL("/a/b"))
 }
+
+func TestGOPROXY(t *testing.T) {
+	t.Setenv("GOPROXY", "https://proxy.example|direct")
+	got, err := GOPROXY("/a", "/b/c")
+	require.NoError(t, err)
+	assert.Equal(t, "file:///a,file:///b/c,https://proxy.example|direct", got, "the environment's list follows the folders")
+
+	t.Setenv("GOPROXY", "off")
+	got, err = GOPROXY()
+	require.NoError(t, err)
+	assert.Equal(t, "off", got)
+}

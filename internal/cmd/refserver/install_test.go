@@ -47,8 +47,9 @@ func TestCommandBuildsFromAnotherModule(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644))
 
 	bin := filepath.Join(dir, "refserver")
-	// Offline: every dependency is already in the module cache.
-	goTool(t, dir, []string{"GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY=off"}, "build", "-o", bin, commandPath)
+	// The environment's proxy and module cache: a new machine's cache lacks
+	// modules of the graph that no build of this repository downloads.
+	goTool(t, dir, []string{"GOWORK=off", "GOFLAGS=-mod=mod"}, "build", "-o", bin, commandPath)
 	vars := startBinary(t, bin, "-addr", "127.0.0.1:0", "-api-key", "K", "-test-control")
 	require.Equal(t, "K", vars["MEDIAGEN_API_KEY"])
 	require.Equal(t, vars["MEDIAGEN_BASE_URL"]+"/test/v1", vars["MEDIAGEN_TEST_CONTROL_URL"])
@@ -57,9 +58,9 @@ func TestCommandBuildsFromAnotherModule(t *testing.T) {
 // TestCommandInstallsAtAVersion does what a user of another language does
 // once the module is published, `go install <command path>@<version>` with
 // no go.mod around, against a module proxy on disk that serves this
-// working tree as a made-up version. Dependencies come from the local module
-// cache, so it needs no network; its own module cache keeps the shared one
-// untouched.
+// working tree as a made-up version. Dependencies come from the shared
+// module cache's downloads, else from the environment's proxy; its own
+// module cache keeps the made-up version out of the shared one.
 func TestCommandInstallsAtAVersion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go command against a module proxy on disk")
@@ -75,6 +76,8 @@ func TestCommandInstallsAtAVersion(t *testing.T) {
 	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
 	require.NoError(t, err)
 	require.NoError(t, modproxy.Publish(proxy, modulePath, version, root, gomod))
+	goproxy, err := modproxy.GOPROXY(proxy, filepath.Join(sharedCache, "cache", "download"))
+	require.NoError(t, err)
 
 	work, gobin := filepath.Join(tmp, "work"), filepath.Join(tmp, "bin")
 	require.NoError(t, os.MkdirAll(work, 0o755))
@@ -82,7 +85,7 @@ func TestCommandInstallsAtAVersion(t *testing.T) {
 		"GOWORK=off",
 		"GOFLAGS=-modcacherw", // so that t.TempDir can remove the private cache
 		"GOMODCACHE=" + filepath.Join(tmp, "modcache"),
-		"GOPROXY=" + modproxy.FileURL(proxy) + "," + modproxy.FileURL(filepath.Join(sharedCache, "cache", "download")),
+		"GOPROXY=" + goproxy,
 		"GOSUMDB=off", // the made-up version is in no checksum database
 		"GOBIN=" + gobin,
 	}, "install", commandPath+"@"+version)
