@@ -8,9 +8,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"sync/atomic"
 
-	"github.com/mediagen/mediagen-go/client/journal"
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/charge"
 	"github.com/mediagen/mediagen-go/internal/engine"
 	"github.com/mediagen/mediagen-go/internal/retry"
 )
@@ -35,28 +35,24 @@ const maxResponseBody = 32 << 20
 // generations it has handed out, which is what lets billing-safe retries
 // tell its own generations from others: see [Client.CreateGeneration].
 type Client struct {
-	apiKey   string
-	eng      *engine.Engine // every HTTP exchange
-	server   string         // the base URL, for the generated request builders
-	baseURL  baseURL        // the base URL, parsed once, for the hot paths
-	base     *config        // New's options, resolved
-	search   *config        // the client's, with the search's patience
-	claims   *claims
-	searches *searchLocks
-	scans    scans // listings shared by searches
+	apiKey  string
+	eng     *engine.Engine // every HTTP exchange
+	server  string         // the base URL, for the generated request builders
+	baseURL baseURL        // the base URL, parsed once, for the hot paths
+	base    *config        // New's options, resolved
+	search  *config        // the client's, with the search's patience
 
-	holder      string          // names this client in the journal
-	calls       atomic.Uint64   // numbers its keyed calls
-	lastCleanup atomic.Int64    // unix ns of its last journal cleanup
-	memJournal  journal.Journal // the journal of a client without WithJournal
-	prices      priceCache      // for the estimate a keyed call records
+	proto   *charge.Protocol                    // the charging protocol's state
+	listing charge.Listing[mediagen.Generation] // listings shared by searches
+	prices  priceCache                          // for the estimate a keyed call records
 }
 
 // config is a resolved set of options: the client's, or a call's on top.
 // It is passed down explicitly to every request the call makes.
 type config struct {
-	s    settings
-	call engine.Call
+	s      settings
+	call   engine.Call
+	charge charge.Call
 }
 
 // New returns a client for the project of apiKey. An empty apiKey is read
@@ -98,8 +94,7 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 	}
 	// The generated builders resolve their paths against the server URL:
 	// a path prefix needs its trailing slash.
-	c := &Client{apiKey: apiKey, server: base + "/", eng: engine.New(s.httpClient, apiKey), claims: newClaims(),
-		searches: newSearchLocks(), holder: newHolder(), memJournal: journal.NewMemory()}
+	c := &Client{apiKey: apiKey, server: base + "/", eng: engine.New(s.httpClient, apiKey), proto: charge.New(chargeErrors)}
 	if c.baseURL, err = newBaseURL(base); err != nil {
 		return nil, fmt.Errorf("mediagen: base URL: %w", err)
 	}
@@ -118,16 +113,19 @@ func resolve(s settings) *config {
 	for i, m := range s.middleware {
 		mw[i] = engine.Middleware(m)
 	}
+	policy := retry.Policy{MaxRetries: s.retry.MaxRetries, WaitMin: s.retry.WaitMin, WaitMax: s.retry.WaitMax}
 	return &config{s: s, call: engine.Call{
 		Timeout:      s.timeout,
 		Transfer:     s.transfer,
-		Retry:        retry.Policy{MaxRetries: s.retry.MaxRetries, WaitMin: s.retry.WaitMin, WaitMax: s.retry.WaitMax},
+		Retry:        policy,
 		Header:       s.header,
 		UserAgent:    []string{s.userAgent},
 		Middleware:   mw,
 		Logger:       s.logger,
 		Clock:        s.clock,
 		ResponseInto: s.responseInto,
+	}, charge: charge.Call{
+		Clock: s.clock, Logger: s.logger, Retry: policy, Key: s.idemKey, Journal: s.journal, Hold: s.hold,
 	}}
 }
 

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/client/journal"
 	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/charge"
 	"github.com/mediagen/mediagen-go/internal/engine"
 )
 
@@ -48,47 +50,58 @@ func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option
 	if err != nil {
 		return nil, err
 	}
-	ch := c.generationCharge(cfg, a, body)
-	if cfg.s.idemKey == "" {
-		return submit(ctx, c, cfg, ch)
+	op := &generationOp{c: c, cfg: cfg, args: a, body: body}
+	var rec journal.Record
+	if cfg.s.idemKey != "" {
+		rec = journal.Record{Op: "generation", Feature: string(a.feature), Fingerprint: fingerprint("generation", op.Key()),
+			Estimate: c.prices.estimate(args)}
 	}
-	return submitKeyed(ctx, c, cfg, keyed[mediagen.Generation]{
-		ch: ch, op: "generation", feature: string(a.feature), fingerprint: fingerprint("generation", ch.key()),
-		estimate: c.prices.estimate(args),
-		get: func(ctx context.Context, id string) (*mediagen.Generation, error) {
-			return c.getGeneration(ctx, cfg, id)
-		},
-	})
+	g, err := charge.Submit(ctx, c.proto, &cfg.charge, op, rec)
+	if err != nil {
+		return nil, uncertain(err, func(e *UncertainError) { e.Args = RawArgs{FeatureName: a.feature, Values: a.params()} })
+	}
+	return g, nil
 }
 
-// generationCharge describes creating a generation with args and body, the
-// encoded request, under cfg; body nil only searches.
-func (c *Client) generationCharge(cfg *config, args *encodedArgs, body []byte) charge[mediagen.Generation] {
-	return charge[mediagen.Generation]{
-		// The arguments as a map marshal with sorted keys: the same key
-		// whether they came typed (CreateGeneration) or raw (FindGeneration).
-		key: func() string {
-			b, _ := json.Marshal(args.params())
-			return string(args.feature) + "\x00" + string(b)
-		},
-		what: "generation",
-		post: func(ctx context.Context) (*mediagen.Generation, error) {
-			var env api.GenerationEnvelope
-			resp, err := c.do(ctx, cfg, c.createGenerationRequest(body), &env)
-			if err != nil {
-				return nil, err
-			}
-			if env.Generation.ID == "" {
-				return nil, newBodyError(resp, errNoID)
-			}
-			return &env.Generation, nil
-		},
-		id: func(g *mediagen.Generation) string { return g.ID },
-		find: func(ctx context.Context, win searchWindow) ([]*mediagen.Generation, time.Time, error) {
-			return c.findGenerations(ctx, c.searchConfig(cfg), args.feature, args.params(), win)
-		},
-		blame: func(e *UncertainError) { e.Args = RawArgs{FeatureName: args.feature, Values: args.params()} },
+// generationOp is creating a generation, for the charging protocol: args
+// and body, the encoded request, under cfg; body nil only searches.
+type generationOp struct {
+	c    *Client
+	cfg  *config
+	args *encodedArgs
+	body []byte
+}
+
+func (o *generationOp) What() string { return "generation" }
+
+func (o *generationOp) Post(ctx context.Context) (*mediagen.Generation, error) {
+	var env api.GenerationEnvelope
+	resp, err := o.c.do(ctx, o.cfg, o.c.createGenerationRequest(o.body), &env)
+	if err != nil {
+		return nil, err
 	}
+	if env.Generation.ID == "" {
+		return nil, newBodyError(resp, errNoID)
+	}
+	return &env.Generation, nil
+}
+
+func (o *generationOp) ID(g *mediagen.Generation) string { return g.ID }
+
+// Key is the feature and the arguments as a map, which marshals with
+// sorted keys: the same key whether they came typed (CreateGeneration) or
+// raw (FindGeneration).
+func (o *generationOp) Key() string {
+	b, _ := json.Marshal(o.args.params())
+	return string(o.args.feature) + "\x00" + string(b)
+}
+
+func (o *generationOp) Find(ctx context.Context, win charge.Window) ([]*mediagen.Generation, time.Time, error) {
+	return o.c.findGenerations(ctx, o.c.searchConfig(o.cfg), o.args.feature, o.args.params(), win)
+}
+
+func (o *generationOp) Get(ctx context.Context, id string) (*mediagen.Generation, error) {
+	return o.c.getGeneration(ctx, o.cfg, id)
 }
 
 // GetGeneration returns the generation id. It answers [ErrNotFound] once the

@@ -4,152 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/charge"
 	"github.com/mediagen/mediagen-go/internal/engine"
 	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
-// clockSkew is how far the service's clock may run behind the time the
-// client derives from the service's Date header (whole seconds) when it
-// bounds the search for a generation an attempt may have created.
-const clockSkew = 3 * time.Second
-
-// maxClaims bounds the memory of handed-out ids. An id forgotten this way is
-// old enough that the time bound of a search excludes it anyway.
-const maxClaims = 50_000
-
-// claims remembers which generations and clones this Client has handed to a
-// caller, so that a search after an ambiguous failure never hands the same
-// one to two callers.
-type claims struct {
-	mu    sync.Mutex
-	byID  map[string]claim
-	order []string // oldest first, for eviction
-}
-
-// claim records how an id was handed out. An id found by a search may
-// belong to another caller whose answer is still on its way; that caller
-// then searches from bound, where the searcher's own creation must lie.
-type claim struct {
-	bound time.Time // zero unless found by a search
-}
-
-func newClaims() *claims {
-	return &claims{byID: map[string]claim{}}
-}
-
-// take claims id; false when it was claimed before, with that claim.
-func (cs *claims) take(id string, cl claim) (claim, bool) {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	return cs.takeLocked(id, cl)
-}
-
-func (cs *claims) takeLocked(id string, cl claim) (claim, bool) {
-	if prev, ok := cs.byID[id]; ok {
-		return prev, false
-	}
-	cs.byID[id] = cl
-	cs.order = append(cs.order, id)
-	if len(cs.order) > maxClaims {
-		delete(cs.byID, cs.order[0])
-		cs.order = cs.order[1:]
-	}
-	return cl, true
-}
-
-// takeFirst claims the first candidate not yet claimed; candidates come
-// oldest first, so a search prefers the row nearest its own attempt over
-// rows of calls that started later.
-func (cs *claims) takeFirst(ids []string, cl claim) (string, bool) {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	for _, id := range ids {
-		if _, ok := cs.takeLocked(id, cl); ok {
-			return id, true
-		}
-	}
-	return "", false
-}
-
-// searchLocks serializes the searches of each key; waiting honours the
-// context. Searches of different keys never wait for each other, so they
-// can share one listing ([Client.findGenerations]).
-type searchLocks struct {
-	mu sync.Mutex
-	m  map[string]*searchLock
-}
-
-// searchLock is one key's lock and how many searches hold or want it.
-type searchLock struct {
-	sem  chan struct{}
-	refs int
-}
-
-func newSearchLocks() *searchLocks {
-	return &searchLocks{m: map[string]*searchLock{}}
-}
-
-func (l *searchLocks) lock(ctx context.Context, key string) (func(), error) {
-	l.mu.Lock()
-	sl := l.m[key]
-	if sl == nil {
-		sl = &searchLock{sem: make(chan struct{}, 1)}
-		l.m[key] = sl
-	}
-	sl.refs++
-	l.mu.Unlock()
-	release := func() {
-		l.mu.Lock()
-		if sl.refs--; sl.refs == 0 {
-			delete(l.m, key)
-		}
-		l.mu.Unlock()
-	}
-	select {
-	case sl.sem <- struct{}{}:
-		return func() { <-sl.sem; release() }, nil
-	case <-ctx.Done():
-		release()
-		return nil, ctx.Err()
-	}
-}
-
-// charge describes one request that charges the balance, for [submit].
-type charge[T any] struct {
-	key   func() string                                                // identifies the rows that are interchangeable: same feature and arguments; built only by a search
-	what  string                                                       // "generation" or "voice clone", for logs
-	post  func(context.Context) (*T, error)                            // sends the request once (429s aside); a 2xx without an id is a *bodyError
-	id    func(*T) string                                              // id of a created row
-	find  func(context.Context, searchWindow) ([]*T, time.Time, error) // matching rows since the window's start, oldest first, and the bound used
-	blame func(*UncertainError)                                        // fills in what the caller needs to finish the search
-}
-
-// searchWindow is where a search looks: rows requested after the attempt
-// began, at local time start, or, when floor is set, after floor on the
-// service's clock.
-type searchWindow struct {
-	start time.Time
-	floor time.Time
-}
-
-// bound converts the window to the service's clock. serverNow is the Date
-// of an answer received at local time received; without one the local
-// clock is taken as the service's.
-func (w searchWindow) bound(serverNow, received time.Time) time.Time {
-	if !w.floor.IsZero() {
-		return w.floor
-	}
-	if serverNow.IsZero() {
-		return w.start.Add(-clockSkew)
-	}
-	return serverNow.Add(-received.Sub(w.start)).Add(-clockSkew)
-}
+// The charging protocol lives in internal/charge; this file is the
+// client's side of it: how to read the client's errors, the search's
+// patience, and the public UncertainError.
 
 // SearchBudget is how long the search after an ambiguous failure keeps
 // trying while the service fails, whatever the caller's retry policy: the
@@ -163,72 +29,11 @@ const (
 	searchWaitMax = 5 * time.Second
 )
 
-// submit runs a charging request so that it charges at most once per row
-// handed back: after an ambiguous failure it waits a backoff, searches for
-// the row the attempt may have created, claims and returns it, and resends
-// only when there is none, at most MaxRetries times.
-func submit[T any](ctx context.Context, c *Client, cfg *config, ch charge[T]) (*T, error) {
-	// Only failures are logged: no logger is derived on the way to success.
-	log := cfg.s.logger
-	what := slog.String("what", ch.what)
-	for attempt := 0; ; attempt++ {
-		start := cfg.s.clock.Now()
-		row, err := ch.post(ctx)
-		var win searchWindow
-		switch {
-		case err == nil:
-			prev, ok := c.claims.take(ch.id(row), claim{})
-			if ok {
-				return row, nil
-			}
-			// Another caller's search took our row while our answer was on
-			// its way; the row its own attempt created is ours to find.
-			log.DebugContext(ctx, "mediagen: created row already claimed by a search; searching for the one it left",
-				what, slog.String("id", ch.id(row)))
-			win = searchWindow{start: start, floor: prev.bound}
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case !ambiguous(err):
-			return nil, err
-		default:
-			log.DebugContext(ctx, "mediagen: ambiguous failure; searching for a row the attempt may have created",
-				what, slog.String("error", err.Error()))
-			win = searchWindow{start: start}
-		}
-		// A gateway can give up (504, a reset) while the service is still
-		// storing what it accepted; the backoff is spent before looking,
-		// not before resubmitting, so a row on its way has time to show.
-		if err := cfg.s.clock.Sleep(ctx, retry.Backoff(cfg.s.retry.WaitMin, cfg.s.retry.WaitMax, attempt)); err != nil {
-			return nil, err
-		}
-		found, ferr := search(ctx, c, ch, win)
-		if ferr != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			ue := &UncertainError{Op: ch.what, Start: start, End: cfg.s.clock.Now(), Err: errors.Join(err, ferr), win: win, found: newFinding()}
-			ch.blame(ue)
-			return nil, ue
-		}
-		if found != nil {
-			log.DebugContext(ctx, "mediagen: found and claimed the row of an earlier attempt", what, slog.String("id", ch.id(found)))
-			return found, nil
-		}
-		if attempt >= cfg.s.retry.MaxRetries {
-			if err == nil {
-				err = fmt.Errorf("mediagen: the %s this call created went to a concurrent call with the same arguments, and no retry is left to submit again", ch.what)
-			}
-			return nil, err
-		}
-		log.DebugContext(ctx, "mediagen: no row found; submitting again", what, slog.Int("attempt", attempt+2))
-	}
-}
-
-// search claims the first unclaimed row the attempt may have created.
-// Its listings have the search's own patience ([SearchBudget]), through
-// the engine's one retry loop.
-func search[T any](ctx context.Context, c *Client, ch charge[T], win searchWindow) (*T, error) {
-	return claimFound(ctx, c, ch, win)
+// chargeErrors is how the protocol reads the client's errors.
+var chargeErrors = charge.Errors{
+	Ambiguous: ambiguous,
+	Refused:   refusedByService,
+	NotFound:  func(err error) bool { return errors.Is(err, ErrNotFound) },
 }
 
 // searchConfig returns cfg with the search's patience: retries of its
@@ -243,39 +48,9 @@ func (c *Client) searchConfig(cfg *config) *config {
 	return &sc
 }
 
-// claimFound searches and claims the first unclaimed match. Searches for the
-// same key run one at a time: a search claims from the rows it listed, and
-// a concurrent search could otherwise take this caller's row while leaving
-// its own, created after this listing, out of sight.
-func claimFound[T any](ctx context.Context, c *Client, ch charge[T], win searchWindow) (*T, error) {
-	unlock, err := c.searches.lock(ctx, ch.key())
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	rows, bound, err := ch.find(ctx, win)
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = ch.id(r)
-	}
-	id, ok := c.claims.takeFirst(ids, claim{bound: bound})
-	if !ok {
-		return nil, nil
-	}
-	for _, r := range rows {
-		if ch.id(r) == id {
-			return r, nil
-		}
-	}
-	return nil, nil
-}
-
 // ambiguous reports whether a failed charging request may have been
-// accepted: the connection broke after the request may have been sent, the service
-// or a proxy answered 5xx, or a 2xx answer could not be read.
+// accepted: the connection broke after the request may have been sent, the
+// service or a proxy answered 5xx, or a 2xx answer could not be read.
 func ambiguous(err error) bool {
 	var se *engine.SendError
 	if errors.As(err, &se) {
@@ -287,6 +62,21 @@ func ambiguous(err error) bool {
 	}
 	var be *bodyError
 	return errors.As(err, &be)
+}
+
+// refusedByService reports whether err is the service refusing the call,
+// which charged nothing: 400, 402, 403, or a 429 the retries did not
+// outlast.
+func refusedByService(err error) bool {
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) {
+		return errors.Is(err, ErrInvalidArgument)
+	}
+	switch apiErr.StatusCode {
+	case 400, 402, 403, 429:
+		return true
+	}
+	return false
 }
 
 // serverDate reads the Date header of an answer.
@@ -314,42 +104,21 @@ type UncertainError struct {
 	Start, End time.Time         // the attempt began at Start; the search gave up at End
 	Err        error             // the request's failure and the search's
 
-	win   searchWindow
-	found *finding // what a Find call claimed, shared by copies of the error
+	win   charge.Window
+	found *charge.Finding // what a Find call claimed, shared by copies of the error
 }
 
-// finding remembers the id a Find call claimed for an UncertainError, so
-// that calling Find again returns it rather than nil (which would read as
-// "nothing was created"), and runs Find calls on one error one at a time.
-type finding struct {
-	turn chan struct{}
-	id   string // guarded by turn
-}
-
-func newFinding() *finding { return &finding{turn: make(chan struct{}, 1)} }
-
-// finishSearch runs the search of e once per error: with the claimed id when an
-// earlier call found it, get reads that row again; otherwise search runs,
-// and an id it returns is remembered.
-func finishSearch[T any](ctx context.Context, e *UncertainError, id func(*T) string, get func(string) (*T, error), search func() (*T, error)) (*T, error) {
-	f := e.found
-	if f == nil { // an error built by hand: nothing to remember
-		return search()
+// uncertain turns the protocol's uncertain outcome into an
+// [*UncertainError] that blame completes with the call's inputs; other
+// errors pass.
+func uncertain(err error, blame func(*UncertainError)) error {
+	u, ok := err.(*charge.Uncertain)
+	if !ok {
+		return err
 	}
-	select {
-	case f.turn <- struct{}{}:
-		defer func() { <-f.turn }()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if f.id != "" {
-		return get(f.id)
-	}
-	row, err := search()
-	if row != nil {
-		f.id = id(row)
-	}
-	return row, err
+	e := &UncertainError{Op: u.What, Start: u.Start, End: u.End, Err: u.Err, win: u.Window, found: u.Found}
+	blame(e)
+	return e
 }
 
 // Error describes both failures.
@@ -378,11 +147,9 @@ func (c *Client) FindGeneration(ctx context.Context, e *UncertainError, opts ...
 	if err != nil {
 		return nil, err
 	}
-	return finishSearch(ctx, e, func(g *mediagen.Generation) string { return g.ID },
-		func(id string) (*mediagen.Generation, error) { return c.getGeneration(ctx, cfg, id) },
-		func() (*mediagen.Generation, error) {
-			return search(ctx, c, c.generationCharge(cfg, a, nil), e.win)
-		})
+	op := &generationOp{c: c, cfg: cfg, args: a}
+	return charge.Finish(ctx, e.found, op.ID, func(id string) (*mediagen.Generation, error) { return op.Get(ctx, id) },
+		func() (*mediagen.Generation, error) { return charge.Search(ctx, c.proto, op, e.win) })
 }
 
 // FindVoiceClone is [Client.FindGeneration] for an [*UncertainError] of
@@ -395,7 +162,7 @@ func (c *Client) FindVoiceClone(ctx context.Context, e *UncertainError, opts ...
 	if err != nil {
 		return nil, err
 	}
-	return finishSearch(ctx, e, func(v *mediagen.Voice) string { return v.ID },
-		func(id string) (*mediagen.Voice, error) { return c.getVoice(ctx, cfg, id) },
-		func() (*mediagen.Voice, error) { return search(ctx, c, c.cloneCharge(cfg, *e.Clone, nil), e.win) })
+	op := &cloneOp{c: c, cfg: cfg, p: *e.Clone}
+	return charge.Finish(ctx, e.found, op.ID, func(id string) (*mediagen.Voice, error) { return op.Get(ctx, id) },
+		func() (*mediagen.Voice, error) { return charge.Search(ctx, c.proto, op, e.win) })
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/charge"
 )
 
 // scripted is a test server answering each request with the next status of
@@ -175,8 +176,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // the attempt's row may lie beyond where it looked. Submitting
 // again could charge twice; the call reports that it does not know.
 func TestCreateGenerationSearchThatCannotFinishIsUncertain(t *testing.T) {
-	defer func(n int) { maxSearchPages = n }(maxSearchPages)
-	maxSearchPages = 10
+	defer charge.SetMaxSearchPages(charge.SetMaxSearchPages(10))
 	var posts, lists atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -198,7 +198,7 @@ func TestCreateGenerationSearchThatCannotFinishIsUncertain(t *testing.T) {
 	var uncertain *UncertainError
 	require.ErrorAs(t, err, &uncertain)
 	assert.EqualValues(t, 1, posts.Load(), "not submitted again while the first attempt's row may exist")
-	assert.EqualValues(t, maxSearchPages, lists.Load())
+	assert.EqualValues(t, 10, lists.Load())
 }
 
 // TestCreateGenerationSearchWaitsForALateRow: a gateway answers 504 while the

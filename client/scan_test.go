@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/charge"
 )
 
 // listServer serves rows newest first, 100 a page: row i (0 newest) was
@@ -58,11 +59,7 @@ func TestSearchesShareListings(t *testing.T) {
 	const searches = 50
 	t0 := time.Now().Truncate(time.Second)
 	var c *Client
-	waiting := func() int {
-		c.scans.mu.Lock()
-		defer c.scans.mu.Unlock()
-		return len(c.scans.waiting[mediagen.FeatureImageGeneration])
-	}
+	waiting := func() int { return c.listing.Waiting(string(mediagen.FeatureImageGeneration)) }
 	var once sync.Once
 	c, lists := listServer(t, 1_000, t0, func() {
 		// The first listing answers once every search waits, so the
@@ -83,7 +80,7 @@ func TestSearchesShareListings(t *testing.T) {
 	for i := range searches {
 		// Search i looks back 10*(i+1) seconds, for "a" or "b".
 		want := map[string]any{"prompt": map[bool]string{true: "a", false: "b"}[i%2 == 0]}
-		win := searchWindow{floor: t0.Add(-time.Duration(10*(i+1)) * time.Second)}
+		win := charge.Window{Floor: t0.Add(-time.Duration(10*(i+1)) * time.Second)}
 		wg.Go(func() {
 			r := &res[i]
 			r.rows, r.bound, r.err = c.findGenerations(t.Context(), c.search, mediagen.FeatureImageGeneration, want, win)
@@ -121,17 +118,13 @@ func TestSearchStopsWithItsCaller(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, _, err := c.findGenerations(ctx, c.search, mediagen.FeatureImageGeneration, map[string]any{"prompt": "a"},
-			searchWindow{floor: time.Now().Add(-time.Hour)})
+			charge.Window{Floor: time.Now().Add(-time.Hour)})
 		done <- err
 	}()
 	require.Eventually(t, func() bool { return lists.Load() == 1 }, 5*time.Second, time.Millisecond)
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
 	close(release)
-	require.Eventually(t, func() bool {
-		c.scans.mu.Lock()
-		defer c.scans.mu.Unlock()
-		return len(c.scans.waiting) == 0
-	}, 5*time.Second, time.Millisecond)
+	require.Eventually(t, c.listing.Idle, 5*time.Second, time.Millisecond)
 	assert.EqualValues(t, 1, lists.Load(), "the listing stopped with its last caller")
 }

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/client/journal"
 	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/charge"
 	"github.com/mediagen/mediagen-go/internal/engine"
 )
 
@@ -107,56 +109,69 @@ func (c *Client) CloneVoice(ctx context.Context, p CloneVoiceParams, opts ...Opt
 		return nil, err
 	}
 	body := api.CreateVoiceRequest{Name: p.Name, Audio: p.Audio, Description: p.Description, WebhookURL: cfg.s.webhookURL}
-	ch := c.cloneCharge(cfg, p, &body)
-	if cfg.s.idemKey == "" {
-		return submit(ctx, c, cfg, ch)
+	op := &cloneOp{c: c, cfg: cfg, p: p, body: &body}
+	var rec journal.Record
+	if cfg.s.idemKey != "" {
+		rec = journal.Record{Op: "voice", Feature: string(mediagen.FeatureVoiceClone),
+			Fingerprint: fingerprint("voice", p.Name, p.Description, p.Audio),
+			Estimate:    c.prices.estimate(RawArgs{FeatureName: mediagen.FeatureVoiceClone})}
 	}
-	return submitKeyed(ctx, c, cfg, keyed[mediagen.Voice]{
-		ch: ch, op: "voice", feature: string(mediagen.FeatureVoiceClone),
-		fingerprint: fingerprint("voice", p.Name, p.Description, p.Audio),
-		estimate:    c.prices.estimate(RawArgs{FeatureName: mediagen.FeatureVoiceClone}),
-		get:         func(ctx context.Context, id string) (*mediagen.Voice, error) { return c.getVoice(ctx, cfg, id) },
-	})
+	v, err := charge.Submit(ctx, c.proto, &cfg.charge, op, rec)
+	if err != nil {
+		return nil, uncertain(err, func(e *UncertainError) { e.Clone = &p })
+	}
+	return v, nil
 }
 
-// cloneCharge describes cloning a voice; body nil only searches.
-func (c *Client) cloneCharge(cfg *config, p CloneVoiceParams, body *api.CreateVoiceRequest) charge[mediagen.Voice] {
-	return charge[mediagen.Voice]{
-		key:  func() string { return "voice\x00" + p.Name + "\x00" + p.Description },
-		what: "voice clone",
-		post: func(ctx context.Context) (*mediagen.Voice, error) {
-			r, err := fromGenerated(api.NewCreateVoiceRequest(c.server, *body))
-			if err != nil {
-				return nil, err
-			}
-			r.Class = engine.Charging
-			var env api.VoiceEnvelope
-			resp, err := c.do(ctx, cfg, r, &env)
-			if err != nil {
-				return nil, err
-			}
-			if env.Voice.ID == "" {
-				return nil, newBodyError(resp, errNoID)
-			}
-			return &env.Voice, nil
-		},
-		id: func(v *mediagen.Voice) string { return v.ID },
-		find: func(ctx context.Context, win searchWindow) ([]*mediagen.Voice, time.Time, error) {
-			return c.findClones(ctx, c.searchConfig(cfg), p, win)
-		},
-		blame: func(e *UncertainError) { e.Clone = &p },
+// cloneOp is cloning a voice, for the charging protocol; body nil only
+// searches.
+type cloneOp struct {
+	c    *Client
+	cfg  *config
+	p    CloneVoiceParams
+	body *api.CreateVoiceRequest
+}
+
+func (o *cloneOp) What() string { return "voice clone" }
+
+func (o *cloneOp) Post(ctx context.Context) (*mediagen.Voice, error) {
+	r, err := fromGenerated(api.NewCreateVoiceRequest(o.c.server, *o.body))
+	if err != nil {
+		return nil, err
 	}
+	r.Class = engine.Charging
+	var env api.VoiceEnvelope
+	resp, err := o.c.do(ctx, o.cfg, r, &env)
+	if err != nil {
+		return nil, err
+	}
+	if env.Voice.ID == "" {
+		return nil, newBodyError(resp, errNoID)
+	}
+	return &env.Voice, nil
+}
+
+func (o *cloneOp) ID(v *mediagen.Voice) string { return v.ID }
+
+func (o *cloneOp) Key() string { return "voice\x00" + o.p.Name + "\x00" + o.p.Description }
+
+func (o *cloneOp) Find(ctx context.Context, win charge.Window) ([]*mediagen.Voice, time.Time, error) {
+	return o.c.findClones(ctx, o.c.searchConfig(o.cfg), o.p, win)
+}
+
+func (o *cloneOp) Get(ctx context.Context, id string) (*mediagen.Voice, error) {
+	return o.c.getVoice(ctx, o.cfg, id)
 }
 
 // findClones returns the project's clones that match p and were requested
 // inside win, oldest first. The service does not echo the audio file id, so
 // name and description are what identify a clone.
-func (c *Client) findClones(ctx context.Context, cfg *config, p CloneVoiceParams, win searchWindow) ([]*mediagen.Voice, time.Time, error) {
+func (c *Client) findClones(ctx context.Context, cfg *config, p CloneVoiceParams, win charge.Window) ([]*mediagen.Voice, time.Time, error) {
 	list, resp, err := c.listVoices(ctx, cfg, VoiceFilter{Owner: mediagen.VoiceOwnerProject})
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	bound := win.bound(serverDate(resp), cfg.call.Clock.Now())
+	bound := win.Bound(serverDate(resp), cfg.call.Clock.Now())
 	var out []*mediagen.Voice
 	for _, v := range list {
 		if v.Owner != mediagen.VoiceOwnerProject || v.Name != p.Name || v.Description != p.Description {
