@@ -1,0 +1,229 @@
+// Package charge is the SDK's charging protocol: the one place that
+// decides when a request that charges the balance (a generation, a voice
+// clone) is sent, sent again, searched for after an ambiguous failure,
+// waited for while another caller holds its idempotency key, and recorded
+// in the journal. The client's CreateGeneration and CloneVoice describe
+// their request as an [Op] and hand it to [Submit].
+//
+// The rule: a call charges at most once per row it hands back. After an
+// ambiguous failure (the request may have been accepted) the protocol
+// searches for the row the attempt may have created, claims it so that no
+// other caller of the same [Protocol] gets it, and submits again only when
+// there is none. With an idempotency key, the journal extends that across
+// processes: intent is recorded before sending, the id after.
+package charge
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/mediagen/mediagen-go/client/journal"
+	"github.com/mediagen/mediagen-go/internal/retry"
+)
+
+// Op is one charging call, as the client describes it.
+type Op[T any] interface {
+	// What names the call in logs and errors: "generation", "voice clone".
+	What() string
+	// Post sends the request once (429s aside): a row, or an error.
+	Post(ctx context.Context) (*T, error)
+	// ID returns a row's id.
+	ID(row *T) string
+	// Key identifies the rows that are interchangeable: same feature and
+	// arguments. Built only by a search.
+	Key() string
+	// Find returns the matching rows requested inside win, oldest first,
+	// and the bound it used on the service's clock.
+	Find(ctx context.Context, win Window) ([]*T, time.Time, error)
+	// Get reads a recorded row afresh.
+	Get(ctx context.Context, id string) (*T, error)
+}
+
+// Call is what the protocol reads of the call's settings.
+type Call struct {
+	Clock  retry.Clock
+	Logger *slog.Logger
+	// Retry bounds how often the call submits again after a search found
+	// nothing, and paces those searches.
+	Retry retry.Policy
+	// Key is the idempotency key, "" for none; Journal and Hold serve it.
+	Key     string
+	Journal journal.Journal // nil: the protocol's own, in memory
+	Hold    time.Duration
+}
+
+// Errors is how the protocol reads the client's errors.
+type Errors struct {
+	// Ambiguous: the failed request may have been accepted.
+	Ambiguous func(error) bool
+	// Refused: the service refused the call and charged nothing.
+	Refused func(error) bool
+	// NotFound: the row is gone (expired or deleted).
+	NotFound func(error) bool
+}
+
+// Protocol is one client's charging state: the rows it handed out, its
+// searches, its name in the journal. It is safe for concurrent use.
+type Protocol struct {
+	errs        Errors
+	claims      *claims
+	locks       *searchLocks
+	memory      journal.Journal
+	holder      string        // names this client in the journal
+	calls       atomic.Uint64 // numbers its keyed calls
+	lastCleanup atomic.Int64  // unix ns of its last journal cleanup
+}
+
+// New returns a protocol that reads errors with errs.
+func New(errs Errors) *Protocol {
+	return &Protocol{errs: errs, claims: newClaims(), locks: newSearchLocks(), memory: journal.NewMemory(), holder: newHolder()}
+}
+
+// Journal returns j, or the protocol's own journal in memory when j is nil.
+func (p *Protocol) Journal(j journal.Journal) journal.Journal {
+	if j != nil {
+		return j
+	}
+	return p.memory
+}
+
+// newHolder names a client in the records it holds: host, process and a
+// random part, so two clients of one process are told apart.
+func newHolder() string {
+	host, _ := os.Hostname()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// Submit runs op so that it charges at most once per row it hands back:
+// with call.Key through the journal (see [Protocol.submitKeyed]), else
+// directly.
+func Submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T], rec journal.Record) (*T, error) {
+	if call.Key != "" {
+		return submitKeyed(ctx, p, call, op, rec)
+	}
+	return submit(ctx, p, call, op)
+}
+
+// submit sends op; after an ambiguous failure it waits a backoff, searches
+// for the row the attempt may have created, claims and returns it, and
+// sends again only when there is none, at most call.Retry.MaxRetries times.
+func submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T]) (*T, error) {
+	log := call.Logger
+	for attempt := 0; ; attempt++ {
+		start := call.Clock.Now()
+		row, err := op.Post(ctx)
+		var win Window
+		switch {
+		case err == nil:
+			prev, ok := p.claims.take(op.ID(row), claim{})
+			if ok {
+				return row, nil
+			}
+			// Another caller's search took our row while our answer was on
+			// its way; the row its own attempt created is ours to find.
+			log.DebugContext(ctx, "mediagen: created row already claimed by a search; searching for the one it left",
+				slog.String("what", op.What()), slog.String("id", op.ID(row)))
+			win = Window{Start: start, Floor: prev.bound}
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case !p.errs.Ambiguous(err):
+			return nil, err
+		default:
+			log.DebugContext(ctx, "mediagen: ambiguous failure; searching for a row the attempt may have created",
+				slog.String("what", op.What()), slog.String("error", err.Error()))
+			win = Window{Start: start}
+		}
+		// A gateway can give up (504, a reset) while the service is still
+		// storing what it accepted; the backoff is spent before looking,
+		// not before resubmitting, so a row on its way has time to show.
+		if err := call.Clock.Sleep(ctx, retry.Backoff(call.Retry.WaitMin, call.Retry.WaitMax, attempt)); err != nil {
+			return nil, err
+		}
+		found, ferr := Search(ctx, p, op, win)
+		if ferr != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, newUncertain(op.What(), start, call.Clock.Now(), errors.Join(err, ferr), win)
+		}
+		if found != nil {
+			log.DebugContext(ctx, "mediagen: found and claimed the row of an earlier attempt",
+				slog.String("what", op.What()), slog.String("id", op.ID(found)))
+			return found, nil
+		}
+		if attempt >= call.Retry.MaxRetries {
+			if err == nil {
+				err = fmt.Errorf("mediagen: the %s this call created went to a concurrent call with the same arguments, and no retry is left to submit again", op.What())
+			}
+			return nil, err
+		}
+		log.DebugContext(ctx, "mediagen: no row found; submitting again", slog.String("what", op.What()), slog.Int("attempt", attempt+2))
+	}
+}
+
+// Search claims the first unclaimed row op's search finds in win: the row
+// an ambiguous attempt created, or nil when it created none. Searches for
+// the same key run one at a time: a search claims from the rows it listed,
+// and a concurrent search could otherwise take this caller's row while
+// leaving its own, created after this listing, out of sight. Op.Find
+// brings its own patience with a failing service.
+func Search[T any](ctx context.Context, p *Protocol, op Op[T], win Window) (*T, error) {
+	unlock, err := p.locks.lock(ctx, op.Key())
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	rows, bound, err := op.Find(ctx, win)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = op.ID(r)
+	}
+	id, ok := p.claims.takeFirst(ids, claim{bound: bound})
+	if !ok {
+		return nil, nil
+	}
+	for _, r := range rows {
+		if op.ID(r) == id {
+			return r, nil
+		}
+	}
+	return nil, nil
+}
+
+// clockSkew is how far the service's clock may run behind the time the
+// client derives from the service's Date header (whole seconds) when it
+// bounds the search for a generation an attempt may have created.
+const clockSkew = 3 * time.Second
+
+// Window is where a search looks: rows requested after the attempt began,
+// at local time Start, or, when Floor is set, after Floor on the service's
+// clock.
+type Window struct {
+	Start time.Time
+	Floor time.Time
+}
+
+// Bound converts the window to the service's clock. serverNow is the Date
+// of an answer received at local time received; without one the local
+// clock is taken as the service's.
+func (w Window) Bound(serverNow, received time.Time) time.Time {
+	if !w.Floor.IsZero() {
+		return w.Floor
+	}
+	if serverNow.IsZero() {
+		return w.Start.Add(-clockSkew)
+	}
+	return serverNow.Add(-received.Sub(w.Start)).Add(-clockSkew)
+}

@@ -1,0 +1,215 @@
+package charge
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mediagen/mediagen-go/internal/retry"
+)
+
+// maxSearchPages only stops a search of a list that never reaches its time
+// bound (a cursor that cycles): a search reads as deep as the rows
+// requested since its attempt began, however fast they were created.
+// A variable so a test can lower it.
+var maxSearchPages = 10_000
+
+// SetMaxSearchPages sets the page cap of searches and returns the old one,
+// for tests.
+func SetMaxSearchPages(n int) int {
+	old := maxSearchPages
+	maxSearchPages = n
+	return old
+}
+
+// Source pages the rows of one group (a feature), newest first, under the
+// settings of the call that lists.
+type Source[T any] interface {
+	// Page returns the page at cursor ("" for the newest), the next
+	// cursor ("" after the last page) and the Date of the answer.
+	Page(ctx context.Context, cursor string) (rows []*T, next string, date time.Time, err error)
+	// Requested returns when a row was requested, on the service's clock.
+	Requested(row *T) time.Time
+	// Key returns what a search matches a row by; false for a row no
+	// search of the group can match.
+	Key(row *T) (string, bool)
+	// Clock and Logger are the listing call's.
+	Clock() retry.Clock
+	Logger() *slog.Logger
+}
+
+// A search looks for the rows of one key requested since a bound. After a
+// crash many keys are taken over at once, each searching the same newest
+// rows of its feature; one listing serves every search of a group that
+// waits for it, so their cost is that of the deepest one, not the sum.
+
+// Listing runs the listings searches share, one group at a time. The zero
+// value is ready.
+type Listing[T any] struct {
+	mu      sync.Mutex
+	waiting map[string][]*waiter[T] // for the next listing of the group
+}
+
+// waiter is one search waiting for a listing.
+type waiter[T any] struct {
+	ctx  context.Context
+	key  string
+	win  Window
+	done chan struct{}
+
+	rows  []*T // matches newest first, then oldest first once done
+	bound time.Time
+	err   error
+}
+
+// Find lists group through src newest first and returns the rows whose key
+// is key and that were requested inside win, oldest first, with the bound
+// used. A shared search waits for the next listing of the group, which
+// serves every shared search waiting at that moment through the first
+// one's src: share only when every such src is the client's own.
+func (l *Listing[T]) Find(ctx context.Context, group string, src Source[T], key string, win Window, shared bool) ([]*T, time.Time, error) {
+	w := &waiter[T]{ctx: ctx, key: key, win: win, done: make(chan struct{})}
+	if !shared {
+		list(ctx, src, group, []*waiter[T]{w})
+		return w.rows, w.bound, w.err
+	}
+	l.mu.Lock()
+	first := len(l.waiting[group]) == 0
+	if l.waiting == nil {
+		l.waiting = map[string][]*waiter[T]{}
+	}
+	l.waiting[group] = append(l.waiting[group], w)
+	l.mu.Unlock()
+	if first {
+		go l.run(group, src)
+	}
+	select {
+	case <-w.done:
+		return w.rows, w.bound, w.err
+	case <-ctx.Done():
+		return nil, time.Time{}, ctx.Err()
+	}
+}
+
+// Waiting returns how many searches of group wait for a listing, for tests.
+func (l *Listing[T]) Waiting(group string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.waiting[group])
+}
+
+// Idle reports whether no search waits, for tests.
+func (l *Listing[T]) Idle() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.waiting) == 0
+}
+
+// run serves the waiters of group, a listing per group of them, until
+// none waits. Only one runs per group: a waiter that arrives while a
+// listing is under way waits for the next, which starts after it came.
+func (l *Listing[T]) run(group string, src Source[T]) {
+	for {
+		l.mu.Lock()
+		ws := l.waiting[group]
+		l.mu.Unlock()
+		// The first waiter's arrival started this goroutine; the group is
+		// taken only now, so those that came meanwhile share the listing.
+		listShared(src, group, ws)
+		l.mu.Lock()
+		rest := l.waiting[group][len(ws):]
+		if len(rest) == 0 {
+			delete(l.waiting, group)
+			l.mu.Unlock()
+			return
+		}
+		l.waiting[group] = slices.Clone(rest)
+		l.mu.Unlock()
+	}
+}
+
+// listShared lists for ws until every waiter has its answer or has stopped
+// waiting.
+func listShared[T any](src Source[T], group string, ws []*waiter[T]) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var left atomic.Int32
+	left.Store(int32(len(ws)))
+	for _, w := range ws {
+		stop := context.AfterFunc(w.ctx, func() {
+			if left.Add(-1) == 0 {
+				cancel()
+			}
+		})
+		defer stop()
+	}
+	list(ctx, src, group, ws)
+}
+
+// list pages group newest first until every waiter's bound is passed,
+// hands each waiter its matches and closes done.
+func list[T any](ctx context.Context, src Source[T], group string, ws []*waiter[T]) {
+	defer func() {
+		for _, w := range ws {
+			slices.Reverse(w.rows)
+			close(w.done)
+		}
+	}()
+	fail := func(err error) {
+		for _, w := range ws {
+			w.rows, w.bound, w.err = nil, time.Time{}, err
+		}
+	}
+	byKey := map[string][]*waiter[T]{}
+	for _, w := range ws {
+		byKey[w.key] = append(byKey[w.key], w)
+	}
+	var deepest time.Time // the oldest bound: where the listing may stop
+	cursor := ""
+	for page := 0; ; page++ {
+		if page == maxSearchPages {
+			fail(fmt.Errorf("mediagen: read %d pages of %s without reaching the rows requested before the attempt began; stopped searching", page, group))
+			return
+		}
+		rows, next, date, err := src.Page(ctx, cursor)
+		if err != nil {
+			fail(err)
+			return
+		}
+		if page == 0 {
+			received := src.Clock().Now()
+			for i, w := range ws {
+				w.bound = w.win.Bound(date, received)
+				if i == 0 || w.bound.Before(deepest) {
+					deepest = w.bound
+				}
+			}
+		}
+		older := false
+		for _, row := range rows {
+			requested := src.Requested(row)
+			if requested.Before(deepest) {
+				older = true
+				continue
+			}
+			key, ok := src.Key(row)
+			if !ok {
+				continue
+			}
+			for _, w := range byKey[key] {
+				if !requested.Before(w.bound) {
+					w.rows = append(w.rows, row)
+				}
+			}
+		}
+		if older || next == "" {
+			break
+		}
+		cursor = next
+	}
+	src.Logger().DebugContext(ctx, "mediagen: searched "+group, slog.Int("searches", len(ws)), slog.Time("since", deepest))
+}
