@@ -151,9 +151,11 @@ func (c *Client) do(ctx context.Context, cfg *config, r *engine.Request, out any
 		got = resp
 		return c.read(ctx, cfg, resp, out)
 	})
-	var se *engine.SendError
-	if errors.As(err, &se) && ctx.Err() == nil {
-		err = fmt.Errorf("mediagen: %w", err)
+	if err != nil && ctx.Err() == nil {
+		var se *engine.SendError
+		if errors.As(err, &se) {
+			err = fmt.Errorf("mediagen: %w", err)
+		}
 	}
 	return got, err
 }

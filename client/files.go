@@ -57,7 +57,7 @@ func (c *Client) UploadMultipart(ctx context.Context, contentType string, body i
 	r.Transfer = true
 	r.Open = func() (io.ReadCloser, int64, error) { return io.NopCloser(body), -1, nil }
 	var list api.FileList
-	if _, err := c.do(ctx, cfg, r, &list); err != nil {
+	if _, err := c.do(ctx, cfg, &r, &list); err != nil {
 		return nil, err
 	}
 	return list.Files, nil

@@ -46,10 +46,7 @@ func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option
 	if err != nil {
 		return nil, err
 	}
-	body, err := createGenerationRequestBody(a, cfg.s.webhookURL)
-	if err != nil {
-		return nil, err
-	}
+	body := createGenerationRequestBody(a, cfg.s.webhookURL)
 	op := &generationOp{c: c, cfg: cfg, args: a, body: body}
 	var rec journal.Record
 	if cfg.s.idemKey != "" {
@@ -76,7 +73,8 @@ func (o *generationOp) What() string { return "generation" }
 
 func (o *generationOp) Post(ctx context.Context) (*mediagen.Generation, error) {
 	var env api.GenerationEnvelope
-	resp, err := o.c.do(ctx, o.cfg, o.c.createGenerationRequest(o.body), &env)
+	r := o.c.createGenerationRequest(o.body)
+	resp, err := o.c.do(ctx, o.cfg, &r, &env)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +117,8 @@ func (c *Client) GetGeneration(ctx context.Context, id string, opts ...Option) (
 
 func (c *Client) getGeneration(ctx context.Context, cfg *config, id string) (*mediagen.Generation, error) {
 	var env api.GenerationEnvelope
-	if _, err := c.do(ctx, cfg, c.getGenerationRequest(id), &env); err != nil {
+	r := c.getGenerationRequest(id)
+	if _, err := c.do(ctx, cfg, &r, &env); err != nil {
 		return nil, err
 	}
 	return &env.Generation, nil

@@ -45,7 +45,8 @@ func (c *Client) listGenerations(ctx context.Context, cfg *config, p ListParams)
 		return nil, nil, fmt.Errorf("%w: negative limit %d", ErrInvalidArgument, p.Limit)
 	}
 	var list api.GenerationList
-	resp, err := c.do(ctx, cfg, c.listGenerationsRequest(p), &list)
+	r := c.listGenerationsRequest(p)
+	resp, err := c.do(ctx, cfg, &r, &list)
 	if err != nil {
 		return nil, nil, err
 	}

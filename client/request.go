@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/engine"
 )
 
@@ -36,8 +35,9 @@ func newBaseURL(s string) (baseURL, error) {
 
 // request returns a request for path below the base URL, whose escaped
 // form is escaped ("" when nothing in path needs escaping).
-func (c *Client) request(method, path, escaped, rawQuery string, class engine.Class) *engine.Request {
-	r := &engine.Request{Method: method, URL: c.baseURL.url, Class: class}
+// It is a value, so that a call's request needs no allocation of its own.
+func (c *Client) request(method, path, escaped, rawQuery string, class engine.Class) engine.Request {
+	r := engine.Request{Method: method, URL: c.baseURL.url, Class: class}
 	r.URL.Path = c.baseURL.url.Path + path
 	if escaped != "" {
 		r.URL.RawPath = c.baseURL.rawPath + escaped
@@ -72,7 +72,7 @@ var contentTypeJSON = []string{"application/json"}
 var jsonHeader = http.Header{"Content-Type": contentTypeJSON}
 
 // getGenerationRequest is GET /v3/generations/{id}.
-func (c *Client) getGenerationRequest(id string) *engine.Request {
+func (c *Client) getGenerationRequest(id string) engine.Request {
 	const prefix = "/v3/generations/"
 	escaped := ""
 	if e := url.PathEscape(id); e != id {
@@ -83,7 +83,7 @@ func (c *Client) getGenerationRequest(id string) *engine.Request {
 
 // listGenerationsRequest is GET /v3/generations with the parameters that
 // are set; a zero one is left out, which the service reads as its default.
-func (c *Client) listGenerationsRequest(p ListParams) *engine.Request {
+func (c *Client) listGenerationsRequest(p ListParams) engine.Request {
 	var q strings.Builder
 	add := func(name, value string) {
 		if q.Len() > 0 {
@@ -105,26 +105,38 @@ func (c *Client) listGenerationsRequest(p ListParams) *engine.Request {
 	return c.request(http.MethodGet, "/v3/generations", "", q.String(), engine.Safe)
 }
 
-// createGenerationBody is api.CreateGenerationRequest with the arguments
-// already encoded, so they are not encoded a second time.
-type createGenerationBody struct {
-	Args       json.RawMessage  `json:"args"`
-	Feature    mediagen.Feature `json:"feature"`
-	WebhookURL string           `json:"webhookUrl,omitempty"`
-}
-
 // createGenerationRequestBody encodes the body of a create: the arguments
 // go out as encoded once, not encoded again from a map.
-func createGenerationRequestBody(a *encodedArgs, webhookURL string) ([]byte, error) {
-	body, err := json.Marshal(createGenerationBody{Feature: a.feature, Args: a.raw, WebhookURL: webhookURL})
-	if err != nil {
-		return nil, fmt.Errorf("%w: arguments: %v", ErrInvalidArgument, err)
+// a.raw is json.Marshal's output, compact and valid, so it is copied in
+// as it is, where json.RawMessage would scan it again.
+func createGenerationRequestBody(a *encodedArgs, webhookURL string) []byte {
+	b := make([]byte, 0, len(a.raw)+len(a.feature)+len(webhookURL)+40)
+	b = append(b, `{"args":`...)
+	b = append(b, a.raw...)
+	b = append(b, `,"feature":`...)
+	b = appendJSONString(b, string(a.feature))
+	if webhookURL != "" {
+		b = append(b, `,"webhookUrl":`...)
+		b = appendJSONString(b, webhookURL)
 	}
-	return body, nil
+	return append(b, '}')
+}
+
+// appendJSONString appends s as a JSON string, as json.Marshal writes it.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // escapes needed: the encoder's own rules
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // createGenerationRequest is POST /v3/generations with body, encoded.
-func (c *Client) createGenerationRequest(body []byte) *engine.Request {
+func (c *Client) createGenerationRequest(body []byte) engine.Request {
 	r := c.request(http.MethodPost, "/v3/generations", "", "", engine.Charging)
 	r.Body, r.Header = body, jsonHeader
 	return r

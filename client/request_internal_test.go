@@ -1,6 +1,7 @@
 package client
 
 import (
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -64,6 +65,7 @@ func TestHandBuiltRequestsMatchGenerated(t *testing.T) {
 			webhook string
 		}{
 			{ImageGenerationArgs{Prompt: `a "lighthouse" <at> dusk & after`, AspectRatio: Aspect16x9}, ""},
+			{RawArgs{FeatureName: "image/généràtion\"<&>\n", Values: map[string]any{"prompt": "p"}}, "https://example.com/h?a=1&b=<2>\u2028"},
 			{LogoRevealArgs{Image: "file_1", Prompt: "sparks", Duration: 7}, "https://example.com/hook"},
 			{RawArgs{FeatureName: "logo-reveal", Values: map[string]any{"image": "file_2", "prompt": "ü", "n": 1e21}}, ""},
 		} {
@@ -71,9 +73,7 @@ func TestHandBuiltRequestsMatchGenerated(t *testing.T) {
 			require.NoError(t, err)
 			want, err := api.NewCreateGenerationRequest(server, api.CreateGenerationRequest{Feature: mediagen.Feature(a.feature), Args: a.params(), WebhookURL: tc.webhook})
 			require.NoError(t, err)
-			body, err := createGenerationRequestBody(a, tc.webhook)
-			require.NoError(t, err)
-			got := c.createGenerationRequest(body)
+			got := c.createGenerationRequest(createGenerationRequestBody(a, tc.webhook))
 			assert.Equal(t, want.Method, got.Method)
 			assert.Equal(t, want.URL.String(), got.URL.String())
 			assert.Equal(t, want.Header.Get("Content-Type"), got.Header.Get("Content-Type"))
@@ -81,5 +81,15 @@ func TestHandBuiltRequestsMatchGenerated(t *testing.T) {
 			require.NoError(t, err)
 			assert.JSONEq(t, string(wantBody), string(got.Body))
 		}
+	}
+}
+
+// TestAppendJSONString holds the create body's string encoding to
+// encoding/json's.
+func TestAppendJSONString(t *testing.T) {
+	for _, s := range []string{"", "image/generation", `a"b`, `a\b`, "<&>", "\x00\x1f", "é", "\u2028\u2029", "\xff"} {
+		want, err := json.Marshal(s)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(appendJSONString(nil, s)), "%q", s)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -234,11 +235,21 @@ func (s *statusAnswer) Error() string {
 }
 
 // drain reads what is left of a body, up to 64 KiB, so its connection is
-// reused, and closes it.
+// reused, and closes it. Most bodies are read to their end already: one
+// read of a pooled buffer tells.
 func drain(body io.ReadCloser) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+	bp := drainBufs.Get().(*[]byte)
+	for n := 0; n < 64<<10; {
+		m, err := body.Read(*bp)
+		if n += m; err != nil {
+			break
+		}
+	}
+	drainBufs.Put(bp)
 	_ = body.Close()
 }
+
+var drainBufs = sync.Pool{New: func() any { b := make([]byte, 4<<10); return &b }}
 
 // newRequest builds one attempt of r, and returns its body to close.
 func (e *Engine) newRequest(ctx context.Context, call *Call, r *Request) (*http.Request, *body, error) {
