@@ -46,8 +46,8 @@ func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option
 	if err != nil {
 		return nil, err
 	}
-	body := createGenerationRequestBody(a, cfg.s.webhookURL)
-	op := &generationOp{c: c, cfg: cfg, args: a, body: body}
+	op := &generationOp{c: c, cfg: cfg, args: a}
+	op.body = createGenerationRequestBody(&op.args, cfg.s.webhookURL)
 	var rec journal.Record
 	if cfg.s.idemKey != "" {
 		rec = journal.Record{Op: "generation", Feature: string(a.feature), Fingerprint: fingerprint("generation", op.Key()),
@@ -55,7 +55,7 @@ func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option
 	}
 	g, err := charge.Submit(ctx, c.proto, &cfg.charge, op, rec)
 	if err != nil {
-		return nil, uncertain(err, func(e *UncertainError) { e.Args = RawArgs{FeatureName: a.feature, Values: a.params()} })
+		return nil, uncertain(err, func(e *UncertainError) { e.Args = RawArgs{FeatureName: op.args.feature, Values: op.args.params()} })
 	}
 	return g, nil
 }
@@ -65,7 +65,7 @@ func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option
 type generationOp struct {
 	c    *Client
 	cfg  *config
-	args *encodedArgs
+	args encodedArgs
 	body []byte
 }
 
@@ -176,40 +176,40 @@ func (a *encodedArgs) params() map[string]any {
 
 // generationArgs encodes args and makes the checks the interface document
 // allows the client to make.
-func generationArgs(args Args) (*encodedArgs, error) {
+func generationArgs(args Args) (encodedArgs, error) {
 	a, err := encodeArgs(args)
 	if err != nil {
-		return nil, err
+		return encodedArgs{}, err
 	}
 	if CanonicalFeature(a.feature) == mediagen.FeatureVideoLogoReveal {
 		if err := checkArgs(a.feature, a.params()); err != nil {
-			return nil, err
+			return encodedArgs{}, err
 		}
 	}
 	return a, nil
 }
 
 // encodeArgs returns args with their feature, encoded.
-func encodeArgs(args Args) (*encodedArgs, error) {
+func encodeArgs(args Args) (encodedArgs, error) {
 	if args == nil {
-		return nil, fmt.Errorf("%w: nil arguments", ErrInvalidArgument)
+		return encodedArgs{}, fmt.Errorf("%w: nil arguments", ErrInvalidArgument)
 	}
 	if v := reflect.ValueOf(args); v.Kind() == reflect.Pointer && v.IsNil() {
-		return nil, fmt.Errorf("%w: arguments are a nil %T", ErrInvalidArgument, args)
+		return encodedArgs{}, fmt.Errorf("%w: arguments are a nil %T", ErrInvalidArgument, args)
 	}
 	feature := args.Feature()
 	if feature == "" {
-		return nil, fmt.Errorf("%w: empty feature", ErrInvalidArgument)
+		return encodedArgs{}, fmt.Errorf("%w: empty feature", ErrInvalidArgument)
 	}
 	raw, err := json.Marshal(args)
 	if err != nil {
-		return nil, fmt.Errorf("%w: arguments: %v", ErrInvalidArgument, err)
+		return encodedArgs{}, fmt.Errorf("%w: arguments: %v", ErrInvalidArgument, err)
 	}
 	// json.Marshal output is compact and valid: an object starts with '{'.
 	if len(raw) == 0 || raw[0] != '{' {
-		return nil, fmt.Errorf("%w: arguments must encode as a JSON object, got %T", ErrInvalidArgument, args)
+		return encodedArgs{}, fmt.Errorf("%w: arguments must encode as a JSON object, got %T", ErrInvalidArgument, args)
 	}
-	return &encodedArgs{feature: feature, raw: raw}, nil
+	return encodedArgs{feature: feature, raw: raw}, nil
 }
 
 // checkArgs applies what the interface document states about arguments; the

@@ -73,7 +73,7 @@ func TestHandBuiltRequestsMatchGenerated(t *testing.T) {
 			require.NoError(t, err)
 			want, err := api.NewCreateGenerationRequest(server, api.CreateGenerationRequest{Feature: mediagen.Feature(a.feature), Args: a.params(), WebhookURL: tc.webhook})
 			require.NoError(t, err)
-			got := c.createGenerationRequest(createGenerationRequestBody(a, tc.webhook))
+			got := c.createGenerationRequest(createGenerationRequestBody(&a, tc.webhook))
 			assert.Equal(t, want.Method, got.Method)
 			assert.Equal(t, want.URL.String(), got.URL.String())
 			assert.Equal(t, want.Header.Get("Content-Type"), got.Header.Get("Content-Type"))

@@ -124,7 +124,7 @@ func submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T]) (*T, 
 		var win Window
 		switch {
 		case err == nil:
-			prev, ok := p.claims.take(op.ID(row), claim{})
+			prev, ok := p.claims.take(op.ID(row))
 			if ok {
 				return row, nil
 			}

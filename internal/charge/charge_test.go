@@ -12,19 +12,20 @@ import (
 
 func TestClaims(t *testing.T) {
 	cs := newClaims()
-	_, ok := cs.take("a", claim{})
+	_, ok := cs.take("a")
 	require.True(t, ok)
 	bound := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
-	_, ok = cs.take("b", claim{bound: bound})
+	id, ok := cs.takeFirst([]string{"b"}, claim{bound: bound})
 	require.True(t, ok)
+	require.Equal(t, "b", id)
 
-	prev, ok := cs.take("b", claim{})
-	assert.False(t, ok, "an id is handed out once")
+	prev, ok := cs.take("b")
+	assert.False(t, ok, "an id a search claimed is not handed out again")
 	assert.Equal(t, bound, prev.bound, "the loser learns where the searcher's own row lies")
 
-	id, ok := cs.takeFirst([]string{"a", "b", "c", "d"}, claim{})
+	id, ok = cs.takeFirst([]string{"a", "b", "c", "d"}, claim{})
 	assert.True(t, ok)
-	assert.Equal(t, "c", id, "the first unclaimed candidate")
+	assert.Equal(t, "c", id, "the first candidate not handed out")
 	_, ok = cs.takeFirst([]string{"a", "b", "c"}, claim{})
 	assert.False(t, ok)
 }
@@ -32,14 +33,19 @@ func TestClaims(t *testing.T) {
 func TestClaimsAreBounded(t *testing.T) {
 	cs := newClaims()
 	for i := range maxClaims + 10 {
-		_, ok := cs.take(fmt.Sprint(i), claim{})
+		_, ok := cs.take(fmt.Sprint(i))
 		require.True(t, ok)
 	}
-	assert.Len(t, cs.byID, maxClaims)
-	_, ok := cs.take("0", claim{})
-	assert.True(t, ok, "the oldest ids are forgotten first")
-	_, ok = cs.take(fmt.Sprint(maxClaims+9), claim{})
-	assert.False(t, ok)
+	assert.Len(t, cs.handed.ids, maxClaims)
+	id, ok := cs.takeFirst([]string{"0", "9", fmt.Sprint(maxClaims + 9)}, claim{})
+	assert.True(t, ok)
+	assert.Equal(t, "0", id, "the oldest ids are forgotten first")
+	cs = newClaims()
+	for i := range maxClaims + 10 {
+		_, ok := cs.takeFirst([]string{fmt.Sprint("s", i)}, claim{})
+		require.True(t, ok)
+	}
+	assert.Len(t, cs.found, maxClaims, "what searches claimed is bounded too")
 }
 
 func TestSearchWindowBound(t *testing.T) {

@@ -12,56 +12,83 @@ const maxClaims = 50_000
 
 // claims remembers which rows a client has handed to a caller, so that a
 // search after an ambiguous failure never hands the same one to two
-// callers.
+// callers. Rows a call created are many and are only ever looked up by a
+// search, which is rare: they go in a ring, without hashing. Rows a search
+// claimed are few and are looked up by every call that created a row: they
+// go in a map.
 type claims struct {
-	mu    sync.Mutex
-	byID  map[string]claim
-	order []string // oldest first, for eviction
+	mu     sync.Mutex
+	handed ring             // ids handed out by the calls that created them
+	found  map[string]claim // ids claimed by searches
+	order  ring             // found's ids, to forget the oldest
 }
 
-// claim records how an id was handed out. An id found by a search may
-// belong to another caller whose answer is still on its way; that caller
-// then searches from bound, where the searcher's own creation must lie.
+// claim records how a search claimed an id. The id may belong to another
+// caller whose answer is still on its way; that caller then searches from
+// bound, where the searcher's own creation must lie.
 type claim struct {
-	bound time.Time // zero unless found by a search
+	bound time.Time
 }
 
 func newClaims() *claims {
-	return &claims{byID: map[string]claim{}}
+	return &claims{found: map[string]claim{}}
 }
 
-// take claims id; false when it was claimed before, with that claim.
-func (cs *claims) take(id string, cl claim) (claim, bool) {
+// take records that the call that created id hands it out; false when a
+// search claimed it first, with that claim.
+func (cs *claims) take(id string) (claim, bool) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	return cs.takeLocked(id, cl)
-}
-
-func (cs *claims) takeLocked(id string, cl claim) (claim, bool) {
-	if prev, ok := cs.byID[id]; ok {
+	if prev, ok := cs.found[id]; ok {
 		return prev, false
 	}
-	cs.byID[id] = cl
-	cs.order = append(cs.order, id)
-	if len(cs.order) > maxClaims {
-		delete(cs.byID, cs.order[0])
-		cs.order = cs.order[1:]
-	}
-	return cl, true
+	cs.handed.push(id)
+	return claim{}, true
 }
 
-// takeFirst claims the first candidate not yet claimed; candidates come
-// oldest first, so a search prefers the row nearest its own attempt over
-// rows of calls that started later.
+// takeFirst claims for a search the first candidate not handed out yet;
+// candidates come oldest first, so a search prefers the row nearest its
+// own attempt over rows of calls that started later.
 func (cs *claims) takeFirst(ids []string, cl claim) (string, bool) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
+	free := make(map[string]bool, len(ids))
 	for _, id := range ids {
-		if _, ok := cs.takeLocked(id, cl); ok {
+		if _, ok := cs.found[id]; !ok {
+			free[id] = true
+		}
+	}
+	for _, id := range cs.handed.ids {
+		delete(free, id)
+	}
+	for _, id := range ids {
+		if free[id] {
+			cs.found[id] = cl
+			if old, ok := cs.order.push(id); ok {
+				delete(cs.found, old)
+			}
 			return id, true
 		}
 	}
 	return "", false
+}
+
+// ring holds the last maxClaims ids pushed.
+type ring struct {
+	ids  []string
+	next int
+}
+
+// push adds id, and returns the id it replaced once the ring is full.
+func (r *ring) push(id string) (string, bool) {
+	if len(r.ids) < maxClaims {
+		r.ids = append(r.ids, id)
+		return "", false
+	}
+	old := r.ids[r.next]
+	r.ids[r.next] = id
+	r.next = (r.next + 1) % maxClaims
+	return old, true
 }
 
 // searchLocks serializes the searches of each key; waiting honours the

@@ -27,17 +27,35 @@ type tracer struct {
 	trace  httptrace.ClientTrace
 }
 
-func newTracer() *tracer {
+// newTracer returns a tracer; unknown, for a transport that may not trace,
+// adds the hook that tells whether it does.
+func newTracer(unknown bool) *tracer {
 	t := &tracer{}
-	t.trace.GetConn = func(string) { t.traced.Store(true) }
+	if unknown {
+		t.trace.GetConn = func(string) { t.traced.Store(true) }
+	} else {
+		t.traced.Store(true)
+	}
 	// Waiting for WroteRequest instead would race with an early answer.
 	t.trace.GotConn = func(httptrace.GotConnInfo) { t.sent.Store(true) }
 	return t
 }
 
 func (t *tracer) reset() {
-	t.traced.Store(false)
+	if t.trace.GetConn != nil {
+		t.traced.Store(false)
+	}
 	t.sent.Store(false)
+}
+
+// traces reports whether rt is known to report its progress through
+// httptrace: net/http's transport does.
+func traces(rt http.RoundTripper) bool {
+	switch rt.(type) {
+	case nil, *http.Transport:
+		return true
+	}
+	return false
 }
 
 // progress is what an attempt shows of how far it got: its body, read or

@@ -84,6 +84,7 @@ type Engine struct {
 	api     *http.Client
 	storage *http.Client
 	auth    []string // the Authorization header's value, shared, never modified
+	traces  bool     // the transport is net/http's, which reports its progress
 }
 
 // New returns an engine over hc's transport, redirect policy and cookie
@@ -94,6 +95,7 @@ func New(hc *http.Client, apiKey string) *Engine {
 		api:     &http.Client{Transport: hc.Transport, CheckRedirect: hc.CheckRedirect, Jar: hc.Jar},
 		storage: &http.Client{Transport: hc.Transport, CheckRedirect: hc.CheckRedirect},
 		auth:    []string{apiKey},
+		traces:  traces(hc.Transport),
 	}
 }
 
@@ -104,12 +106,14 @@ func New(hc *http.Client, apiKey string) *Engine {
 // short) is retried for a Safe request. Do returns handle's error, a
 // [*SendError] when no answer came, or ctx.Err() once ctx ended.
 func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*http.Response) error) error {
-	// How far an attempt got: a body tells by being read (the transport
-	// reads it only once it holds a connection); a bodiless request that
-	// changes something (a DELETE) is traced.
+	// How far an attempt got matters for a charging request (was it
+	// sent?) and for a bodiless change such as a DELETE (did a retried
+	// attempt act?): the transport traces it. A streamed body tells by
+	// being read, which the transport does only on a connection.
 	var tr *tracer
-	if r.Body == nil && r.Open == nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
-		tr = newTracer()
+	if r.Class == Charging || r.Body == nil && r.Open == nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		// Middleware may send on a context without the trace.
+		tr = newTracer(!e.traces || len(call.Middleware) > 0)
 		ctx = httptrace.WithClientTrace(ctx, &tr.trace)
 	}
 	start := time.Now()
@@ -280,9 +284,9 @@ func (e *Engine) newRequest(ctx context.Context, call *Call, r *Request) (*http.
 		b = &body{rc: rc}
 		req.Body, req.ContentLength = b, n
 	case r.Body != nil:
-		b = &body{}
-		b.bytes.Reset(r.Body)
-		req.Body, req.ContentLength = b, int64(len(r.Body))
+		// As net/http's own in-memory body, so headers and body go out in
+		// one write.
+		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(r.Body)), int64(len(r.Body))
 		if r.Class == Safe {
 			raw := r.Body
 			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil }
@@ -292,31 +296,23 @@ func (e *Engine) newRequest(ctx context.Context, call *Call, r *Request) (*http.
 	return req, b, nil
 }
 
-// body is an attempt's body: the request's bytes, or what Open returned.
-// That the transport read it shows the request reached a connection.
+// body is an attempt's streamed body, what Open returned. That the
+// transport read it shows the request reached a connection.
 type body struct {
-	bytes bytes.Reader
-	rc    io.ReadCloser // nil for bytes
-	read  atomic.Bool
+	rc   io.ReadCloser
+	read atomic.Bool
 }
 
 func (b *body) Read(p []byte) (int, error) {
 	b.read.Store(true)
-	if b.rc != nil {
-		return b.rc.Read(p)
-	}
-	return b.bytes.Read(p)
+	return b.rc.Read(p)
 }
 
 // Close is the transport's: it may come while the attempt goes on.
 func (b *body) Close() error { return nil }
 
 // close ends the attempt's use of the body.
-func (b *body) close() {
-	if b.rc != nil {
-		_ = b.rc.Close()
-	}
-}
+func (b *body) close() { _ = b.rc.Close() }
 
 // send runs the call's middleware around one attempt.
 func (e *Engine) send(call *Call, r *Request, req *http.Request) (*http.Response, error) {
