@@ -425,3 +425,13 @@ func (c *Client) Clock(opts ...Option) Clock {
 	}
 	return c.base.s.clock
 }
+
+// CheckOptions reports the errors opts would make a call fail with, joined,
+// without making a call: for packages that carry client options to the
+// requests they make (poll, upload, batch), so a bad one fails before
+// anything is sent.
+func CheckOptions(opts ...Option) error {
+	s := defaultSettings()
+	s.perCall = true
+	return s.apply(opts)
+}
