@@ -16,7 +16,7 @@ import (
 // uploadProgress returns the options of an upload of name that draw a byte
 // bar on stderr when it is a terminal (none otherwise), and a function to
 // call once the upload returned, which ends the bar's line.
-func (a *app) uploadProgress(name string) ([]client.Option, func()) {
+func (a *app) uploadProgress(name string) ([]upload.Option, func()) {
 	if !isTerminal(a.stderr) {
 		return nil, func() {}
 	}
@@ -49,7 +49,7 @@ func (a *app) uploadProgress(name string) ([]client.Option, func()) {
 			fmt.Fprintln(a.stderr)
 		}
 	}
-	return []client.Option{upload.WithProgress(show)}, done
+	return []upload.Option{upload.WithProgress(show)}, done
 }
 
 // statusLine is a live line on stderr, a spinner with what a wait sees,
