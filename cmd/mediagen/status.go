@@ -8,7 +8,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/mediagen/mediagen-go"
-	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/poll"
 	"github.com/mediagen/mediagen-go/upload"
 )
@@ -100,6 +99,6 @@ func generationText(g *mediagen.Generation) string {
 
 // watch returns the option that keeps line up to date with a wait on one
 // generation.
-func (s *statusLine) watch() client.Option {
+func (s *statusLine) watch() poll.Option {
 	return poll.OnUpdate(func(g *mediagen.Generation) { s.set(generationText(g)) })
 }
