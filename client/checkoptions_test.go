@@ -29,3 +29,15 @@ func TestCheckOptions(t *testing.T) {
 	assert.ErrorContains(t, err, "WithJournalHold")
 	assert.ErrorIs(t, client.CheckOptions(client.WithIdempotencyKey("")), client.ErrInvalidArgument)
 }
+
+func TestWithClock(t *testing.T) {
+	clk := newTestClock()
+	c, err := client.New("key", client.WithBaseURL("http://127.0.0.1:1"), client.WithClock(clk))
+	require.NoError(t, err)
+	assert.Same(t, clk, c.Clock())
+	other := newTestClock()
+	assert.Same(t, other, c.Clock(client.WithClock(other)), "a call's clock")
+	assert.Same(t, clk, c.Clock(client.WithTimeout(-1)), "an invalid list leaves the client's")
+	_, err = client.New("key", client.WithBaseURL("http://127.0.0.1:1"), client.WithClock(nil))
+	assert.ErrorContains(t, err, "WithClock")
+}

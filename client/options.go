@@ -50,7 +50,6 @@ type settings struct {
 	webhookURL   string
 	middleware   []Middleware // shared, clipped on append
 	clock        Clock
-	values       []keyValue // set by Key.Option; shared, clipped on append
 	journal      journal.Journal
 	hold         time.Duration // of a key in the journal
 	idemKey      string        // one call's idempotency key
