@@ -15,7 +15,10 @@
 // pass [WithTimeout], [WithTransferTimeout], [WithMaxRetries], [WithHeader], [WithResponseInto],
 // [WithWebhookURL] or [WithMiddleware] to a method and it applies to that
 // call only, on top of the client's. Packages upload, poll and client/batch
-// take the same options, and define theirs as Options too ([Key]).
+// have option types of their own, so an option given where it does not
+// apply does not compile; each carries client options to the requests it
+// makes in one option, WithClientOptions, which [CheckOptions] checks
+// before anything is sent.
 //
 // # Retries and billing
 //

@@ -50,7 +50,6 @@ type settings struct {
 	webhookURL   string
 	middleware   []Middleware // shared, clipped on append
 	clock        Clock
-	values       []keyValue // set by Key.Option; shared, clipped on append
 	journal      journal.Journal
 	hold         time.Duration // of a key in the journal
 	idemKey      string        // one call's idempotency key
@@ -425,4 +424,14 @@ func (c *Client) Clock(opts ...Option) Clock {
 		}
 	}
 	return c.base.s.clock
+}
+
+// CheckOptions reports the errors opts would make a call fail with, joined,
+// without making a call: for packages that carry client options to the
+// requests they make (poll, upload, batch), so a bad one fails before
+// anything is sent.
+func CheckOptions(opts ...Option) error {
+	s := defaultSettings()
+	s.perCall = true
+	return s.apply(opts)
 }

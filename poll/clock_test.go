@@ -62,7 +62,7 @@ func (f *fakeClock) reset() {
 }
 
 // withClock makes a wait use c.
-func withClock(c client.Clock) client.Option { return client.WithClock(c) }
+func withClock(c client.Clock) Option { return WithClientOptions(client.WithClock(c)) }
 
 // wallClock is a client's default clock.
 func wallClock(t *testing.T) client.Clock {

@@ -9,6 +9,12 @@
 // [WithMaxWait] bounds the wait apart from the context, and [OnUpdate]
 // reports every status change.
 //
+// A wait takes options of this package's own [Option] type; the options of
+// package client (a timeout, a header, a retry policy, middleware) reach
+// its requests through [WithClientOptions]. An option given where it does
+// not apply does not compile, and a bad one fails the wait before anything
+// is sent.
+//
 // How a wait ends:
 //   - done: the generation and a nil error.
 //   - error or timeout: the generation and a [*FailedError] carrying it; the

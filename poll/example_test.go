@@ -45,6 +45,36 @@ func ExampleGeneration() {
 	// done image/png
 }
 
+func ExampleWithClientOptions() {
+	// An in-process test server; a real program calls client.New("").
+	srv, err := clienttest.Start()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	c := srv.Client()
+	ctx := context.Background()
+	g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "a lighthouse at dusk"})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// Poll options configure the wait; client options reach its requests
+	// only through WithClientOptions. A client option given directly to the
+	// wait, or a poll option given to a client call, does not compile.
+	g, err = poll.Generation(ctx, c, g.ID,
+		poll.WithInterval(50*time.Millisecond), // for the in-process server only
+		poll.WithMaxWait(time.Hour),
+		poll.WithClientOptions(client.WithTimeout(10*time.Second), client.WithHeader("X-Job", "nightly-7")),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(g.Status)
+	// Output:
+	// done
+}
+
 func ExampleGenerations() {
 	// An in-process test server; a real program calls client.New("").
 	srv, err := clienttest.Start()

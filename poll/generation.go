@@ -16,7 +16,7 @@ import (
 // 404 returns a [*GoneError]; a wait that stops early returns the last
 // generation seen (or nil) with a [*GaveUpError]. Errors of single checks
 // are retried by the client; one that persists ends the wait.
-func Generation(ctx context.Context, c *client.Client, id string, opts ...client.Option) (*mediagen.Generation, error) {
+func Generation(ctx context.Context, c *client.Client, id string, opts ...Option) (*mediagen.Generation, error) {
 	s, err := newSettings(c, generationWait, opts)
 	if err != nil {
 		return nil, err
@@ -30,7 +30,7 @@ func Generation(ctx context.Context, c *client.Client, id string, opts ...client
 	dl := newDeadline(s)
 	var last *mediagen.Generation
 	for n := 1; ; n++ {
-		g, err := c.GetGeneration(ctx, id, s.opts...)
+		g, err := c.GetGeneration(ctx, id, s.clientOpts...)
 		if err != nil {
 			if errors.Is(err, client.ErrNotFound) && ctx.Err() == nil {
 				return last, &GoneError{ID: id, Seen: last != nil, Err: err}

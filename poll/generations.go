@@ -40,7 +40,7 @@ type Result struct {
 // `if err != nil` suffices and each failure can still be examined in its
 // Result. A request that fails after the client's retries ends the wait on
 // every id not yet terminal.
-func Generations(ctx context.Context, c *client.Client, ids []string, opts ...client.Option) ([]Result, error) {
+func Generations(ctx context.Context, c *client.Client, ids []string, opts ...Option) ([]Result, error) {
 	s, err := newSettings(c, generationWait, opts)
 	if err != nil {
 		return nil, err
@@ -131,7 +131,7 @@ func (b *batch) run(ctx context.Context) {
 		}
 		slices.Sort(missing) // a stable order of GETs and OnUpdate calls
 		for _, id := range missing {
-			g, err := b.c.GetGeneration(ctx, id, b.s.opts...)
+			g, err := b.c.GetGeneration(ctx, id, b.s.clientOpts...)
 			switch {
 			case err == nil:
 				b.update(ctx, id, g)
@@ -168,7 +168,7 @@ func (b *batch) scan(ctx context.Context) (map[string]*mediagen.Generation, erro
 	seen := map[string]*mediagen.Generation{}
 	params := client.ListParams{Limit: pageSize, Feature: b.commonFeature()}
 	for pages := 0; len(seen) < len(b.waiting) && (pages == 0 || len(seen) >= pages); pages++ {
-		page, err := b.c.ListGenerations(ctx, params, b.s.opts...)
+		page, err := b.c.ListGenerations(ctx, params, b.s.clientOpts...)
 		if err != nil {
 			return nil, err
 		}

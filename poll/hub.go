@@ -2,12 +2,12 @@ package poll
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/mediagen/mediagen-go"
-	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
@@ -217,14 +217,6 @@ func (h *Hub) watch(keys ...hubKey) (<-chan struct{}, func()) {
 	}
 }
 
-// hubOption is the option that gives waits a hub.
-var hubOption = client.NewKey("poll.WithHub", func(h *Hub) error {
-	if h == nil {
-		return fmt.Errorf("needs a hub")
-	}
-	return nil
-})
-
 // WithHub makes a wait ([Generation], [Generations], [Voice]) end as soon as
 // h receives a terminal event for its id, and poll only as a backstop: a
 // first check when a render of the kind is normally over ([WithKind]; the
@@ -235,4 +227,12 @@ var hubOption = client.NewKey("poll.WithHub", func(h *Hub) error {
 // begins (a wait resumed after a restart), is seen only at the first
 // check: for such a wait, read the generation first ([client.Client.GetGeneration])
 // or wait without a hub.
-func WithHub(h *Hub) client.Option { return hubOption.Option(h) }
+func WithHub(h *Hub) Option {
+	return func(s *settings) error {
+		if h == nil {
+			return errors.New("poll.WithHub: needs a hub")
+		}
+		s.hub = h
+		return nil
+	}
+}

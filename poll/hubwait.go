@@ -13,16 +13,16 @@ import (
 // backstop check, in case the events were lost.
 const BackstopInterval = 15 * time.Second
 
-// kindOption tells a wait with a hub the kind of the generation it waits
-// on, so that its first backstop check comes when such a render is
-// normally over.
-var kindOption = client.NewKey[mediagen.Kind]("poll.WithKind", nil)
-
 // WithKind tells a wait the kind of the generation (g.Kind from
 // CreateGeneration): with a hub ([WithHub]) its first backstop check then
 // comes when a render of that kind is normally over, not when the slowest
 // kind's is.
-func WithKind(k mediagen.Kind) client.Option { return kindOption.Option(k) }
+func WithKind(k mediagen.Kind) Option {
+	return func(s *settings) error {
+		s.kind = k
+		return nil
+	}
+}
 
 // firstBackstop is when a render of kind is normally over: the first check
 // of a wait fed by a hub. Unknown kinds wait as long as video.
@@ -87,7 +87,7 @@ func generationWithHub(ctx context.Context, c *client.Client, s *settings, id st
 		if err != nil {
 			return last, giveUp(ctx, id, last, err)
 		}
-		g, err := c.GetGeneration(ctx, id, s.opts...)
+		g, err := c.GetGeneration(ctx, id, s.clientOpts...)
 		if err != nil {
 			if errors.Is(err, client.ErrNotFound) && ctx.Err() == nil {
 				return last, &GoneError{ID: id, Seen: last != nil, Err: err}
@@ -121,7 +121,7 @@ func voiceWithHub(ctx context.Context, c *client.Client, s *settings, id string)
 		if err != nil {
 			return last, voiceGaveUp(ctx, id, last, err)
 		}
-		v, err := c.GetVoice(ctx, id, s.opts...)
+		v, err := c.GetVoice(ctx, id, s.clientOpts...)
 		if err != nil {
 			if errors.Is(err, client.ErrNotFound) && ctx.Err() == nil {
 				return last, &GoneError{ID: id, Voice: true, Seen: last != nil, Err: err}

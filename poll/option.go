@@ -2,61 +2,100 @@ package poll
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/internal/pollcheck"
 )
 
-// A wait takes [client.Option] values: the options of this package, and any
-// of package client (a timeout, a header, a retry policy, a logger), which
-// apply to every request of the wait on top of the client's. Every option
-// applies to every wait, except the two update callbacks: [OnUpdate]
-// belongs to waits on generations and [OnVoiceUpdate] to [Voice]; given to
-// the other kind of wait, they make it fail at once rather than be ignored.
-
-var (
-	intervalKey      = client.NewKey("poll.WithInterval", positive)
-	maxWaitKey       = client.NewKey("poll.WithMaxWait", positive)
-	onUpdateKey      = client.NewKey("poll.OnUpdate", notNil[*mediagen.Generation])
-	onVoiceUpdateKey = client.NewKey("poll.OnVoiceUpdate", notNil[*mediagen.Voice])
-	jitterKey        = client.NewKey[func() float64]("poll jitter", nil) // for tests
-)
-
-func positive(d time.Duration) error {
-	if d <= 0 {
-		return errors.New("needs a positive duration")
-	}
-	return nil
-}
-
-func notNil[T any](fn func(T)) error {
-	if fn == nil {
-		return errors.New("needs a non-nil function")
-	}
-	return nil
-}
+// Option configures one wait: [Generation], [Generations] or [Voice]. An
+// option given a bad value makes the wait fail before anything is sent,
+// with an error naming it; a nil Option is skipped. Every option applies to
+// every wait, except the two update callbacks: [OnUpdate] belongs to waits
+// on generations and [OnVoiceUpdate] to [Voice]; given to the other kind of
+// wait, they make it fail at once rather than be ignored. Options of package
+// client reach the wait's requests through [WithClientOptions].
+type Option func(*settings) error
 
 // WithInterval checks every d, without growth or jitter, instead of the
 // schedule by kind. d must be positive; intervals below a second cost
 // requests without making renders faster.
-func WithInterval(d time.Duration) client.Option { return intervalKey.Option(d) }
+func WithInterval(d time.Duration) Option {
+	return func(s *settings) error {
+		if d <= 0 {
+			return fmt.Errorf("poll.WithInterval(%s): needs a positive duration", d)
+		}
+		s.interval = d
+		return nil
+	}
+}
 
 // WithMaxWait gives up after d, measured from the start of the call,
 // whatever the context allows. The last check happens at d; the wait then
 // ends with a [*GaveUpError] matching [ErrMaxWait]. d must be positive.
-func WithMaxWait(d time.Duration) client.Option { return maxWaitKey.Option(d) }
+func WithMaxWait(d time.Duration) Option {
+	return func(s *settings) error {
+		if d <= 0 {
+			return fmt.Errorf("poll.WithMaxWait(%s): needs a positive duration", d)
+		}
+		s.maxWait = d
+		return nil
+	}
+}
 
 // OnUpdate calls fn with the generation each time its status is first seen
 // or changes, terminal status included. fn runs on the waiting goroutine,
 // one call at a time, so it must return quickly; it must not modify the
 // generation. [Voice] refuses it; see [OnVoiceUpdate].
-func OnUpdate(fn func(*mediagen.Generation)) client.Option { return onUpdateKey.Option(fn) }
+func OnUpdate(fn func(*mediagen.Generation)) Option {
+	return func(s *settings) error {
+		if fn == nil {
+			return errors.New("poll.OnUpdate: needs a non-nil function")
+		}
+		s.onUpdate = fn
+		return nil
+	}
+}
 
 // OnVoiceUpdate is [OnUpdate] for [Voice]: fn gets the voice each time its
 // status is first seen or changes. [Generation] and [Generations] refuse it.
-func OnVoiceUpdate(fn func(*mediagen.Voice)) client.Option { return onVoiceUpdateKey.Option(fn) }
+func OnVoiceUpdate(fn func(*mediagen.Voice)) Option {
+	return func(s *settings) error {
+		if fn == nil {
+			return errors.New("poll.OnVoiceUpdate: needs a non-nil function")
+		}
+		s.onVoiceUpdate = fn
+		return nil
+	}
+}
+
+// WithClientOptions applies opts (a timeout, a header, a retry policy, a
+// logger, middleware...) to every request of the wait, on top of the
+// client's: its checks, and the downloads of [WithSaveTo] and
+// [WithSaveFunc]. Several add up, in order. A client option that cannot
+// apply to a call ([client.WithBaseURL], a negative timeout...) makes the
+// wait fail before anything is sent, as a bad poll option does.
+func WithClientOptions(opts ...client.Option) Option {
+	return func(s *settings) error {
+		s.clientOpts = append(slices.Clip(s.clientOpts), opts...)
+		return nil
+	}
+}
+
+// withJitter replaces the source of jitter, uniform in [0, 1); for tests.
+func withJitter(fn func() float64) Option {
+	return func(s *settings) error {
+		if fn == nil {
+			return errors.New("poll: withJitter: needs a non-nil function")
+		}
+		s.jitter = fn
+		return nil
+	}
+}
 
 // settings is what one wait's options say.
 type settings struct {
@@ -64,7 +103,7 @@ type settings struct {
 	maxWait       time.Duration // 0 means only the context bounds the wait
 	onUpdate      func(*mediagen.Generation)
 	onVoiceUpdate func(*mediagen.Voice)
-	opts          []client.Option // every option, for the client calls
+	clientOpts    []client.Option // for the wait's requests; shared, clipped on append
 	clock         client.Clock
 	jitter        func() float64 // uniform in [0, 1)
 	hub           *Hub           // events end the wait; polling is the backstop
@@ -83,35 +122,50 @@ const (
 
 // newSettings reads opts. A bad option fails the call here, before any
 // request, rather than ending the wait as if it could resume.
-func newSettings(c *client.Client, kind waitKind, opts []client.Option) (*settings, error) {
+func newSettings(c *client.Client, kind waitKind, opts []Option) (*settings, error) {
 	if c == nil {
 		return nil, errors.New("poll: nil client")
 	}
-	s := &settings{opts: opts, clock: c.Clock(opts...), jitter: rand.Float64}
-	// Get checks every option; the first call reports them all.
-	var err error
-	s.interval, _, err = intervalKey.Get(opts)
-	s.maxWait, _, _ = maxWaitKey.Get(opts)
-	s.onUpdate, _, _ = onUpdateKey.Get(opts)
-	s.onVoiceUpdate, _, _ = onVoiceUpdateKey.Get(opts)
-	s.hub, _, _ = hubOption.Get(opts)
-	s.kind, _, _ = kindOption.Get(opts)
-	s.saveDir, _, _ = saveDirKey.Get(opts)
-	s.saveFunc, _, _ = saveFuncKey.Get(opts)
-	if s.saveDir != "" && s.saveFunc != nil {
-		err = errors.Join(err, errors.New("poll: WithSaveTo and WithSaveFunc: give one"))
-	}
-	if j, ok, _ := jitterKey.Get(opts); ok {
-		s.jitter = j
-	}
-	switch {
-	case kind == voiceWait && s.onUpdate != nil:
-		err = errors.Join(err, errors.New("poll: OnUpdate reports generations; a voice wait takes OnVoiceUpdate"))
-	case kind == generationWait && s.onVoiceUpdate != nil:
-		err = errors.Join(err, errors.New("poll: OnVoiceUpdate reports voices; a generation wait takes OnUpdate"))
-	}
+	s, err := readOptions(kind, opts)
 	if err != nil {
 		return nil, err
 	}
+	s.clock = c.Clock(s.clientOpts...)
 	return s, nil
+}
+
+// readOptions applies opts over the defaults and checks them, the client
+// options they carry included, for a wait of kind; the error joins every
+// problem.
+func readOptions(kind waitKind, opts []Option) (*settings, error) {
+	s := &settings{jitter: rand.Float64}
+	var errs []error
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := client.CheckOptions(s.clientOpts...); err != nil {
+		errs = append(errs, fmt.Errorf("poll.WithClientOptions: %w", err))
+	}
+	if s.saveDir != "" && s.saveFunc != nil {
+		errs = append(errs, errors.New("poll: WithSaveTo and WithSaveFunc: give one"))
+	}
+	switch {
+	case kind == voiceWait && s.onUpdate != nil:
+		errs = append(errs, errors.New("poll: OnUpdate reports generations; a voice wait takes OnVoiceUpdate"))
+	case kind == generationWait && s.onVoiceUpdate != nil:
+		errs = append(errs, errors.New("poll: OnVoiceUpdate reports voices; a generation wait takes OnUpdate"))
+	}
+	return s, errors.Join(errs...)
+}
+
+func init() {
+	pollcheck.Generations = func(opts any) (bool, error) {
+		s, err := readOptions(generationWait, opts.([]Option))
+		return s.onUpdate != nil, err
+	}
 }

@@ -2,6 +2,7 @@ package poll
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -61,17 +62,22 @@ func (h *headerCheck) middleware(req *http.Request, next func(*http.Request) (*h
 	return next(req)
 }
 
-// Client options apply to every request of every kind of wait, and only to
-// the wait they are given to.
+// Client options carried by WithClientOptions apply to every request of
+// every kind of wait, and only to the wait they are given to; several
+// carriers add up.
 func TestClientOptionsApplyToTheWait(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	h := &headerCheck{}
-	opt := []client.Option{client.WithHeader("X-Wait", "nightly"), client.WithMiddleware(h.middleware)}
+	opts := []Option{
+		WithClientOptions(client.WithHeader("X-Wait", "nightly")),
+		WithClientOptions(client.WithMiddleware(h.middleware)),
+		withClock(e.clock),
+	}
 
 	g := e.image(t)
 	e.count.reset()
-	_, err := Generation(ctx, e.c, g.ID, append(opt, withClock(e.clock))...)
+	_, err := Generation(ctx, e.c, g.ID, opts...)
 	require.NoError(t, err)
 	assert.Greater(t, e.count.requests(), int64(1))
 	assert.Equal(t, e.count.requests(), h.seen.Load(), "Generation: every check")
@@ -79,7 +85,7 @@ func TestClientOptionsApplyToTheWait(t *testing.T) {
 	ids := []string{e.image(t).ID, e.image(t).ID}
 	e.count.reset()
 	h.seen.Store(0)
-	_, err = Generations(ctx, e.c, ids, append(opt, withClock(e.clock))...)
+	_, err = Generations(ctx, e.c, ids, opts...)
 	require.NoError(t, err)
 	assert.Positive(t, e.count.requests())
 	assert.Equal(t, e.count.requests(), h.seen.Load(), "Generations: every page and GET")
@@ -87,7 +93,7 @@ func TestClientOptionsApplyToTheWait(t *testing.T) {
 	v := cloneVoice(t, e)
 	e.count.reset()
 	h.seen.Store(0)
-	_, err = Voice(ctx, e.c, v.ID, append(opt, withClock(e.clock))...)
+	_, err = Voice(ctx, e.c, v.ID, opts...)
 	require.NoError(t, err)
 	assert.Greater(t, e.count.requests(), int64(1))
 	assert.Equal(t, e.count.requests(), h.seen.Load(), "Voice: every check")
@@ -100,15 +106,37 @@ func TestClientOptionsApplyToTheWait(t *testing.T) {
 	assert.Zero(t, h.seen.Load(), "a wait without the option does not get it")
 }
 
+// A client timeout carried by WithClientOptions bounds each request of the
+// wait in place of the client's.
+func TestCarriedTimeoutReachesTheRequests(t *testing.T) {
+	e := newEnv(t)
+	g := e.image(t)
+	const timeout = 42 * time.Minute // far from client.DefaultTimeout
+	var seen, bounded atomic.Int64
+	mw := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		seen.Add(1)
+		if dl, ok := req.Context().Deadline(); ok && time.Until(dl) > timeout-time.Minute && time.Until(dl) <= timeout {
+			bounded.Add(1)
+		}
+		return next(req)
+	}
+	_, err := Generation(context.Background(), e.c, g.ID, withClock(e.clock),
+		WithClientOptions(client.WithTimeout(timeout), client.WithMiddleware(mw)))
+	require.NoError(t, err)
+	assert.Greater(t, seen.Load(), int64(1))
+	assert.Equal(t, seen.Load(), bounded.Load(), "every check had the wait's timeout")
+}
+
 // A client option that cannot apply to a call fails the wait before
 // anything is sent, as a bad poll option does: not as a wait that gave up
 // and could be resumed.
 func TestInvalidClientOptionFailsTheWait(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	bad := client.WithBaseURL("https://elsewhere.example")
+	bad := WithClientOptions(client.WithBaseURL("https://elsewhere.example"))
 	check := func(t *testing.T, err error, option string) {
 		t.Helper()
+		assert.ErrorContains(t, err, "poll.WithClientOptions")
 		assert.ErrorContains(t, err, option)
 		var gu *GaveUpError
 		assert.NotErrorAs(t, err, &gu, "nothing to resume")
@@ -121,7 +149,28 @@ func TestInvalidClientOptionFailsTheWait(t *testing.T) {
 	assert.Nil(t, results)
 	_, err = Voice(ctx, e.c, "ava-warm-narrator", withClock(e.clock), bad)
 	check(t, err, "WithBaseURL")
-	_, err = Generation(ctx, e.c, "gen_1", withClock(e.clock), client.WithTimeout(-time.Second))
+	_, err = Generation(ctx, e.c, "gen_1", withClock(e.clock), WithClientOptions(client.WithTimeout(-1)))
 	check(t, err, "WithTimeout")
 	assert.Zero(t, e.count.requests(), "nothing sent")
+}
+
+// Every bad option of a wait is reported at once, each by name, and a nil
+// option is skipped.
+func TestBadOptionsAreJoined(t *testing.T) {
+	e := newEnv(t)
+	_, err := Generation(context.Background(), e.c, "gen_1", nil, withClock(e.clock),
+		WithInterval(0), WithMaxWait(-time.Second), OnUpdate(nil), WithHub(nil), WithSaveTo(""), WithSaveFunc(nil),
+		WithClientOptions(client.WithMaxRetries(-1)))
+	for _, name := range []string{"poll.WithInterval", "poll.WithMaxWait", "poll.OnUpdate", "poll.WithHub",
+		"poll.WithSaveTo", "poll.WithSaveFunc", "poll.WithClientOptions", "WithMaxRetries"} {
+		assert.ErrorContains(t, err, name)
+	}
+	_, err = Generation(context.Background(), e.c, "gen_1", withClock(e.clock), WithSaveTo(t.TempDir()),
+		WithSaveFunc(func(context.Context, *mediagen.Generation, string, string) (io.WriteCloser, error) { return nil, nil }))
+	assert.ErrorContains(t, err, "WithSaveTo and WithSaveFunc")
+	assert.Zero(t, e.count.requests(), "nothing sent")
+
+	g := e.image(t)
+	_, err = Generation(context.Background(), e.c, g.ID, nil, withClock(e.clock), nil)
+	assert.NoError(t, err)
 }

@@ -114,7 +114,7 @@ func (c *counter) reset() {
 // fixedJitter makes every interval the middle of its schedule, so that two
 // ways of waiting on the same renders check at the same moments and their
 // request counts can be compared exactly.
-func fixedJitter() client.Option { return jitterKey.Option(func() float64 { return 0.5 }) }
+func fixedJitter() Option { return withJitter(func() float64 { return 0.5 }) }
 
 func TestGenerationDone(t *testing.T) {
 	e := newEnv(t)

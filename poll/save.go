@@ -13,21 +13,6 @@ import (
 // Outputs expire with their generation, 24 hours after its request: a wait
 // can save them as soon as the generation is done.
 
-var (
-	saveDirKey = client.NewKey("poll.WithSaveTo", func(dir string) error {
-		if dir == "" {
-			return errors.New("needs a folder")
-		}
-		return nil
-	})
-	saveFuncKey = client.NewKey("poll.WithSaveFunc", func(fn OpenFunc) error {
-		if fn == nil {
-			return errors.New("needs a non-nil function")
-		}
-		return nil
-	})
-)
-
 // OpenFunc returns where one output of a done generation goes: name is
 // "output" or "poster", mediaType the output's media type. The wait writes
 // the bytes and closes the writer; an error from Close fails the save (so
@@ -37,17 +22,34 @@ type OpenFunc func(ctx context.Context, g *mediagen.Generation, name, mediaType 
 
 // WithSaveTo makes a wait save each done generation's output, and a
 // video's poster, into dir, as [client.Client.SaveOutput] does, before it
-// returns. Given an idempotency key ([client.WithIdempotencyKey]) the
-// journal records the save. A save that fails after the client's retries
-// ends the wait with the generation and a [*SaveError].
-func WithSaveTo(dir string) client.Option { return saveDirKey.Option(dir) }
+// returns. Given an idempotency key ([client.WithIdempotencyKey], through
+// [WithClientOptions]) the journal records the save. A save that fails
+// after the client's retries ends the wait with the generation and a
+// [*SaveError].
+func WithSaveTo(dir string) Option {
+	return func(s *settings) error {
+		if dir == "" {
+			return errors.New("poll.WithSaveTo: needs a folder")
+		}
+		s.saveDir = dir
+		return nil
+	}
+}
 
 // WithSaveFunc makes a wait write each done generation's output, and a
 // video's poster, to the writers open returns: to blob storage, a database
 // or anywhere else, with the SDK you choose. Transient download failures
 // are retried; a failure that lasts ends the wait with the generation and
 // a [*SaveError].
-func WithSaveFunc(open OpenFunc) client.Option { return saveFuncKey.Option(open) }
+func WithSaveFunc(open OpenFunc) Option {
+	return func(s *settings) error {
+		if open == nil {
+			return errors.New("poll.WithSaveFunc: needs a non-nil function")
+		}
+		s.saveFunc = open
+		return nil
+	}
+}
 
 // SaveError is the failure to save the outputs of a done generation; the
 // wait still returns the generation, whose outputs stay downloadable until
@@ -76,7 +78,7 @@ func (s *settings) finish(ctx context.Context, c *client.Client, g *mediagen.Gen
 	var err error
 	switch {
 	case s.saveDir != "":
-		_, err = c.SaveOutput(ctx, g, s.saveDir, s.opts...)
+		_, err = c.SaveOutput(ctx, g, s.saveDir, s.clientOpts...)
 	case s.saveFunc != nil:
 		err = s.saveWith(ctx, c, g)
 	default:
@@ -121,7 +123,7 @@ func (s *settings) saveOne(ctx context.Context, c *client.Client, g *mediagen.Ge
 	if err != nil {
 		return err
 	}
-	if err := c.Download(ctx, url, w, s.opts...); err != nil {
+	if err := c.Download(ctx, url, w, s.clientOpts...); err != nil {
 		_ = w.Close()
 		return err
 	}

@@ -100,7 +100,7 @@ func TestSaveIsRecordedInTheJournal(t *testing.T) {
 	c := e.srv.Client(client.WithJournal(j))
 	g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "kept"}, client.WithIdempotencyKey("job-7"))
 	require.NoError(t, err)
-	_, err = Generation(ctx, c, g.ID, WithSaveTo(t.TempDir()), client.WithIdempotencyKey("job-7"))
+	_, err = Generation(ctx, c, g.ID, WithSaveTo(t.TempDir()), WithClientOptions(client.WithIdempotencyKey("job-7")))
 	require.NoError(t, err)
 	for r, err := range c.Unfinished(ctx) {
 		t.Errorf("still unfinished: %+v %v", r, err)

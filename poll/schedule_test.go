@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mediagen/mediagen-go"
-	"github.com/mediagen/mediagen-go/client"
 )
 
 func TestScheduleByKind(t *testing.T) {
@@ -65,10 +64,7 @@ func TestScheduleJitterBounds(t *testing.T) {
 func TestIntervalOverride(t *testing.T) {
 	s := &settings{jitter: func() float64 { return 0.9 }}
 	assert.NotEqual(t, 3*time.Second, s.intervalFor(fastSchedule, 10))
-	d, ok, err := intervalKey.Get([]client.Option{WithInterval(250 * time.Millisecond)})
-	require.NoError(t, err)
-	require.True(t, ok)
-	s.interval = d
+	require.NoError(t, WithInterval(250*time.Millisecond)(s))
 	for n := 1; n <= 5; n++ {
 		assert.Equal(t, 250*time.Millisecond, s.intervalFor(slowSchedule, n), "fixed, no growth, no jitter")
 	}

@@ -18,7 +18,7 @@ var voiceSchedule = slowSchedule
 // returns a [*GoneError]; a wait that stops early returns the last voice
 // seen (or nil) with a [*GaveUpError]. [OnVoiceUpdate] reports status
 // changes.
-func Voice(ctx context.Context, c *client.Client, id string, opts ...client.Option) (*mediagen.Voice, error) {
+func Voice(ctx context.Context, c *client.Client, id string, opts ...Option) (*mediagen.Voice, error) {
 	s, err := newSettings(c, voiceWait, opts)
 	if err != nil {
 		return nil, err
@@ -32,7 +32,7 @@ func Voice(ctx context.Context, c *client.Client, id string, opts ...client.Opti
 	dl := newDeadline(s)
 	var last *mediagen.Voice
 	for n := 1; ; n++ {
-		v, err := c.GetVoice(ctx, id, s.opts...)
+		v, err := c.GetVoice(ctx, id, s.clientOpts...)
 		if err != nil {
 			if errors.Is(err, client.ErrNotFound) && ctx.Err() == nil {
 				return last, &GoneError{ID: id, Voice: true, Seen: last != nil, Err: err}

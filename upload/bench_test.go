@@ -33,7 +33,7 @@ func BenchmarkPairUpload30MB(b *testing.B) {
 	hc := &http.Client{}
 	sdk := func(tb testing.TB, h *heapSampler) {
 		var r io.Reader = io.NewSectionReader(pattern{size: pairSize}, 0, pairSize)
-		var opts []client.Option
+		var opts []Option
 		if h != nil {
 			opts = append(opts, WithProgress(func(sent, _ int64) { h.sample(sent) }))
 		}

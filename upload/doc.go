@@ -19,4 +19,10 @@
 // that match [ErrTooLarge], [ErrEmpty], [ErrTooManyParts] and
 // [ErrUnsupportedType]. The accepted media types are listed on
 // [AcceptedTypes].
+//
+// An upload takes options of this package's own [Option] type; the options
+// of package client (a timeout, middleware, a retry policy) reach its
+// requests through [WithClientOptions]. An option given where it does not
+// apply does not compile, and a bad one fails the upload before anything is
+// read or sent.
 package upload

@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/upload"
 )
@@ -83,6 +85,28 @@ func ExampleReader() {
 	// Output:
 	// true
 	// sent 2100 of 2100 bytes
+}
+
+func ExampleWithClientOptions() {
+	// An in-process test server; a real program calls client.New("").
+	srv, err := clienttest.Start()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	c := srv.Client()
+	logo := samplePNG()
+
+	// Upload options configure the upload; client options reach its
+	// requests (the reservation and the PUT) only through WithClientOptions.
+	f, err := upload.Reader(context.Background(), c, bytes.NewReader(logo), int64(len(logo)), "image/png",
+		upload.WithClientOptions(client.WithTransferTimeout(time.Minute), client.WithMaxRetries(2)),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(strings.HasPrefix(f.ID, "file_"), f.Size)
+	// Output: true 4201
 }
 
 func ExampleMultipart() {

@@ -112,11 +112,11 @@ func (l *lazyFile) release() {
 // returns: when ctx ends during a Read of a part, Multipart returns once
 // that Read does.
 //
-// Client options and [WithProgress] apply (progress counts the parts'
-// bytes, all parts together); [WithContentType] does not: each Part carries
-// its own type. The request is a transfer, bounded per attempt by
+// [WithClientOptions] and [WithProgress] apply (progress counts the parts'
+// bytes, all parts together); [WithContentType] is refused: each Part
+// carries its own type. The request is a transfer, bounded per attempt by
 // [client.WithTransferTimeout].
-func Multipart(ctx context.Context, c *client.Client, parts []Part, opts ...client.Option) ([]*mediagen.File, error) {
+func Multipart(ctx context.Context, c *client.Client, parts []Part, opts ...Option) ([]*mediagen.File, error) {
 	defer releaseParts(parts)
 	s, err := newSettings(c, opts)
 	if err != nil {
@@ -142,7 +142,7 @@ func Multipart(ctx context.Context, c *client.Client, parts []Part, opts ...clie
 		writeErr = writeParts(mw, prepared, prog)
 		pw.CloseWithError(writeErr)
 	})
-	files, err := c.UploadMultipart(ctx, mw.FormDataContentType(), pr, s.opts...)
+	files, err := c.UploadMultipart(ctx, mw.FormDataContentType(), pr, s.clientOpts...)
 	// Stop the writer if the client returned before reading everything, and
 	// wait for it so no part is read after Multipart returns.
 	pr.CloseWithError(errRequestEnded)

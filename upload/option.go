@@ -3,30 +3,16 @@ package upload
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/mediagen/mediagen-go/client"
 )
 
-// An upload takes [client.Option] values: the options of this package, and
-// any of package client (a timeout, middleware, a retry policy, a logger),
-// which apply to the upload's requests on top of the client's: the
-// reservation and the storage PUT of [File] and [Reader], the request of
-// [Multipart].
-
-var (
-	progressKey    = client.NewKey("upload.WithProgress", notNil)
-	contentTypeKey = client.NewKey("upload.WithContentType", func(ct string) error {
-		_, err := canonicalType(ct)
-		return err
-	})
-)
-
-func notNil(fn func(sent, total int64)) error {
-	if fn == nil {
-		return errors.New("needs a non-nil function")
-	}
-	return nil
-}
+// Option configures one upload: [File], [Reader] or [Multipart]. An option
+// given a bad value makes the upload fail before anything is read or sent,
+// with an error naming it; a nil Option is skipped. Options of package
+// client reach the upload's requests through [WithClientOptions].
+type Option func(*settings) error
 
 // WithProgress calls fn as bytes go out, with the bytes sent so far and the
 // total (for [Multipart], of all the parts' contents). fn runs on the
@@ -35,32 +21,71 @@ func notNil(fn func(sent, total int64)) error {
 // is called again only once the new attempt passes the count already
 // reported. A successful upload's last call reports total, and fn is not
 // called after the upload returns.
-func WithProgress(fn func(sent, total int64)) client.Option { return progressKey.Option(fn) }
+func WithProgress(fn func(sent, total int64)) Option {
+	return func(s *settings) error {
+		if fn == nil {
+			return errors.New("upload.WithProgress: needs a non-nil function")
+		}
+		s.progress = fn
+		return nil
+	}
+}
 
 // WithContentType sets the media type of a [File] or [Reader] upload
 // instead of detecting it from the content; [Multipart] refuses it. It must
 // be one of [AcceptedTypes] (aliases such as audio/x-wav are accepted). For
 // [Reader], a non-empty contentType argument takes precedence.
-func WithContentType(contentType string) client.Option { return contentTypeKey.Option(contentType) }
+func WithContentType(contentType string) Option {
+	return func(s *settings) error {
+		if _, err := canonicalType(contentType); err != nil {
+			return fmt.Errorf("upload.WithContentType: %w", err)
+		}
+		s.contentType = contentType
+		return nil
+	}
+}
+
+// WithClientOptions applies opts (a timeout, middleware, a retry policy, a
+// logger...) to the upload's requests, on top of the client's: the
+// reservation and the storage PUT of [File] and [Reader], the request of
+// [Multipart]. Several add up, in order. A client option that cannot apply
+// to a call ([client.WithBaseURL], a negative timeout...) makes the upload
+// fail before anything is read or sent, as a bad upload option does.
+func WithClientOptions(opts ...client.Option) Option {
+	return func(s *settings) error {
+		s.clientOpts = append(slices.Clip(s.clientOpts), opts...)
+		return nil
+	}
+}
 
 // settings is what one upload's options say.
 type settings struct {
 	progress    func(sent, total int64)
 	contentType string
-	opts        []client.Option // every option, for the client calls
+	clientOpts  []client.Option // for the upload's requests; shared, clipped on append
 }
 
 // newSettings reads opts; a bad option fails the upload before anything is
 // read or sent.
-func newSettings(c *client.Client, opts []client.Option) (*settings, error) {
+func newSettings(c *client.Client, opts []Option) (*settings, error) {
 	if c == nil {
 		return nil, errors.New("upload: nil client")
 	}
-	s := &settings{opts: opts}
-	var err error
-	if s.progress, _, err = progressKey.Get(opts); err != nil {
-		return nil, fmt.Errorf("upload: %w", err)
+	s := &settings{}
+	var errs []error
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(s); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	s.contentType, _, _ = contentTypeKey.Get(opts) // every option was checked above
+	if err := client.CheckOptions(s.clientOpts...); err != nil {
+		errs = append(errs, fmt.Errorf("upload.WithClientOptions: %w", err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
 	return s, nil
 }

@@ -177,7 +177,7 @@ func TestFileUploadsEveryAcceptedKind(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			path := filepath.Join(dir, s.name)
 			require.NoError(t, os.WriteFile(path, s.content, 0o600))
-			var opts []client.Option
+			var opts []Option
 			if s.declared != "" {
 				opts = append(opts, WithContentType(s.declared))
 			}
@@ -509,7 +509,7 @@ func TestMultipartIsATransfer(t *testing.T) {
 	require.Len(t, files, 1)
 
 	_, err = Multipart(context.Background(), c, []Part{{Name: png.name, Reader: bytes.NewReader(png.content), Size: int64(len(png.content)), ContentType: png.declared}},
-		client.WithTransferTimeout(50*time.Millisecond))
+		WithClientOptions(client.WithTransferTimeout(50*time.Millisecond)))
 	var netErr net.Error
 	require.ErrorAs(t, err, &netErr, "the transfer timeout bounds it")
 	assert.True(t, netErr.Timeout())
@@ -535,7 +535,7 @@ func TestMultipartOptions(t *testing.T) {
 	var seen [][2]int64
 	files, err := Multipart(context.Background(), c, parts(),
 		WithProgress(func(sent, total int64) { seen = append(seen, [2]int64{sent, total}) }),
-		client.WithHeader("X-Batch", "logos"))
+		WithClientOptions(client.WithHeader("X-Batch", "logos")))
 	require.NoError(t, err)
 	require.Len(t, files, len(all))
 	require.NotEmpty(t, seen)

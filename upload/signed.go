@@ -21,7 +21,7 @@ import (
 // Size and type are checked before anything is sent; see the package errors.
 // The returned File carries Size; OriginalName is empty because the signed
 // route does not record names.
-func File(ctx context.Context, c *client.Client, path string, opts ...client.Option) (*mediagen.File, error) {
+func File(ctx context.Context, c *client.Client, path string, opts ...Option) (*mediagen.File, error) {
 	s, err := newSettings(c, opts)
 	if err != nil {
 		return nil, err
@@ -70,7 +70,7 @@ func File(ctx context.Context, c *client.Client, path string, opts ...client.Opt
 // for that, when ctx ends while a Read of r is in progress, Reader returns
 // once that Read does, so a reader that can block (a network stream) should
 // itself give up in time.
-func Reader(ctx context.Context, c *client.Client, r io.Reader, size int64, contentType string, opts ...client.Option) (*mediagen.File, error) {
+func Reader(ctx context.Context, c *client.Client, r io.Reader, size int64, contentType string, opts ...Option) (*mediagen.File, error) {
 	s, err := newSettings(c, opts)
 	if err != nil {
 		return nil, err
@@ -130,14 +130,14 @@ func resolveType(src *source, declared, name string) (string, error) {
 func signedUpload(ctx context.Context, c *client.Client, src *source, contentType string, s *settings) (*mediagen.File, error) {
 	prog := &progress{fn: s.progress, total: src.size}
 	for reservations := 1; ; reservations++ {
-		u, err := c.CreateUploadURL(ctx, src.size, contentType, s.opts...)
+		u, err := c.CreateUploadURL(ctx, src.size, contentType, s.clientOpts...)
 		if err != nil {
 			return nil, fmt.Errorf("upload: reserving an upload URL: %w", err)
 		}
 		if got := u.Headers.ContentLength; got != src.size {
 			return nil, fmt.Errorf("upload: the service signed Content-Length %d for %d bytes", got, src.size)
 		}
-		err = c.PutUpload(ctx, u, newBody(src, prog), s.opts...)
+		err = c.PutUpload(ctx, u, newBody(src, prog), s.clientOpts...)
 		switch {
 		case err == nil:
 			return &mediagen.File{ID: u.File.ID, Size: src.size}, nil

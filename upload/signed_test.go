@@ -61,14 +61,14 @@ func TestFileRefusesBeforeSending(t *testing.T) {
 	tests := []struct {
 		name string
 		path func(t *testing.T) string
-		opts []client.Option
+		opts []Option
 		want error
 	}{
 		{"empty", func(t *testing.T) string { return writeFile(t, "empty.png", "") }, nil, ErrEmpty},
 		{"one byte over 30 MB", func(t *testing.T) string { return sparseFile(t, MaxFileSize+1) }, nil, ErrTooLarge},
 		{"html detected", func(t *testing.T) string { return writeFile(t, "page.txt", headHTML) }, nil, ErrUnsupportedType},
 		{"unknown bytes named .png", func(t *testing.T) string { return writeFile(t, "logo.png", headBytes) }, nil, ErrUnsupportedType},
-		{"declared type refused", func(t *testing.T) string { return writeFile(t, "logo.png", headPNG) }, []client.Option{WithContentType("image/jpg")}, ErrUnsupportedType},
+		{"declared type refused", func(t *testing.T) string { return writeFile(t, "logo.png", headPNG) }, []Option{WithContentType("image/jpg")}, ErrUnsupportedType},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

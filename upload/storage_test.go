@@ -3,6 +3,7 @@ package upload
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -60,15 +61,15 @@ func TestPutAttemptsFollowTheRetryPolicy(t *testing.T) {
 	tests := []struct {
 		name       string
 		clientOpts []client.Option
-		uploadOpts []client.Option
+		uploadOpts []Option
 		puts       int
 	}{
 		{"default policy", nil, nil, client.DefaultRetryPolicy().MaxRetries + 1},
 		{"client MaxRetries", []client.Option{client.WithMaxRetries(2)}, nil, 3},
 		{"client retries disabled", []client.Option{client.WithMaxRetries(0)}, nil, 1},
-		{"per-upload retries disabled", nil, []client.Option{client.WithMaxRetries(0)}, 1},
+		{"per-upload retries disabled", nil, []Option{WithClientOptions(client.WithMaxRetries(0))}, 1},
 		{"per-upload policy over the client's", []client.Option{client.WithMaxRetries(0)},
-			[]client.Option{client.WithRetryPolicy(client.RetryPolicy{MaxRetries: 1, WaitMin: time.Millisecond, WaitMax: time.Millisecond})}, 2},
+			[]Option{WithClientOptions(client.WithRetryPolicy(client.RetryPolicy{MaxRetries: 1, WaitMin: time.Millisecond, WaitMax: time.Millisecond}))}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,7 +97,7 @@ func TestPutRetryPerUpload(t *testing.T) {
 	ctx := context.Background()
 
 	failPuts(rec, 1, http.StatusServiceUnavailable, "")
-	_, err := Reader(ctx, c, bytes.NewReader(png), int64(len(png)), "", client.WithMaxRetries(0))
+	_, err := Reader(ctx, c, bytes.NewReader(png), int64(len(png)), "", WithClientOptions(client.WithMaxRetries(0)))
 	var serr *client.StorageError
 	require.ErrorAs(t, err, &serr)
 	assert.Equal(t, http.StatusServiceUnavailable, serr.StatusCode)
@@ -188,7 +189,7 @@ func TestPutRetryIsLogged(t *testing.T) {
 
 	uploadLog, uploadBuf := testlog.DebugLogger()
 	failPuts(rec, 1, http.StatusBadGateway, "")
-	_, err = Reader(ctx, c, bytes.NewReader(png), int64(len(png)), "", client.WithLogger(uploadLog))
+	_, err = Reader(ctx, c, bytes.NewReader(png), int64(len(png)), "", WithClientOptions(client.WithLogger(uploadLog)))
 	require.NoError(t, err)
 	assert.Len(t, retryLines(uploadBuf.String()), 1, "the upload's logger")
 	assert.Len(t, retryLines(clientBuf.String()), 1, "not the client's")
@@ -206,14 +207,15 @@ func TestPutRetryIsLogged(t *testing.T) {
 	assert.NotContains(t, clientBuf.String(), "signature=", "no signed URL in the log")
 
 	broken.Store(false)
-	_, err = Reader(ctx, c, bytes.NewReader(png), int64(len(png)), "", client.WithMaxRetries(0))
+	_, err = Reader(ctx, c, bytes.NewReader(png), int64(len(png)), "", WithClientOptions(client.WithMaxRetries(0)))
 	require.ErrorContains(t, err, "connection reset by peer")
 	assert.NotContains(t, err.Error(), "signature=", "no signed URL in the error")
 }
 
-// Client options given to an upload apply to its requests only: the reservation
-// and the PUT go through its middleware; its headers go to the API, never
-// to storage, whose requests carry exactly the signed headers.
+// Client options carried by WithClientOptions apply to one upload's
+// requests only: the reservation and the PUT go through its middleware; its
+// headers go to the API, never to storage, whose requests carry exactly the
+// signed headers. Several carriers add up.
 func TestClientOptionsApplyToOneUpload(t *testing.T) {
 	_, c, rec := setup(t)
 	png := samples(t)[0].content
@@ -226,7 +228,7 @@ func TestClientOptionsApplyToOneUpload(t *testing.T) {
 		mu.Unlock()
 		return next(req)
 	}
-	opts := []client.Option{client.WithHeader("X-Batch", "nightly-7"), client.WithMiddleware(mw)}
+	opts := []Option{WithClientOptions(client.WithHeader("X-Batch", "nightly-7")), WithClientOptions(client.WithMiddleware(mw))}
 	f, err := Reader(ctx, c, bytes.NewReader(png), int64(len(png)), "", opts...)
 	require.NoError(t, err)
 	useAsImage(t, c, f.ID)
@@ -249,13 +251,38 @@ func TestClientOptionsApplyToOneUpload(t *testing.T) {
 	assert.Empty(t, rec.reservations()[1].header.Values("X-Batch"))
 }
 
-// A client option that cannot apply to one call fails the upload before
-// anything is sent.
+// A client option that cannot apply to one call, carried by
+// WithClientOptions, fails the upload before anything is read or sent, as
+// a bad upload option does; every bad option is named.
 func TestInvalidClientOptionFailsTheUpload(t *testing.T) {
 	ctx := context.Background()
-	_, err := Reader(ctx, silentClient(t), strings.NewReader(headPNG), int64(len(headPNG)), "",
-		client.WithBaseURL("https://elsewhere.example"))
+	unread := func(t *testing.T) io.Reader {
+		return readerFunc(func([]byte) (int, error) {
+			t.Error("the source was read")
+			return 0, io.EOF
+		})
+	}
+	_, err := Reader(ctx, silentClient(t), unread(t), int64(len(headPNG)), "",
+		WithClientOptions(client.WithBaseURL("https://elsewhere.example")))
+	assert.ErrorContains(t, err, "upload.WithClientOptions")
 	assert.ErrorContains(t, err, "WithBaseURL")
-	_, err = File(ctx, silentClient(t), writeFile(t, "logo.png", headPNG), client.WithMaxRetries(-1))
+	_, err = Reader(ctx, silentClient(t), unread(t), int64(len(headPNG)), "",
+		WithClientOptions(client.WithTimeout(-1)))
+	assert.ErrorContains(t, err, "WithTimeout")
+	_, err = File(ctx, silentClient(t), writeFile(t, "logo.png", headPNG), WithClientOptions(client.WithMaxRetries(-1)))
 	assert.ErrorContains(t, err, "WithMaxRetries")
+	_, err = Multipart(ctx, silentClient(t), []Part{{Name: "logo.png", Reader: unread(t), Size: int64(len(headPNG)), ContentType: "image/png"}},
+		WithClientOptions(client.WithTimeout(-1)))
+	assert.ErrorContains(t, err, "WithTimeout")
+
+	_, err = File(ctx, silentClient(t), writeFile(t, "logo.png", headPNG), nil, WithProgress(nil), WithContentType("image/none"),
+		WithClientOptions(client.WithTimeout(-1)))
+	for _, name := range []string{"upload.WithProgress", "upload.WithContentType", "upload.WithClientOptions", "WithTimeout"} {
+		assert.ErrorContains(t, err, name)
+	}
 }
+
+// readerFunc is an io.Reader made of a function.
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }

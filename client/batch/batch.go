@@ -12,6 +12,11 @@
 // back from the journal, sends only what was never sent, and waits for
 // and saves what is not finished. Without a journal the client keeps its
 // own in memory, which protects only within one process.
+//
+// A run takes options of this package's own [Option] type. Options of
+// package client reach its requests through [WithClientOptions], and
+// options of package poll its waits through [WithPollOptions]; given
+// directly to Run, they do not compile.
 package batch
 
 import (
@@ -108,7 +113,7 @@ type Progress struct {
 // budget, a price list that could not be read (nothing was sent in those
 // cases), or the context ending, when the result holds what was recorded
 // and running the same items again with the same journal resumes.
-func Run(ctx context.Context, c *client.Client, items []Item, opts ...client.Option) (Result, error) {
+func Run(ctx context.Context, c *client.Client, items []Item, opts ...Option) (Result, error) {
 	if c == nil {
 		return Result{}, errors.New("batch: nil client")
 	}

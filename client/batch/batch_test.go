@@ -272,7 +272,7 @@ func TestBadInputRefusedBeforeSending(t *testing.T) {
 	ok := client.ImageGenerationArgs{Prompt: "ok"}
 	cases := map[string]struct {
 		items []batch.Item
-		opts  []client.Option
+		opts  []batch.Option
 		want  string
 	}{
 		"missing key":     {items: []batch.Item{{Key: "a", Args: ok}, {Args: ok}}, want: "item 1: mediagen: invalid argument: no key"},
@@ -280,12 +280,12 @@ func TestBadInputRefusedBeforeSending(t *testing.T) {
 		"nil args":        {items: []batch.Item{{Key: "a"}}, want: "item 0: mediagen: invalid argument: no args"},
 		"typed nil args":  {items: []batch.Item{{Key: "a", Args: nilArgs}}, want: "no args"},
 		"long key":        {items: []batch.Item{{Key: strings.Repeat("k", 256), Args: ok}}, want: "a key of 256 bytes"},
-		"zero ceiling":    {items: images("x", 1), opts: []client.Option{batch.WithConcurrency(0)}, want: "batch.WithConcurrency: "},
-		"negative budget": {items: images("x", 1), opts: []client.Option{batch.WithBudget(-1)}, want: "batch.WithBudget: "},
-		"fit alone":       {items: images("x", 1), opts: []client.Option{batch.WithFitBudget()}, want: "batch.WithFitBudget: needs batch.WithBudget"},
-		"empty folder":    {items: images("x", 1), opts: []client.Option{batch.WithSaveTo("")}, want: "batch.WithSaveTo: "},
-		"nil progress":    {items: images("x", 1), opts: []client.Option{batch.OnProgress(nil)}, want: "batch.OnProgress: "},
-		"unknown price":   {items: []batch.Item{{Key: "a", Args: client.RawArgs{FeatureName: "image/none"}}}, opts: []client.Option{batch.WithBudget(1)}, want: `item 0 (key "a")`},
+		"zero ceiling":    {items: images("x", 1), opts: []batch.Option{batch.WithConcurrency(0)}, want: "batch.WithConcurrency(0): "},
+		"negative budget": {items: images("x", 1), opts: []batch.Option{batch.WithBudget(-1)}, want: "batch.WithBudget(-1): "},
+		"fit alone":       {items: images("x", 1), opts: []batch.Option{batch.WithFitBudget()}, want: "batch.WithFitBudget: needs batch.WithBudget"},
+		"empty folder":    {items: images("x", 1), opts: []batch.Option{batch.WithSaveTo("")}, want: "batch.WithSaveTo: "},
+		"nil progress":    {items: images("x", 1), opts: []batch.Option{batch.OnProgress(nil)}, want: "batch.OnProgress: "},
+		"unknown price":   {items: []batch.Item{{Key: "a", Args: client.RawArgs{FeatureName: "image/none"}}}, opts: []batch.Option{batch.WithBudget(1)}, want: `item 0 (key "a")`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"time"
 
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/batch"
 	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/client/journal"
+	"github.com/mediagen/mediagen-go/poll"
 )
 
 func ExampleRun() {
@@ -45,4 +47,28 @@ func ExampleRun() {
 	// order-1002 done true
 	// order-1003 done true
 	// done 3 of 3, spent 0.12 USD
+}
+
+func ExampleWithPollOptions() {
+	srv, err := clienttest.Start() // in-process reference server; use client.New("") for the service
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	c := srv.Client()
+
+	items := []batch.Item{{Key: "order-2001", Args: client.ImageGenerationArgs{Prompt: "a kite"}}}
+	// The run's options configure it; client options reach its requests
+	// through WithClientOptions, and poll options its waits through
+	// WithPollOptions. Given directly to Run, they do not compile.
+	res, err := batch.Run(context.Background(), c, items,
+		batch.WithConcurrency(4),
+		batch.WithClientOptions(client.WithTimeout(30*time.Second), client.WithHeader("X-Job", "posters")),
+		batch.WithPollOptions(poll.WithMaxWait(time.Hour)),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Done, "done")
+	// Output: 1 done
 }

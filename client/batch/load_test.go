@@ -81,16 +81,16 @@ func BenchmarkLoad(b *testing.B) {
 		if err != nil || w < 1 {
 			b.Fatalf("-load-windows: %q is not a window", f)
 		}
-		b.Run(fmt.Sprintf("fixed=%d", w), func(b *testing.B) { loadRuns(b, bin, WithConcurrency(w), fixedKey.Option(true)) })
+		b.Run(fmt.Sprintf("fixed=%d", w), func(b *testing.B) { loadRuns(b, bin, WithConcurrency(w), withFixedConcurrency()) })
 	}
 	b.Run(fmt.Sprintf("adaptive=%d", *loadCeiling), func(b *testing.B) { loadRuns(b, bin, WithConcurrency(*loadCeiling)) })
 }
 
 // loadRuns runs b.N batches of -load-n items, each against a fresh server
 // with a fresh journal, and reports their rates and the double charges.
-func loadRuns(b *testing.B, bin string, opts ...client.Option) {
+func loadRuns(b *testing.B, bin string, opts ...Option) {
 	if *loadRetries >= 0 {
-		opts = append(opts, client.WithMaxRetries(*loadRetries))
+		opts = append(opts, WithClientOptions(client.WithMaxRetries(*loadRetries)))
 	}
 	var items, seconds, submitSeconds, double, missing, limited, posts, notDone float64
 	window := 0

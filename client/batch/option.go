@@ -2,52 +2,26 @@ package batch
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/internal/pollcheck"
+	"github.com/mediagen/mediagen-go/poll"
 )
 
-// A run takes [client.Option] values: the options of this package, and any
-// of packages client and poll, which apply to every request of the run (the
-// price list, each create, each wait, each save) on top of the client's.
-// Two are the run's own and must not be given: [client.WithIdempotencyKey]
-// (each item's key is sent with its create) and poll.OnUpdate (see
-// [OnProgress]).
+// Option configures one [Run]. An option given a bad value makes the run
+// fail before anything is sent, with an error naming it; a nil Option is
+// skipped. Options of package client reach the run's requests through
+// [WithClientOptions], and options of package poll its waits through
+// [WithPollOptions].
+type Option func(*settings) error
 
 // DefaultConcurrency is the ceiling of creates in flight without
 // [WithConcurrency].
 const DefaultConcurrency = 8
-
-var (
-	budgetKey = client.NewKey("batch.WithBudget", func(usd float64) error {
-		if math.IsNaN(usd) || math.IsInf(usd, 0) || usd < 0 {
-			return errors.New("needs a finite amount of USD, 0 or more")
-		}
-		return nil
-	})
-	fitBudgetKey   = client.NewKey[bool]("batch.WithFitBudget", nil)
-	concurrencyKey = client.NewKey("batch.WithConcurrency", func(n int) error {
-		if n < 1 {
-			return errors.New("needs a ceiling of at least 1")
-		}
-		return nil
-	})
-	saveToKey = client.NewKey("batch.WithSaveTo", func(dir string) error {
-		if dir == "" {
-			return errors.New("needs a folder")
-		}
-		return nil
-	})
-	progressKey = client.NewKey("batch.OnProgress", func(fn func(Progress)) error {
-		if fn == nil {
-			return errors.New("needs a non-nil function")
-		}
-		return nil
-	})
-	// fixedKey holds the window at the ceiling, without adapting: the
-	// baseline of the load benchmark.
-	fixedKey = client.NewKey[bool]("batch fixed concurrency", nil)
-)
 
 // WithBudget bounds what the run may spend, in USD. Before anything is
 // sent, every item is priced at the most it can cost (the Max of
@@ -55,64 +29,167 @@ var (
 // an error matching [ErrOverBudget], unless [WithFitBudget] is given.
 // While it runs, what was charged plus the estimates of the creates in
 // flight never exceeds usd. Without it the run is not priced or bounded.
-func WithBudget(usd float64) client.Option { return budgetKey.Option(usd) }
+func WithBudget(usd float64) Option {
+	return func(s *settings) error {
+		if math.IsNaN(usd) || math.IsInf(usd, 0) || usd < 0 {
+			return fmt.Errorf("batch.WithBudget(%g): needs a finite amount of USD, 0 or more", usd)
+		}
+		s.budget, s.limited = toMoney(usd), true
+		return nil
+	}
+}
 
 // WithFitBudget runs, instead of refusing a run over the budget, the items
 // that fit: the longest prefix of the items, in order, whose estimates
 // together stay within it. The rest are not sent; each ends with an error
 // matching [ErrOverBudget] and counts as skipped. It needs [WithBudget].
-func WithFitBudget() client.Option { return fitBudgetKey.Option(true) }
+func WithFitBudget() Option {
+	return func(s *settings) error {
+		s.fit = true
+		return nil
+	}
+}
 
 // WithConcurrency sets the most creates in flight at once, n at least 1;
 // the default is [DefaultConcurrency]. The run starts at min(4, n) and
 // adapts below n: see [Run].
-func WithConcurrency(n int) client.Option { return concurrencyKey.Option(n) }
+func WithConcurrency(n int) Option {
+	return func(s *settings) error {
+		if n < 1 {
+			return fmt.Errorf("batch.WithConcurrency(%d): needs a ceiling of at least 1", n)
+		}
+		s.ceiling = n
+		return nil
+	}
+}
 
 // WithSaveTo saves the output (and a video's poster) of each generation
 // that ends done into dir, as [client.Client.SaveOutput] does, with the
 // item's key, so the journal records the save ([client.Client.Unfinished]
 // no longer lists it). [ItemResult.SavedPath] says where. An item whose
 // save fails ends with its done generation and the error.
-func WithSaveTo(dir string) client.Option { return saveToKey.Option(dir) }
+func WithSaveTo(dir string) Option {
+	return func(s *settings) error {
+		if dir == "" {
+			return errors.New("batch.WithSaveTo: needs a folder")
+		}
+		s.saveTo = dir
+		return nil
+	}
+}
 
 // OnProgress calls fn after each item is submitted and each ends. Calls
 // are serialized, never concurrent, and the counts they report never go
 // down; Spent may, when a failed render's refund is credited. fn runs while
 // the run holds its place, so it must return quickly.
-func OnProgress(fn func(Progress)) client.Option { return progressKey.Option(fn) }
+func OnProgress(fn func(Progress)) Option {
+	return func(s *settings) error {
+		if fn == nil {
+			return errors.New("batch.OnProgress: needs a non-nil function")
+		}
+		s.progress = fn
+		return nil
+	}
+}
+
+// WithClientOptions applies opts (a timeout, a header, a retry policy, a
+// logger, middleware...) to every request of the run, on top of the
+// client's: the price list, each create, each wait's checks, each save.
+// Several add up, in order. The run refuses, before sending anything, a
+// client option that cannot apply to a call and one that applies to one
+// call only: [client.WithIdempotencyKey] (each item's create carries the
+// item's key) and [client.WithResponseInto] (the run makes many calls at
+// once).
+func WithClientOptions(opts ...client.Option) Option {
+	return func(s *settings) error {
+		s.clientOpts = append(slices.Clip(s.clientOpts), opts...)
+		return nil
+	}
+}
+
+// WithPollOptions applies opts (poll.WithHub, poll.WithInterval,
+// poll.WithMaxWait...) to the run's waits, which go through
+// poll.Generations. Several add up, in order. The run refuses, before
+// sending anything, what poll.Generations would refuse, and poll.OnUpdate,
+// which the run uses itself: see [OnProgress].
+func WithPollOptions(opts ...poll.Option) Option {
+	return func(s *settings) error {
+		s.pollOpts = append(slices.Clip(s.pollOpts), opts...)
+		return nil
+	}
+}
+
+// withFixedConcurrency holds the window at the ceiling, without adapting:
+// the baseline of the load benchmark.
+func withFixedConcurrency() Option {
+	return func(s *settings) error {
+		s.fixed = true
+		return nil
+	}
+}
 
 // settings is what one run's options say.
 type settings struct {
-	budget   money // when limited
-	limited  bool  // WithBudget was given
-	fit      bool
-	ceiling  int
-	fixed    bool
-	saveTo   string
-	progress func(Progress)
-	opts     []client.Option // every option, for the client and poll calls
+	budget     money // when limited
+	limited    bool  // WithBudget was given
+	fit        bool
+	ceiling    int
+	fixed      bool
+	saveTo     string
+	progress   func(Progress)
+	clientOpts []client.Option // for every request of the run; shared, clipped on append
+	pollOpts   []poll.Option   // for the waits; shared, clipped on append
 }
 
 // newSettings reads opts; a bad option fails the run before anything is
-// sent.
-func newSettings(opts []client.Option) (*settings, error) {
-	s := &settings{ceiling: DefaultConcurrency, opts: opts}
-	// Get checks every option, the client's too: the first call reports
-	// them all.
-	usd, limited, err := budgetKey.Get(opts)
+// sent. The error joins every problem.
+func newSettings(opts []Option) (*settings, error) {
+	s := &settings{ceiling: DefaultConcurrency}
+	var errs []error
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.fit && !s.limited {
+		errs = append(errs, errors.New("batch.WithFitBudget: needs batch.WithBudget"))
+	}
+	errs = append(errs, checkClientOptions(s.clientOpts)...)
+	onUpdate, err := pollcheck.Generations(s.pollOpts)
 	if err != nil {
+		errs = append(errs, fmt.Errorf("batch.WithPollOptions: %w", err))
+	}
+	if onUpdate {
+		errs = append(errs, errors.New("batch.WithPollOptions: poll.OnUpdate is the run's own; follow the run with batch.OnProgress"))
+	}
+	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	s.budget, s.limited = toMoney(usd), limited
-	s.fit, _, _ = fitBudgetKey.Get(opts)
-	if n, ok, _ := concurrencyKey.Get(opts); ok {
-		s.ceiling = n
-	}
-	s.fixed, _, _ = fixedKey.Get(opts)
-	s.saveTo, _, _ = saveToKey.Get(opts)
-	s.progress, _, _ = progressKey.Get(opts)
-	if s.fit && !s.limited {
-		return nil, errors.New("batch.WithFitBudget: needs batch.WithBudget")
-	}
 	return s, nil
+}
+
+// checkClientOptions returns the problems of the run's client options:
+// those a call would fail with, and those that apply to one call only.
+func checkClientOptions(opts []client.Option) []error {
+	var errs []error
+	if err := client.CheckOptions(opts...); err != nil {
+		errs = append(errs, fmt.Errorf("batch.WithClientOptions: %w", err))
+	}
+	// An option for one call only is one that New refuses (package client
+	// says so of WithIdempotencyKey and WithResponseInto) and a call does
+	// not. New makes no request.
+	for i, o := range opts {
+		if o == nil || client.CheckOptions(o) != nil {
+			continue
+		}
+		if _, err := client.New("batch-check", client.WithBaseURL("http://127.0.0.1"), o); err != nil {
+			// Its error names it, and goes on to advise a call, not New.
+			what, _, _ := strings.Cut(err.Error(), ";")
+			errs = append(errs, fmt.Errorf("batch.WithClientOptions: option %d is for one call only, and a run makes many, each item's create with its own key (%s)", i+1, what))
+		}
+	}
+	return errs
 }

@@ -28,7 +28,7 @@ type run struct {
 }
 
 func newRun(c *client.Client, items []Item, s *settings) *run {
-	r := &run{c: c, s: s, items: items, win: newWindow(s.ceiling, s.fixed, c.Clock(s.opts...)),
+	r := &run{c: c, s: s, items: items, win: newWindow(s.ceiling, s.fixed, c.Clock(s.clientOpts...)),
 		res: make([]ItemResult, len(items)), ended: make([]bool, len(items)),
 		charged: make([]money, len(items)), tries: make([]int, len(items))}
 	for i, it := range items {

@@ -99,7 +99,7 @@ func (r *run) putBack(i int) {
 // create sends item i, in the window's slot of epoch.
 func (r *run) create(ctx context.Context, i int, epoch int) {
 	it := r.items[i]
-	opts := append(slices.Clip(r.s.opts), client.WithIdempotencyKey(it.Key))
+	opts := append(slices.Clip(r.s.clientOpts), client.WithIdempotencyKey(it.Key))
 	g, err := r.c.CreateGeneration(ctx, it.Args, opts...)
 	// The ledger changes before the window does: a dispatcher woken by
 	// the window must find the item's reservation settled or released.

@@ -54,8 +54,11 @@ func (r *run) wait(ctx context.Context) {
 			r.save(ctx, i, g)
 		}()
 	}
-	opts := append(slices.Clip(r.s.opts), poll.OnUpdate(onUpdate))
-	clock := r.c.Clock(r.s.opts...)
+	opts := make([]poll.Option, 0, len(r.s.pollOpts)+2)
+	opts = append(opts, poll.WithClientOptions(r.s.clientOpts...))
+	opts = append(opts, r.s.pollOpts...)
+	opts = append(opts, poll.OnUpdate(onUpdate))
+	clock := r.c.Clock(r.s.clientOpts...)
 	for round := 0; len(ids) > 0; round++ {
 		results, err := poll.Generations(ctx, r.c, ids, opts...)
 		if results == nil { // an option poll refuses: nothing was waited on
@@ -92,7 +95,7 @@ func (r *run) wait(ctx context.Context) {
 // save saves item i's done generation g with the item's key, so the
 // journal records the save.
 func (r *run) save(ctx context.Context, i int, g *mediagen.Generation) {
-	opts := append(slices.Clip(r.s.opts), client.WithIdempotencyKey(r.items[i].Key))
+	opts := append(slices.Clip(r.s.clientOpts), client.WithIdempotencyKey(r.items[i].Key))
 	saved, err := r.c.SaveOutput(ctx, g, r.s.saveTo, opts...)
 	if err != nil {
 		r.finish(i, g, fmt.Errorf("batch: saving the outputs of generation %s: %w", g.ID, err), "")

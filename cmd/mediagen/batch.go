@@ -75,7 +75,7 @@ DIR saves every done output there.`,
 			if err != nil {
 				return err
 			}
-			opts := []client.Option{batch.WithConcurrency(concurrency)}
+			opts := []batch.Option{batch.WithConcurrency(concurrency)}
 			if budget > 0 {
 				opts = append(opts, batch.WithBudget(budget))
 			}

@@ -27,9 +27,9 @@ func (w *waitFlags) add(cmd *cobra.Command) {
 }
 
 // options are the poll options of the flags.
-func (w *waitFlags) options() []client.Option {
+func (w *waitFlags) options() []poll.Option {
 	if w.maxWait > 0 {
-		return []client.Option{poll.WithMaxWait(w.maxWait)}
+		return []poll.Option{poll.WithMaxWait(w.maxWait)}
 	}
 	return nil
 }

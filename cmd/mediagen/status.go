@@ -8,7 +8,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/mediagen/mediagen-go"
-	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/poll"
 	"github.com/mediagen/mediagen-go/upload"
 )
@@ -16,7 +15,7 @@ import (
 // uploadProgress returns the options of an upload of name that draw a byte
 // bar on stderr when it is a terminal (none otherwise), and a function to
 // call once the upload returned, which ends the bar's line.
-func (a *app) uploadProgress(name string) ([]client.Option, func()) {
+func (a *app) uploadProgress(name string) ([]upload.Option, func()) {
 	if !isTerminal(a.stderr) {
 		return nil, func() {}
 	}
@@ -49,7 +48,7 @@ func (a *app) uploadProgress(name string) ([]client.Option, func()) {
 			fmt.Fprintln(a.stderr)
 		}
 	}
-	return []client.Option{upload.WithProgress(show)}, done
+	return []upload.Option{upload.WithProgress(show)}, done
 }
 
 // statusLine is a live line on stderr, a spinner with what a wait sees,
@@ -100,6 +99,6 @@ func generationText(g *mediagen.Generation) string {
 
 // watch returns the option that keeps line up to date with a wait on one
 // generation.
-func (s *statusLine) watch() client.Option {
+func (s *statusLine) watch() poll.Option {
 	return poll.OnUpdate(func(g *mediagen.Generation) { s.set(generationText(g)) })
 }

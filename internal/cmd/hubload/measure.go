@@ -240,7 +240,7 @@ func runSide(ctx context.Context, cfg config, bin, side string, jobs []job, stde
 				return
 			}
 			rec.id = g.ID
-			var wait []client.Option
+			var wait []poll.Option
 			if hub != nil {
 				wait = append(wait, poll.WithHub(hub), poll.WithKind(g.Kind))
 			}
