@@ -30,6 +30,18 @@ func TestCheckOptions(t *testing.T) {
 	assert.ErrorIs(t, client.CheckOptions(client.WithIdempotencyKey("")), client.ErrInvalidArgument)
 }
 
+// CheckSharedOptions, for options applied to many calls, also refuses the
+// options of one call.
+func TestCheckSharedOptions(t *testing.T) {
+	var resp *http.Response
+	require.NoError(t, client.CheckSharedOptions(client.WithTimeout(time.Second), client.WithHeader("X-Run", "7")))
+	err := client.CheckSharedOptions(client.WithIdempotencyKey("k"), client.WithResponseInto(&resp), client.WithTimeout(-1))
+	assert.ErrorContains(t, err, "WithIdempotencyKey applies to one call")
+	assert.ErrorContains(t, err, "WithResponseInto applies to one call")
+	assert.ErrorContains(t, err, "WithTimeout")
+	require.NoError(t, client.CheckOptions(client.WithIdempotencyKey("k"), client.WithResponseInto(&resp)), "one call takes them")
+}
+
 func TestWithClock(t *testing.T) {
 	clk := newTestClock()
 	c, err := client.New("key", client.WithBaseURL("http://127.0.0.1:1"), client.WithClock(clk))

@@ -79,8 +79,8 @@ func WithJournalHold(d time.Duration) Option {
 // ([Client.Unfinished]). Per call only.
 func WithIdempotencyKey(key string) Option {
 	return func(s *settings) error {
-		if !s.perCall {
-			return errors.New("mediagen: WithIdempotencyKey applies to one call; pass it to the call, not to New")
+		if !s.perCall || s.shared {
+			return errors.New("mediagen: WithIdempotencyKey applies to one call; pass it to the call, not to New or to options shared by many calls")
 		}
 		if key == "" || len(key) > MaxIdempotencyKey {
 			return fmt.Errorf("%w: idempotency key of %d bytes: want 1 to %d", ErrInvalidArgument, len(key), MaxIdempotencyKey)

@@ -36,6 +36,7 @@ type Option func(*settings) error
 // settings is what the options configure.
 type settings struct {
 	perCall      bool // options are being applied to one call
+	shared       bool // ... or checked for many calls (CheckSharedOptions)
 	baseURL      string
 	httpClient   *http.Client
 	retry        RetryPolicy
@@ -286,8 +287,8 @@ func validHeaderName(k string) bool {
 // from many goroutines would write to *dst at once, so New refuses it.
 func WithResponseInto(dst **http.Response) Option {
 	return func(s *settings) error {
-		if !s.perCall {
-			return errors.New("mediagen: WithResponseInto applies to one call; pass it to the call, not to New")
+		if !s.perCall || s.shared {
+			return errors.New("mediagen: WithResponseInto applies to one call; pass it to the call, not to New or to options shared by many calls")
 		}
 		if dst == nil {
 			return errors.New("mediagen: WithResponseInto: nil destination")
@@ -433,5 +434,15 @@ func (c *Client) Clock(opts ...Option) Clock {
 func CheckOptions(opts ...Option) error {
 	s := defaultSettings()
 	s.perCall = true
+	return s.apply(opts)
+}
+
+// CheckSharedOptions is [CheckOptions] for options a package applies to
+// each of many calls it makes (package batch, to every create, wait and
+// save of a run): it also refuses those that belong to one call,
+// [WithIdempotencyKey] and [WithResponseInto].
+func CheckSharedOptions(opts ...Option) error {
+	s := defaultSettings()
+	s.perCall, s.shared = true, true
 	return s.apply(opts)
 }

@@ -379,7 +379,7 @@ func wav(d time.Duration) []byte {
 `
 
 // v1Face is a user's program on the public names: the models' fields,
-// features as values of their own type, and one option type for every call.
+// features as values of their own type, and options typed by where they apply.
 const v1Face = `package main
 
 import (
@@ -401,7 +401,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	f, err := upload.File(ctx, c, os.Args[1], client.WithTimeout(30*time.Second))
+	f, err := upload.File(ctx, c, os.Args[1], upload.WithClientOptions(client.WithTimeout(30*time.Second)))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -411,7 +411,7 @@ func main() {
 		log.Fatal(err)
 	}
 	var done *mediagen.Generation
-	done, err = poll.Generation(ctx, c, g.ID, client.WithTimeout(time.Minute), poll.WithInterval(100*time.Millisecond))
+	done, err = poll.Generation(ctx, c, g.ID, poll.WithClientOptions(client.WithTimeout(time.Minute)), poll.WithInterval(100*time.Millisecond))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/pollcheck"
 )
 
 // Option configures one wait: [Generation], [Generations] or [Voice]. An
@@ -50,13 +49,18 @@ func WithMaxWait(d time.Duration) Option {
 // OnUpdate calls fn with the generation each time its status is first seen
 // or changes, terminal status included. fn runs on the waiting goroutine,
 // one call at a time, so it must return quickly; it must not modify the
-// generation. [Voice] refuses it; see [OnVoiceUpdate].
+// generation. Given more than once, each fn is called, in order. [Voice]
+// refuses it; see [OnVoiceUpdate].
 func OnUpdate(fn func(*mediagen.Generation)) Option {
 	return func(s *settings) error {
 		if fn == nil {
 			return errors.New("poll.OnUpdate: needs a non-nil function")
 		}
-		s.onUpdate = fn
+		if prev := s.onUpdate; prev != nil {
+			s.onUpdate = func(g *mediagen.Generation) { prev(g); fn(g) }
+		} else {
+			s.onUpdate = fn
+		}
 		return nil
 	}
 }
@@ -163,9 +167,11 @@ func readOptions(kind waitKind, opts []Option) (*settings, error) {
 	return s, errors.Join(errs...)
 }
 
-func init() {
-	pollcheck.Generations = func(opts any) (bool, error) {
-		s, err := readOptions(generationWait, opts.([]Option))
-		return s.onUpdate != nil, err
-	}
+// CheckOptions reports the errors opts would make a wait on generations
+// ([Generation], [Generations]) fail with, joined, without waiting: for
+// packages that carry poll options to the waits they make (batch), so a
+// bad one fails before anything is sent.
+func CheckOptions(opts ...Option) error {
+	_, err := readOptions(generationWait, opts)
+	return err
 }

@@ -174,3 +174,22 @@ func TestBadOptionsAreJoined(t *testing.T) {
 	_, err = Generation(context.Background(), e.c, g.ID, nil, withClock(e.clock), nil)
 	assert.NoError(t, err)
 }
+
+// Several OnUpdate functions are all called, in order; CheckOptions
+// reports what a wait would refuse, without waiting.
+func TestOnUpdateComposesAndCheckOptions(t *testing.T) {
+	var calls []string
+	s, err := readOptions(generationWait, []Option{
+		OnUpdate(func(*mediagen.Generation) { calls = append(calls, "first") }),
+		OnUpdate(func(*mediagen.Generation) { calls = append(calls, "second") }),
+	})
+	require.NoError(t, err)
+	s.onUpdate(&mediagen.Generation{})
+	assert.Equal(t, []string{"first", "second"}, calls)
+
+	require.NoError(t, CheckOptions(WithInterval(time.Second), OnUpdate(func(*mediagen.Generation) {})))
+	err = CheckOptions(WithMaxWait(0), OnVoiceUpdate(func(*mediagen.Voice) {}), WithClientOptions(client.WithTimeout(-1)))
+	assert.ErrorContains(t, err, "poll.WithMaxWait")
+	assert.ErrorContains(t, err, "OnVoiceUpdate")
+	assert.ErrorContains(t, err, "WithTimeout")
+}

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/pollcheck"
 	"github.com/mediagen/mediagen-go/poll"
 )
 
@@ -110,8 +108,9 @@ func WithClientOptions(opts ...client.Option) Option {
 // WithPollOptions applies opts (poll.WithHub, poll.WithInterval,
 // poll.WithMaxWait...) to the run's waits, which go through
 // poll.Generations. Several add up, in order. The run refuses, before
-// sending anything, what poll.Generations would refuse, and poll.OnUpdate,
-// which the run uses itself: see [OnProgress].
+// sending anything, what poll.Generations would refuse. A poll.OnUpdate
+// given here sees every generation the run waits on, beside the run's own
+// (see also [OnProgress]).
 func WithPollOptions(opts ...poll.Option) Option {
 	return func(s *settings) error {
 		s.pollOpts = append(slices.Clip(s.pollOpts), opts...)
@@ -157,39 +156,16 @@ func newSettings(opts []Option) (*settings, error) {
 	if s.fit && !s.limited {
 		errs = append(errs, errors.New("batch.WithFitBudget: needs batch.WithBudget"))
 	}
-	errs = append(errs, checkClientOptions(s.clientOpts)...)
-	onUpdate, err := pollcheck.Generations(s.pollOpts)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("batch.WithPollOptions: %w", err))
+	// Each item's create carries its own key, and the run's calls run at
+	// once: options for one call have no place among the run's.
+	if err := client.CheckSharedOptions(s.clientOpts...); err != nil {
+		errs = append(errs, fmt.Errorf("batch.WithClientOptions: %w", err))
 	}
-	if onUpdate {
-		errs = append(errs, errors.New("batch.WithPollOptions: poll.OnUpdate is the run's own; follow the run with batch.OnProgress"))
+	if err := poll.CheckOptions(s.pollOpts...); err != nil {
+		errs = append(errs, fmt.Errorf("batch.WithPollOptions: %w", err))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return s, nil
-}
-
-// checkClientOptions returns the problems of the run's client options:
-// those a call would fail with, and those that apply to one call only.
-func checkClientOptions(opts []client.Option) []error {
-	var errs []error
-	if err := client.CheckOptions(opts...); err != nil {
-		errs = append(errs, fmt.Errorf("batch.WithClientOptions: %w", err))
-	}
-	// An option for one call only is one that New refuses (package client
-	// says so of WithIdempotencyKey and WithResponseInto) and a call does
-	// not. New makes no request.
-	for i, o := range opts {
-		if o == nil || client.CheckOptions(o) != nil {
-			continue
-		}
-		if _, err := client.New("batch-check", client.WithBaseURL("http://127.0.0.1"), o); err != nil {
-			// Its error names it, and goes on to advise a call, not New.
-			what, _, _ := strings.Cut(err.Error(), ";")
-			errs = append(errs, fmt.Errorf("batch.WithClientOptions: option %d is for one call only, and a run makes many, each item's create with its own key (%s)", i+1, what))
-		}
-	}
-	return errs
 }

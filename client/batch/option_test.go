@@ -20,9 +20,9 @@ import (
 )
 
 // A bad option, the run's own or one it carries to its requests or its
-// waits, fails the run before any request; so do the options that belong
-// to the run itself: an idempotency key (each item has its own) and
-// poll.OnUpdate (see OnProgress). Every problem is named.
+// waits, fails the run before any request; so do the client options that
+// belong to one call, where a run makes many: an idempotency key (each item
+// has its own) and WithResponseInto. Every problem is named.
 func TestBadOptionsRefusedBeforeAnyRequest(t *testing.T) {
 	var resp *http.Response
 	cases := map[string]struct {
@@ -31,16 +31,15 @@ func TestBadOptionsRefusedBeforeAnyRequest(t *testing.T) {
 	}{
 		"invalid client option":    {[]batch.Option{batch.WithClientOptions(client.WithTimeout(-1))}, []string{"batch.WithClientOptions: ", "WithTimeout"}},
 		"client option for New":    {[]batch.Option{batch.WithClientOptions(client.WithBaseURL("https://elsewhere.example"))}, []string{"batch.WithClientOptions: ", "WithBaseURL"}},
-		"idempotency key":          {[]batch.Option{batch.WithClientOptions(client.WithTimeout(time.Minute)), batch.WithClientOptions(client.WithIdempotencyKey("order-7"))}, []string{"batch.WithClientOptions: option 2 is for one call only", "WithIdempotencyKey"}},
-		"response into":            {[]batch.Option{batch.WithClientOptions(client.WithResponseInto(&resp))}, []string{"batch.WithClientOptions: option 1 is for one call only", "WithResponseInto"}},
-		"poll's OnUpdate":          {[]batch.Option{batch.WithPollOptions(poll.OnUpdate(func(*mediagen.Generation) {}))}, []string{"batch.WithPollOptions: poll.OnUpdate is the run's own", "batch.OnProgress"}},
+		"idempotency key":          {[]batch.Option{batch.WithClientOptions(client.WithTimeout(time.Minute)), batch.WithClientOptions(client.WithIdempotencyKey("order-7"))}, []string{"batch.WithClientOptions: ", "WithIdempotencyKey applies to one call"}},
+		"response into":            {[]batch.Option{batch.WithClientOptions(client.WithResponseInto(&resp))}, []string{"batch.WithClientOptions: ", "WithResponseInto applies to one call"}},
 		"poll's OnVoiceUpdate":     {[]batch.Option{batch.WithPollOptions(poll.OnVoiceUpdate(func(*mediagen.Voice) {}))}, []string{"batch.WithPollOptions: ", "OnVoiceUpdate"}},
 		"invalid poll option":      {[]batch.Option{batch.WithPollOptions(poll.WithInterval(0))}, []string{"batch.WithPollOptions: ", "poll.WithInterval"}},
 		"poll's bad client option": {[]batch.Option{batch.WithPollOptions(poll.WithClientOptions(client.WithTimeout(-1)))}, []string{"batch.WithPollOptions: ", "poll.WithClientOptions", "WithTimeout"}},
 		"all at once": {
 			[]batch.Option{nil, batch.WithConcurrency(0), batch.WithClientOptions(client.WithMaxRetries(-1), client.WithIdempotencyKey("k")),
 				batch.WithPollOptions(poll.WithMaxWait(0), poll.OnUpdate(func(*mediagen.Generation) {}))},
-			[]string{"batch.WithConcurrency", "WithMaxRetries", "option 2 is for one call only", "poll.WithMaxWait", "poll.OnUpdate is the run's own"},
+			[]string{"batch.WithConcurrency", "WithMaxRetries", "WithIdempotencyKey applies to one call", "poll.WithMaxWait"},
 		},
 	}
 	for name, tc := range cases {
@@ -147,4 +146,24 @@ func kindOf(req *http.Request) string {
 		return "wait"
 	}
 	return req.Method + " " + req.URL.Path
+}
+
+// A poll.OnUpdate carried to the run's waits sees each generation the run
+// waits on, beside the run's own bookkeeping, which it does not replace.
+func TestPollOnUpdateSeesTheRunsGenerations(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	var mu sync.Mutex
+	seen := map[string]mediagen.GenerationStatus{}
+	onUpdate := poll.OnUpdate(func(g *mediagen.Generation) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[g.ID] = g.Status
+	})
+	res, err := batch.Run(t.Context(), srv.Client(), images("heron", 3), batch.WithPollOptions(onUpdate))
+	require.NoError(t, err)
+	require.Len(t, res.Items, 3)
+	for _, it := range res.Items {
+		require.NoError(t, it.Err)
+		assert.Equal(t, mediagen.GenerationStatusDone, seen[it.Generation.ID], "the caller's OnUpdate saw it done")
+	}
 }
