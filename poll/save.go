@@ -8,6 +8,7 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
 // Outputs expire with their generation, 24 hours after its request: a wait
@@ -101,16 +102,13 @@ func (s *settings) saveWith(ctx context.Context, c *client.Client, g *mediagen.G
 		if o.url == "" {
 			continue // a text output is in the generation itself
 		}
-		var err error
-		for range maxSaveStarts {
-			if err = s.saveOne(ctx, c, g, o.name, o.url, o.mediaType); err == nil {
-				break
-			}
+		// A transfer that broke after bytes reached the writer starts over
+		// with a new one, in the SDK's one retry loop.
+		err := retry.Do(ctx, s.clock, retry.Policy{MaxRetries: maxSaveStarts - 1, Patient: true}, func(int) retry.Outcome {
+			err := s.saveOne(ctx, c, g, o.name, o.url, o.mediaType)
 			var se *client.StorageError
-			if !errors.As(err, &se) || !se.Retryable {
-				break
-			}
-		}
+			return retry.Outcome{Err: err, Retry: errors.As(err, &se) && se.Retryable}
+		}, nil)
 		if err != nil {
 			return fmt.Errorf("%s: %w", o.name, err)
 		}
