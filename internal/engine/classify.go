@@ -11,6 +11,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,29 +23,42 @@ import (
 // leaves traced false, so sent alone cannot prove that a request never
 // left.
 type tracer struct {
-	traced atomic.Bool // the attempt asked for a connection
-	sent   atomic.Bool // the attempt holds one: it may have reached the service
-	trace  httptrace.ClientTrace
+	traced  atomic.Bool // the attempt asked for a connection
+	sent    atomic.Bool // the attempt holds one: it may have reached the service
+	unknown bool        // the transport may not trace: traced must be seen
+	trace   httptrace.ClientTrace
+	getConn func(string)
+	gotConn func(httptrace.GotConnInfo)
 }
 
-// newTracer returns a tracer; unknown, for a transport that may not trace,
-// adds the hook that tells whether it does.
-func newTracer(unknown bool) *tracer {
+// newTracer returns a tracer; its hooks are made once, as tracers are
+// pooled ([tracers]).
+func newTracer() *tracer {
 	t := &tracer{}
-	if unknown {
-		t.trace.GetConn = func(string) { t.traced.Store(true) }
-	} else {
-		t.traced.Store(true)
-	}
+	t.getConn = func(string) { t.traced.Store(true) }
 	// Waiting for WroteRequest instead would race with an early answer.
-	t.trace.GotConn = func(httptrace.GotConnInfo) { t.sent.Store(true) }
+	t.gotConn = func(httptrace.GotConnInfo) { t.sent.Store(true) }
 	return t
 }
 
-func (t *tracer) reset() {
-	if t.trace.GetConn != nil {
-		t.traced.Store(false)
+// tracers holds tracers between calls: a charging request traces every
+// attempt, and its hooks need not be made again each time.
+var tracers = sync.Pool{New: func() any { return newTracer() }}
+
+// start readies t for a call; unknown, for a transport that may not trace,
+// adds the hook that tells whether it does. The hooks are set afresh:
+// WithClientTrace chains a caller's own into them.
+func (t *tracer) start(unknown bool) {
+	t.unknown = unknown
+	t.trace = httptrace.ClientTrace{GotConn: t.gotConn}
+	if unknown {
+		t.trace.GetConn = t.getConn
 	}
+	t.reset()
+}
+
+func (t *tracer) reset() {
+	t.traced.Store(!t.unknown)
 	t.sent.Store(false)
 }
 

@@ -64,7 +64,8 @@ func TestClassify(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &Request{Class: tc.class}
 			if tc.err != nil {
-				tr := newTracer(true)
+				tr := newTracer()
+				tr.start(true)
 				tr.traced.Store(true)
 				tr.sent.Store(tc.sent)
 				assert.Equal(t, tc.retry, classifyError(r, progress{tr: tr}, tc.err).Retry, "traced")
@@ -101,7 +102,8 @@ func TestTrustsOnlyWhatTheTransportReports(t *testing.T) {
 		{"traced: reset after getting a connection", true, true, reset, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := newTracer(true)
+			tr := newTracer()
+			tr.start(true)
 			tr.traced.Store(tc.traced)
 			tr.sent.Store(tc.sent)
 			o := classifyError(&Request{Class: Charging}, progress{tr: tr}, tc.err)

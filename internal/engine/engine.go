@@ -113,7 +113,9 @@ func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*ht
 	var tr *tracer
 	if r.Class == Charging || r.Body == nil && r.Open == nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
 		// Middleware may send on a context without the trace.
-		tr = newTracer(!e.traces || len(call.Middleware) > 0)
+		tr = tracers.Get().(*tracer)
+		defer tracers.Put(tr)
+		tr.start(!e.traces || len(call.Middleware) > 0)
 		ctx = httptrace.WithClientTrace(ctx, &tr.trace)
 	}
 	start := time.Now()
