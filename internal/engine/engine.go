@@ -85,6 +85,7 @@ type Engine struct {
 	storage *http.Client
 	auth    []string // the Authorization header's value, shared, never modified
 	traces  bool     // the transport is net/http's, which reports its progress
+	watch   watchdog // bounds every attempt
 }
 
 // New returns an engine over hc's transport, redirect policy and cookie
@@ -140,6 +141,7 @@ func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*ht
 	}, func(err error, n int, wait time.Duration) {
 		if pending != nil {
 			drain(pending.resp.Body) // retried: its connection is reused
+			pending.w.release(pending.b)
 			pending = nil
 		}
 		var se *SendError
@@ -154,12 +156,12 @@ func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*ht
 	})
 	if pending != nil && ctx.Err() != nil {
 		drain(pending.resp.Body)
-		pending.cancel()
+		pending.w.release(pending.b)
 	} else if pending != nil {
 		// The retries stopped on a transient answer: the caller reads it.
 		herr := handle(pending.resp)
 		drain(pending.resp.Body)
-		pending.cancel()
+		pending.w.release(pending.b)
 		var be *retry.BudgetError
 		switch {
 		case err == pending:
@@ -195,13 +197,13 @@ func (e *Engine) attempt(ctx context.Context, call *Call, r *Request, tr *tracer
 	if r.Transfer {
 		d = call.Transfer
 	}
-	cancel := context.CancelFunc(func() {})
+	b := bound{ctx: ctx, slot: -1}
 	if d > 0 {
-		ctx, cancel = context.WithTimeout(ctx, d)
+		b = e.watch.watch(ctx, d)
 	}
-	req, body, err := e.newRequest(ctx, call, r)
+	req, body, err := e.newRequest(b.ctx, call, r)
 	if err != nil {
-		cancel()
+		e.watch.release(b)
 		return outcome{Outcome: retry.Outcome{Err: err}}
 	}
 	resp, err := e.send(call, r, req)
@@ -209,7 +211,10 @@ func (e *Engine) attempt(ctx context.Context, call *Call, r *Request, tr *tracer
 		body.close() // waits for a read in progress: the body is the caller's again
 	}
 	if err != nil {
-		cancel()
+		if b.timedOut() {
+			err = &timeoutError{d: d}
+		}
+		e.watch.release(b)
 		if body != nil {
 			if be, ok := body.rc.(interface{ Err() error }); ok && be.Err() != nil {
 				return outcome{Outcome: retry.Outcome{Err: be.Err()}} // the body's own failure
@@ -219,9 +224,9 @@ func (e *Engine) attempt(ctx context.Context, call *Call, r *Request, tr *tracer
 	}
 	if after, ok := transientStatus(r, resp, call.Clock.Now()); ok {
 		// Its deadline is released once it is drained.
-		return outcome{Outcome: retry.Outcome{Err: &statusAnswer{resp: resp, cancel: cancel}, Retry: true, After: after}, resp: resp}
+		return outcome{Outcome: retry.Outcome{Err: &statusAnswer{resp: resp, w: &e.watch, b: b}, Retry: true, After: after}, resp: resp}
 	}
-	defer cancel()
+	defer e.watch.release(b)
 	defer drain(resp.Body)
 	if herr := handle(resp); herr != nil {
 		return outcome{Outcome: retry.Outcome{Err: herr, Retry: r.Class == Safe && retry.Transient(herr)}, resp: resp}
@@ -232,8 +237,9 @@ func (e *Engine) attempt(ctx context.Context, call *Call, r *Request, tr *tracer
 // statusAnswer is a transient answer (429, or 5xx for a Safe request) that
 // the loop may retry; when it does not, the caller's handle reads it.
 type statusAnswer struct {
-	resp   *http.Response
-	cancel context.CancelFunc
+	resp *http.Response
+	w    *watchdog
+	b    bound // the attempt's, released once the answer is drained
 }
 
 func (s *statusAnswer) Error() string {

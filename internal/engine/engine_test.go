@@ -134,3 +134,62 @@ func TestStorageRequestsCarryNoKey(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, body)
 }
+
+// TestAttemptTimeout: an attempt past the call's timeout is cut, reported
+// as a timeout, and retried; the next attempt gets a bound of its own.
+func TestAttemptTimeout(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			<-r.Context().Done() // the first attempt hangs until cut
+			return
+		}
+		_, _ = io.WriteString(w, "ok")
+	}))
+	t.Cleanup(srv.Close)
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	clk := &fakeClock{}
+	call := testCall(clk)
+	call.Timeout = 50 * time.Millisecond
+	e := New(&http.Client{}, "key-123456")
+	var body string
+	err = e.Do(t.Context(), call, &Request{Method: http.MethodGet, URL: *u}, func(resp *http.Response) error {
+		b, err := io.ReadAll(resp.Body)
+		body = string(b)
+		return err
+	})
+	require.NoError(t, err)
+	assert.Equal(t, "ok", body)
+	assert.Equal(t, int32(2), n.Load())
+
+	call.Retry.MaxRetries = 0
+	n.Store(0)
+	err = e.Do(t.Context(), call, &Request{Method: http.MethodGet, URL: *u}, func(*http.Response) error { return nil })
+	var se *SendError
+	require.ErrorAs(t, err, &se)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	var te interface{ Timeout() bool }
+	require.ErrorAs(t, err, &te)
+	assert.True(t, te.Timeout())
+
+	e.watch.mu.Lock()
+	defer e.watch.mu.Unlock()
+	assert.Len(t, e.watch.free, len(e.watch.slots), "every attempt's bound was released")
+}
+
+// TestWatchdogFiresInOrder: bounds registered out of order each fire at
+// their own time.
+func TestWatchdogFiresInOrder(t *testing.T) {
+	var w watchdog
+	long := w.watch(context.Background(), time.Hour)
+	short := w.watch(context.Background(), 20*time.Millisecond)
+	<-short.ctx.Done()
+	assert.True(t, short.timedOut())
+	assert.False(t, long.timedOut())
+	assert.NoError(t, long.ctx.Err())
+	w.release(short)
+	w.release(long)
+	assert.ErrorIs(t, long.ctx.Err(), context.Canceled)
+	assert.False(t, long.timedOut(), "released, not timed out")
+}
