@@ -113,9 +113,9 @@ func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*ht
 	// being read, which the transport does only on a connection.
 	var tr *tracer
 	if r.Class == Charging || r.Body == nil && r.Open == nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
-		// Middleware may send on a context without the trace.
 		tr = tracers.Get().(*tracer)
 		defer tracers.Put(tr)
+		// Middleware may send on a context without the trace.
 		tr.start(!e.traces || len(call.Middleware) > 0)
 		ctx = httptrace.WithClientTrace(ctx, &tr.trace)
 	}
