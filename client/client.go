@@ -26,9 +26,11 @@ const (
 	EnvBaseURL = "MEDIAGEN_BASE_URL"
 )
 
-// maxResponseBody caps how much of a successful answer is read; the largest
-// legitimate answer (a page of 100 generations) is far below it.
-const maxResponseBody = 32 << 20
+// maxResponseBody caps how much of a successful answer is read, so what a
+// call holds does not grow with what a service sends: the largest
+// legitimate answers (a page of 100 generations with long scripts, the
+// voice catalog) are a few MiB at most.
+const maxResponseBody = 8 << 20
 
 // Client talks to the service on behalf of one project. It is safe for
 // concurrent use; create one and share it. A Client remembers which
@@ -169,10 +171,13 @@ func (c *Client) read(ctx context.Context, cfg *config, resp *http.Response, out
 	if out == nil {
 		return nil
 	}
+	if resp.ContentLength > maxResponseBody {
+		return newBodyError(resp, tooLarge("the answer", maxResponseBody, resp.ContentLength))
+	}
 	// Decoded as it streams in: no copy of the whole body first.
 	var body io.Reader = resp.Body
-	if resp.ContentLength < 0 || resp.ContentLength > 64<<10 {
-		body = io.LimitReader(resp.Body, maxResponseBody)
+	if resp.ContentLength < 0 {
+		body = &capReader{r: resp.Body, limit: maxResponseBody, what: "the answer"}
 	}
 	if err := json.NewDecoder(body).Decode(out); err != nil {
 		if ctx.Err() != nil {
@@ -181,6 +186,43 @@ func (c *Client) read(ctx context.Context, cfg *config, resp *http.Response, out
 		return newBodyError(resp, err)
 	}
 	return nil
+}
+
+// ErrTooLarge matches the failure of an answer or a download larger than
+// the client takes: [WithMaxDownload] for outputs, 8 MiB for API answers.
+// It is not transient: the same request would bring the same bytes.
+var ErrTooLarge = errors.New("mediagen: too large")
+
+func tooLarge(what string, limit, size int64) error {
+	if size >= 0 {
+		return fmt.Errorf("%w: %s is %d bytes, over the %d the client takes", ErrTooLarge, what, size, limit)
+	}
+	return fmt.Errorf("%w: %s is over the %d bytes the client takes", ErrTooLarge, what, limit)
+}
+
+// capReader reads at most limit bytes of r and fails with [ErrTooLarge]
+// past them, where a LimitReader would end as if the body had.
+type capReader struct {
+	r     io.Reader
+	limit int64
+	n     int64
+	what  string
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.n >= c.limit {
+		var one [1]byte
+		if n, err := c.r.Read(one[:]); n == 0 {
+			return 0, err
+		}
+		return 0, tooLarge(c.what, c.limit, -1)
+	}
+	if int64(len(p)) > c.limit-c.n {
+		p = p[:c.limit-c.n]
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // bodyError is a 2xx answer that could not be read to the end or decoded. For
@@ -204,9 +246,10 @@ func (e *bodyError) Error() string {
 
 func (e *bodyError) Unwrap() error { return e.err }
 
-// Transient is true: the answer may come whole next time. For a charging
-// request it is ambiguous instead: the service did accept it.
-func (e *bodyError) Transient() bool { return true }
+// Transient is true unless the answer was too large: the answer may come
+// whole next time. For a charging request it is ambiguous instead: the
+// service did accept it.
+func (e *bodyError) Transient() bool { return !errors.Is(e.err, ErrTooLarge) }
 
 // errNoID is the failure of a 2xx answer to a charging request that names no
 // row: the service accepted something the caller could not follow.

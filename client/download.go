@@ -24,7 +24,9 @@ import (
 // the client's retry policy as long as no byte has reached w; after that
 // they return a [*StorageError] with Retryable set, since w cannot take the
 // bytes again ([Client.SaveOutput] can). A removed asset answers an error
-// matching [ErrNotFound], an expired URL one matching [ErrExpired].
+// matching [ErrNotFound], an expired URL one matching [ErrExpired], and one
+// larger than [WithMaxDownload] allows ([DefaultMaxDownload]) one matching
+// [ErrTooLarge], once w has taken that many bytes at most.
 func (c *Client) Download(ctx context.Context, rawURL string, w io.Writer, opts ...Option) error {
 	if w == nil {
 		return fmt.Errorf("%w: Download needs a writer", ErrInvalidArgument)
@@ -58,13 +60,19 @@ func (c *Client) download(ctx context.Context, cfg *config, rawURL string, w io.
 		if resp.StatusCode != http.StatusOK {
 			return newStorageError(resp, cfg.call.Clock.Now())
 		}
+		limit := cfg.s.maxDownload
+		if resp.ContentLength > limit {
+			return fmt.Errorf("mediagen: download: %w", tooLarge("the asset", limit, resp.ContentLength))
+		}
 		cw := &countingWriter{w: w}
-		_, err := io.Copy(cw, resp.Body)
+		_, err := io.Copy(cw, &capReader{r: resp.Body, limit: limit, what: "the asset"})
 		written = cw.n
 		var broke error
 		switch {
 		case cw.err != nil:
 			return fmt.Errorf("mediagen: download: writing: %w", cw.err)
+		case errors.Is(err, ErrTooLarge):
+			return fmt.Errorf("mediagen: download: %w", err)
 		case err != nil:
 			broke = fmt.Errorf("reading the asset: %w", redactError(err))
 		case resp.ContentLength >= 0 && cw.n != resp.ContentLength:

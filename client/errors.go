@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mediagen/mediagen-go/internal/redact"
 	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
@@ -140,7 +140,7 @@ type errorBody struct {
 // occurrence of secret (the API key) in the body is masked, so an echo by a
 // proxy or the service cannot leak it.
 func newAPIError(resp *http.Response, body []byte, secret string, now time.Time) error {
-	body = redact(body, secret)
+	body = redact.Bytes(body, secret)
 	e := APIError{StatusCode: resp.StatusCode, Body: body}
 	if len(e.Body) > maxErrorBody {
 		e.Body = e.Body[:maxErrorBody]
@@ -153,7 +153,8 @@ func newAPIError(resp *http.Response, body []byte, secret string, now time.Time)
 	}
 	var eb errorBody
 	if json.Unmarshal(body, &eb) == nil {
-		e.Code, e.Message = eb.Error.Code, eb.Error.Message
+		// Decoded text may hold what the body held escaped.
+		e.Code, e.Message = redact.String(eb.Error.Code, secret), redact.String(eb.Error.Message, secret)
 	}
 	if e.Message == "" && e.Code == "" && len(body) > 0 && !json.Valid(body) {
 		e.Message = strings.TrimSpace(string(e.Body[:min(len(e.Body), 200)]))
@@ -169,13 +170,4 @@ func newAPIError(resp *http.Response, body []byte, secret string, now time.Time)
 		return ib
 	}
 	return &e
-}
-
-// redact masks secret in b. Keys shorter than 6 bytes are left alone: masking
-// them would mangle ordinary words, and no real key is that short.
-func redact(b []byte, secret string) []byte {
-	if len(secret) < 6 || !bytes.Contains(b, []byte(secret)) {
-		return b
-	}
-	return bytes.ReplaceAll(b, []byte(secret), []byte("[redacted]"))
 }

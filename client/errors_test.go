@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/internal/redact"
 )
 
 func answer(status int, body string, header http.Header) *http.Response {
@@ -98,5 +100,26 @@ func TestAPIErrorIs(t *testing.T) {
 		for _, s := range sentinels {
 			assert.Equal(t, s == tc.want, errors.Is(err, s), "%d %s is %v", tc.status, tc.code, s)
 		}
+	}
+}
+
+// A service that echoes the key escaped (as JSON may: "\/", "\u0061") or
+// URL-encoded gets it printed nowhere: not in the error, its message or its
+// body.
+func TestAPIErrorKeyInAnyEncoding(t *testing.T) {
+	const key = "mg_live/abc+def=123"
+	for _, body := range []string{
+		`{"error":{"code":"unauthorized","message":"bad key mg_live\/abc+def=123"}}`,
+		`{"error":{"code":"unauthorized","message":"bad key \u006dg_live\u002fabc+def=123"}}`,
+		`{"error":{"code":"unauthorized","message":"next=mg_live%2Fabc%2Bdef%3D123"}}`,
+	} {
+		err := newAPIError(answer(401, body, nil), []byte(body), key, time.Now())
+		var apiErr *APIError
+		require.ErrorAs(t, err, &apiErr)
+		for _, s := range []string{err.Error(), apiErr.Message, string(apiErr.Body)} {
+			assert.NotContains(t, s, key)
+			assert.NotContains(t, s, `mg_live\/abc`)
+		}
+		assert.False(t, redact.Carries(apiErr.Body, key), "%s", apiErr.Body)
 	}
 }

@@ -42,6 +42,7 @@ type settings struct {
 	retry        RetryPolicy
 	timeout      time.Duration // per attempt of an API request; 0 is none
 	transfer     time.Duration // per attempt of a storage transfer; 0 is none
+	maxDownload  int64         // bytes of one downloaded asset
 	timeoutSet   bool
 	transferSet  bool
 	userAgent    string
@@ -58,13 +59,14 @@ type settings struct {
 
 func defaultSettings() settings {
 	return settings{
-		retry:     DefaultRetryPolicy(),
-		timeout:   DefaultTimeout,
-		transfer:  DefaultTransferTimeout,
-		userAgent: "mediagen-go/" + Version,
-		logger:    slog.New(slog.DiscardHandler),
-		clock:     wallClock{},
-		hold:      DefaultJournalHold,
+		retry:       DefaultRetryPolicy(),
+		timeout:     DefaultTimeout,
+		transfer:    DefaultTransferTimeout,
+		userAgent:   "mediagen-go/" + Version,
+		logger:      slog.New(slog.DiscardHandler),
+		clock:       wallClock{},
+		hold:        DefaultJournalHold,
+		maxDownload: DefaultMaxDownload,
 	}
 }
 
@@ -187,6 +189,26 @@ func WithTransferTimeout(d time.Duration) Option {
 			return fmt.Errorf("mediagen: WithTransferTimeout(%s): negative", d)
 		}
 		s.transfer, s.transferSet = d, true
+		return nil
+	}
+}
+
+// DefaultMaxDownload is the most bytes one downloaded asset may have
+// unless [WithMaxDownload] says otherwise: several times the largest output
+// the service makes (minutes of 1080p video), so a storage host that sends
+// without end cannot fill the disk.
+const DefaultMaxDownload = 1 << 30
+
+// WithMaxDownload sets the most bytes one downloaded asset (an output, a
+// poster, a preview) may have; n must be positive. A larger one fails
+// with an error matching [ErrTooLarge], before anything is written when
+// storage states its size, and [Client.SaveOutput] leaves no file.
+func WithMaxDownload(n int64) Option {
+	return func(s *settings) error {
+		if n <= 0 {
+			return fmt.Errorf("mediagen: WithMaxDownload(%d): want a positive number of bytes", n)
+		}
+		s.maxDownload = n
 		return nil
 	}
 }

@@ -131,6 +131,10 @@ func classifyError(r *Request, p progress, err error) retry.Outcome {
 		err = ue.Err // without the URL
 	}
 	se := &SendError{Err: err, MaybeSent: p.mayHaveSent(err), transient: retryableTransportError(err)}
+	var re *RedirectError
+	if errors.As(err, &re) {
+		se.MaybeSent = false // answered, with a redirect: not accepted
+	}
 	o := retry.Outcome{Err: se}
 	switch r.Class {
 	case Safe:
@@ -163,7 +167,8 @@ func transientStatus(r *Request, resp *http.Response, now time.Time) (time.Durat
 // certificates, an unsupported scheme, a redirect loop, a middleware that
 // refused the request.
 func retryableTransportError(err error) bool {
-	if refused(err) || errors.Is(err, context.Canceled) {
+	var re *RedirectError
+	if refused(err) || errors.Is(err, context.Canceled) || errors.As(err, &re) {
 		return false
 	}
 	var certErr *x509.UnknownAuthorityError
@@ -203,6 +208,51 @@ func (r *Request) what() string {
 		return "storage " + r.Method
 	}
 	return r.Method + " " + r.URL.Path
+}
+
+// RedirectError is an API request the engine did not let follow a
+// redirect: to another origin (scheme, host and port) the key would go
+// along, and a POST (a create, a clone) is answered where it was sent or
+// not at all, so an answer from elsewhere is never taken for its own.
+type RedirectError struct {
+	Method   string
+	From, To string // origins
+}
+
+func (e *RedirectError) Error() string {
+	if e.From == e.To {
+		return "mediagen: " + e.Method + " answered with a redirect; not followed, so it is answered where it was sent or not at all"
+	}
+	return "mediagen: redirected from " + e.From + " to " + e.To + "; not followed: the API key stays with the service's origin"
+}
+
+// apiRedirects returns the redirect policy of API requests: the rules of
+// [RedirectError], then next, the caller's policy (net/http's default when
+// nil).
+func apiRedirects(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		first := via[0]
+		from, to := origin(first.URL), origin(req.URL)
+		if first.Method == http.MethodPost || from != to {
+			return &RedirectError{Method: first.Method, From: from, To: to}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+}
+
+// origin is a URL's scheme, host and port, the port spelled out.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return u.Scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
 // logResult logs one finished request without headers, query or body. The

@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mediagen/mediagen-go/internal/redact"
 	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
@@ -93,7 +94,7 @@ type Engine struct {
 // Authorization header.
 func New(hc *http.Client, apiKey string) *Engine {
 	return &Engine{
-		api:     &http.Client{Transport: hc.Transport, CheckRedirect: hc.CheckRedirect, Jar: hc.Jar},
+		api:     &http.Client{Transport: hc.Transport, CheckRedirect: apiRedirects(hc.CheckRedirect), Jar: hc.Jar},
 		storage: &http.Client{Transport: hc.Transport, CheckRedirect: hc.CheckRedirect},
 		auth:    []string{apiKey},
 		traces:  traces(hc.Transport),
@@ -219,6 +220,15 @@ func (e *Engine) attempt(ctx context.Context, call *Call, r *Request, tr *tracer
 			if be, ok := body.rc.(interface{ Err() error }); ok && be.Err() != nil {
 				return outcome{Outcome: retry.Outcome{Err: be.Err()}} // the body's own failure
 			}
+		}
+		// A transport's error may quote what a server sent (a malformed
+		// status line): never the key.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without the URL: a signed one's query is its credential
+		}
+		if msg := err.Error(); redact.Carries([]byte(msg), e.auth[0]) {
+			err = errors.New(redact.String(msg, e.auth[0]))
 		}
 		return outcome{Outcome: classifyError(r, progress{tr, body}, err)}
 	}

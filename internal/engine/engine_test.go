@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -192,4 +193,89 @@ func TestWatchdogFiresInOrder(t *testing.T) {
 	w.release(long)
 	assert.ErrorIs(t, long.ctx.Err(), context.Canceled)
 	assert.False(t, long.timedOut(), "released, not timed out")
+}
+
+// TestRedirectsKeepTheKeyHome: a redirect to another origin (here the same
+// host on another port) is not followed, so the key never reaches it; a
+// POST follows no redirect at all, and its redirect is a refusal, not an
+// ambiguous failure; a GET within the origin is followed.
+func TestRedirectsKeepTheKeyHome(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+		_, _ = io.WriteString(w, `{"generation":{"id":"not_yours"}}`)
+	}))
+	t.Cleanup(other.Close)
+	var home atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		home.Add(1)
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, other.URL+"/v3/generations/x", http.StatusTemporaryRedirect)
+		case "/create":
+			http.Redirect(w, r, "/created", http.StatusFound)
+		case "/moved":
+			http.Redirect(w, r, "/here", http.StatusMovedPermanently)
+		default:
+			_, _ = io.WriteString(w, "home")
+		}
+	}))
+	t.Cleanup(srv.Close)
+	e := New(&http.Client{}, "key-123456")
+	do := func(method, path string, class Class, body []byte) (string, error) {
+		u, err := url.Parse(srv.URL + path)
+		require.NoError(t, err)
+		var got string
+		err = e.Do(t.Context(), testCall(&fakeClock{}), &Request{Method: method, URL: *u, Class: class, Body: body}, func(resp *http.Response) error {
+			b, err := io.ReadAll(resp.Body)
+			got = string(b)
+			return err
+		})
+		return got, err
+	}
+
+	_, err := do(http.MethodGet, "/away", Safe, nil)
+	var re *RedirectError
+	require.ErrorAs(t, err, &re)
+	assert.Contains(t, err.Error(), "the API key stays")
+	assert.Zero(t, elsewhere.Load(), "nothing, and no key, reached the other origin")
+
+	home.Store(0)
+	_, err = do(http.MethodPost, "/create", Charging, []byte(`{}`))
+	require.ErrorAs(t, err, &re)
+	var se *SendError
+	require.ErrorAs(t, err, &se)
+	assert.False(t, se.MaybeSent, "a redirect is an answer: nothing was accepted")
+	assert.Equal(t, int32(1), home.Load(), "not resent, not followed")
+
+	got, err := do(http.MethodGet, "/moved", Safe, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "home", got)
+}
+
+// A server whose malformed answer quotes the key, which net/http's error
+// then carries, gets it printed nowhere.
+func TestTransportErrorsDoNotCarryTheKey(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			buf := make([]byte, 4096)
+			_, _ = conn.Read(buf)
+			_, _ = io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nBad Header key-123456\r\n\r\nok")
+			_ = conn.Close()
+		}
+	}()
+	u, err := url.Parse("http://" + ln.Addr().String() + "/v3/x")
+	require.NoError(t, err)
+	call := testCall(&fakeClock{})
+	call.Retry.MaxRetries = 0
+	err = New(&http.Client{}, "key-123456").Do(t.Context(), call, &Request{Method: http.MethodGet, URL: *u}, func(*http.Response) error { return nil })
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "key-123456")
 }
