@@ -351,3 +351,42 @@ func TestRunStoppedBeforeSending(t *testing.T) {
 		assert.True(t, errors.Is(it.Err, context.Canceled), it.Err)
 	}
 }
+
+// A service that asks for a wait longer than the run waits (a 10-year
+// Retry-After on every create) ends each item at once, naming the wait,
+// and the run goes on to its end: nothing sleeps for years, on the wall
+// clock or the server's.
+func TestLongRetryAfterEndsItemsNotTheRun(t *testing.T) {
+	const decade = 10 * 365 * 24 * time.Hour
+	srv := clienttest.NewServer(t, clienttest.WithFaults(clienttest.Faults{HTTPStatus: 1, Statuses: []int{429},
+		RetryAfter: decade, Paths: []string{"/v3/generations"}, Methods: []string{http.MethodPost}}))
+	start := srv.Now()
+	res, err := batch.Run(t.Context(), srv.Client(), images("heron", 4))
+	require.NoError(t, err)
+	require.Len(t, res.Items, 4)
+	for _, it := range res.Items {
+		require.Error(t, it.Err)
+		assert.Contains(t, it.Err.Error(), "longer than the run waits")
+		assert.Contains(t, it.Err.Error(), "87600h0m0s")
+		assert.ErrorIs(t, it.Err, client.ErrRateLimited)
+	}
+	assert.Less(t, srv.Now().Sub(start), time.Hour, "no wait of years, even on the server's clock")
+	assert.Equal(t, clienttest.Balance, srv.Balance(), "nothing charged")
+}
+
+// The same for the run's waits: a check answered with a 10-year
+// Retry-After ends its item, naming the wait, with the generation it has.
+func TestLongRetryAfterOnWaitsEndsItems(t *testing.T) {
+	const decade = 10 * 365 * 24 * time.Hour
+	srv := clienttest.NewServer(t, clienttest.WithFaults(clienttest.Faults{HTTPStatus: 1, Statuses: []int{429},
+		RetryAfter: decade, Paths: []string{"/v3/generations"}, Methods: []string{http.MethodGet}}))
+	start := srv.Now()
+	res, err := batch.Run(t.Context(), srv.Client(), images("wren", 3))
+	require.NoError(t, err)
+	for _, it := range res.Items {
+		require.Error(t, it.Err)
+		assert.Contains(t, it.Err.Error(), "longer than the run waits")
+		require.NotNil(t, it.Generation, "created before the wait failed")
+	}
+	assert.Less(t, srv.Now().Sub(start), time.Hour)
+}

@@ -2,6 +2,7 @@ package batch
 
 import (
 	"sync"
+	"time"
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
@@ -9,11 +10,12 @@ import (
 
 // run is the state of one Run.
 type run struct {
-	c     *client.Client
-	s     *settings
-	items []Item
-	ests  []money // each item's most, with a budget
-	win   *window
+	c        *client.Client
+	patience time.Duration // the longest Retry-After the run waits out
+	s        *settings
+	items    []Item
+	ests     []money // each item's most, with a budget
+	win      *window
 
 	mu      sync.Mutex
 	res     []ItemResult
@@ -28,7 +30,7 @@ type run struct {
 }
 
 func newRun(c *client.Client, items []Item, s *settings) *run {
-	r := &run{c: c, s: s, items: items, win: newWindow(s.ceiling, s.fixed, c.Clock(s.clientOpts...)),
+	r := &run{c: c, s: s, items: items, patience: c.RetryPolicy().WaitMax, win: newWindow(s.ceiling, s.fixed, c.Clock(s.clientOpts...)),
 		res: make([]ItemResult, len(items)), ended: make([]bool, len(items)),
 		charged: make([]money, len(items)), tries: make([]int, len(items))}
 	for i, it := range items {

@@ -108,6 +108,17 @@ func (r *run) create(ctx context.Context, i int, epoch int) {
 		r.win.done(epoch, success, 0)
 		return
 	}
+	if tl := tooLong(err, r.patience); tl != nil {
+		// Nothing was charged; the service asks for more than the run
+		// waits: the item ends, naming the wait, and the window backs off
+		// as for any 429, by its own pause.
+		r.mu.Lock()
+		r.ledger.reserved -= r.est(i)
+		r.mu.Unlock()
+		r.win.done(epoch, rateLimited, 0)
+		r.finish(i, nil, tl, "")
+		return
+	}
 	if after, ok := rateLimit(err); ok {
 		// Nothing was charged: the item may go again.
 		r.mu.Lock()

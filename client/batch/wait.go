@@ -73,6 +73,8 @@ func (r *run) wait(ctx context.Context) {
 			var gaveUp *poll.GaveUpError
 			switch {
 			case res.Err == nil: // done: OnUpdate took it
+			case errors.As(res.Err, &gaveUp) && tooLong(gaveUp.Err, r.patience) != nil:
+				r.finish(byID[res.ID], res.Generation, tooLong(gaveUp.Err, r.patience), "")
 			case errors.As(res.Err, &gaveUp) && round < maxRewaits && ctx.Err() == nil && transient(gaveUp.Err):
 				again = append(again, res.ID)
 				pause = max(pause, retryAfter(gaveUp.Err))
@@ -117,11 +119,23 @@ func retryAfter(err error) time.Duration {
 	return defaultRetryAfter
 }
 
+// tooLong returns, for a failure that asks to wait longer than patience,
+// the error that says so: a run waits as long as the client's retries do
+// (its retry policy's WaitMax), and an item the service asks to wait
+// longer for ends, naming the wait, while the run goes on.
+func tooLong(err error, patience time.Duration) error {
+	var apiErr *client.APIError
+	if !errors.As(err, &apiErr) || apiErr.RetryAfter <= patience {
+		return nil
+	}
+	return fmt.Errorf("batch: the service asks to wait %s before trying again, longer than the run waits (%s): %w", apiErr.RetryAfter, patience, err)
+}
+
 // retryTransient runs fn until it succeeds, fails for good, or has failed
 // maxRewaits times, waiting on clock between tries as the failure asks, in
-// the SDK's one retry loop.
-func retryTransient(ctx context.Context, clock client.Clock, fn func() error) error {
-	p := retry.Policy{MaxRetries: maxRewaits - 1, Patient: true}
+// the SDK's one retry loop; a wait longer than patience ends it at once.
+func retryTransient(ctx context.Context, clock client.Clock, patience time.Duration, fn func() error) error {
+	p := retry.Policy{MaxRetries: maxRewaits - 1, WaitMax: patience}
 	return retry.Do(ctx, clock, p, func(int) retry.Outcome {
 		err := fn()
 		return retry.Outcome{Err: err, Retry: transient(err), After: retryAfter(err)}
