@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -276,7 +278,10 @@ func extension(mediaType string) string {
 }
 
 // safeName keeps the characters of id that are safe in a file name on every
-// system, so a hostile id cannot climb out of the folder.
+// system, so a hostile id cannot climb out of the folder. Where it changed
+// anything, or where letters differ by case (folders that ignore case would
+// merge them), a short hash of the id follows, so distinct ids never share
+// a name: "a/b" and "a b" are "a_b-…" with different hashes.
 func safeName(id string) string {
 	var b strings.Builder
 	for _, r := range id {
@@ -291,5 +296,13 @@ func safeName(id string) string {
 	if len(s) > 128 {
 		s = s[:128]
 	}
-	return s
+	if s == id && strings.ToLower(id) == id {
+		return s
+	}
+	sum := sha256.Sum256([]byte(id))
+	tag := hex.EncodeToString(sum[:6])
+	if s == "" {
+		return tag
+	}
+	return s + "-" + tag
 }
