@@ -353,7 +353,8 @@ func TestRunStoppedBeforeSending(t *testing.T) {
 }
 
 // A service that asks for a wait longer than the run waits (a 10-year
-// Retry-After on every create) ends each item at once, naming the wait,
+// Retry-After on every create, past WithMaxPause) ends each item at once,
+// naming the wait,
 // and the run goes on to its end: nothing sleeps for years, on the wall
 // clock or the server's.
 func TestLongRetryAfterEndsItemsNotTheRun(t *testing.T) {

@@ -51,7 +51,7 @@ func (l *ledger) settle(est, charged money) {
 // price estimates every item at the most it can cost, in item order.
 func price(ctx context.Context, c *client.Client, items []Item, s *settings) ([]money, error) {
 	var prices client.Pricing
-	err := retryTransient(ctx, c.Clock(s.clientOpts...), c.RetryPolicy().WaitMax, func() error {
+	err := retryTransient(ctx, c.Clock(s.clientOpts...), s.maxPause, func() error {
 		var err error
 		prices, err = c.Pricing(ctx, s.clientOpts...)
 		return err

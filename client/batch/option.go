@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/poll"
@@ -44,6 +45,25 @@ func WithBudget(usd float64) Option {
 func WithFitBudget() Option {
 	return func(s *settings) error {
 		s.fit = true
+		return nil
+	}
+}
+
+// DefaultMaxPause is the longest Retry-After a run waits out without
+// [WithMaxPause].
+const DefaultMaxPause = time.Minute
+
+// WithMaxPause sets the longest pause the service may ask of the run (a
+// Retry-After on a create, a check or the price list); d must be positive.
+// An item the service asks to wait longer for ends at once, with an error
+// naming the wait, and the run goes on with the others. The default is
+// [DefaultMaxPause].
+func WithMaxPause(d time.Duration) Option {
+	return func(s *settings) error {
+		if d <= 0 {
+			return fmt.Errorf("batch.WithMaxPause(%s): needs a positive duration", d)
+		}
+		s.maxPause = d
 		return nil
 	}
 }
@@ -135,6 +155,7 @@ type settings struct {
 	ceiling    int
 	fixed      bool
 	saveTo     string
+	maxPause   time.Duration
 	progress   func(Progress)
 	clientOpts []client.Option // for every request of the run; shared, clipped on append
 	pollOpts   []poll.Option   // for the waits; shared, clipped on append
@@ -143,7 +164,7 @@ type settings struct {
 // newSettings reads opts; a bad option fails the run before anything is
 // sent. The error joins every problem.
 func newSettings(opts []Option) (*settings, error) {
-	s := &settings{ceiling: DefaultConcurrency}
+	s := &settings{ceiling: DefaultConcurrency, maxPause: DefaultMaxPause}
 	var errs []error
 	for _, o := range opts {
 		if o == nil {

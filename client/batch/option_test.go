@@ -34,6 +34,7 @@ func TestBadOptionsRefusedBeforeAnyRequest(t *testing.T) {
 		"idempotency key":          {[]batch.Option{batch.WithClientOptions(client.WithTimeout(time.Minute)), batch.WithClientOptions(client.WithIdempotencyKey("order-7"))}, []string{"batch.WithClientOptions: ", "WithIdempotencyKey applies to one call"}},
 		"response into":            {[]batch.Option{batch.WithClientOptions(client.WithResponseInto(&resp))}, []string{"batch.WithClientOptions: ", "WithResponseInto applies to one call"}},
 		"poll's OnVoiceUpdate":     {[]batch.Option{batch.WithPollOptions(poll.OnVoiceUpdate(func(*mediagen.Voice) {}))}, []string{"batch.WithPollOptions: ", "OnVoiceUpdate"}},
+		"max pause":                {[]batch.Option{batch.WithMaxPause(0)}, []string{"batch.WithMaxPause(0s)", "positive"}},
 		"invalid poll option":      {[]batch.Option{batch.WithPollOptions(poll.WithInterval(0))}, []string{"batch.WithPollOptions: ", "poll.WithInterval"}},
 		"poll's bad client option": {[]batch.Option{batch.WithPollOptions(poll.WithClientOptions(client.WithTimeout(-1)))}, []string{"batch.WithPollOptions: ", "poll.WithClientOptions", "WithTimeout"}},
 		"all at once": {

@@ -11,7 +11,7 @@ import (
 // run is the state of one Run.
 type run struct {
 	c        *client.Client
-	patience time.Duration // the longest Retry-After the run waits out
+	patience time.Duration // the longest Retry-After the run waits out: WithMaxPause
 	s        *settings
 	items    []Item
 	ests     []money // each item's most, with a budget
@@ -30,7 +30,7 @@ type run struct {
 }
 
 func newRun(c *client.Client, items []Item, s *settings) *run {
-	r := &run{c: c, s: s, items: items, patience: c.RetryPolicy().WaitMax, win: newWindow(s.ceiling, s.fixed, c.Clock(s.clientOpts...)),
+	r := &run{c: c, s: s, items: items, patience: s.maxPause, win: newWindow(s.ceiling, s.fixed, c.Clock(s.clientOpts...)),
 		res: make([]ItemResult, len(items)), ended: make([]bool, len(items)),
 		charged: make([]money, len(items)), tries: make([]int, len(items))}
 	for i, it := range items {

@@ -119,10 +119,9 @@ func retryAfter(err error) time.Duration {
 	return defaultRetryAfter
 }
 
-// tooLong returns, for a failure that asks to wait longer than patience,
-// the error that says so: a run waits as long as the client's retries do
-// (its retry policy's WaitMax), and an item the service asks to wait
-// longer for ends, naming the wait, while the run goes on.
+// tooLong returns, for a failure that asks to wait longer than patience
+// ([WithMaxPause]), the error that says so: an item the service asks to
+// wait longer for ends, naming the wait, while the run goes on.
 func tooLong(err error, patience time.Duration) error {
 	var apiErr *client.APIError
 	if !errors.As(err, &apiErr) || apiErr.RetryAfter <= patience {
