@@ -3,7 +3,9 @@
 // all go through [Engine.Do]. It owns the retry loop (internal/retry's, on
 // the call's clock), the classification of an attempt (not sent, may have
 // been sent, transient, final), the reading of Retry-After, per-attempt
-// timeouts and the caller's middleware. Per-call settings are an explicit
+// timeouts, the caller's middleware, and what no request may do: follow a
+// redirect off the base URL's origin (or, for a POST, at all), or carry
+// the key into an error. Per-call settings are an explicit
 // [Call], never context values, and a call with options builds no
 // http.Client.
 package engine
