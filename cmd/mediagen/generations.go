@@ -94,7 +94,7 @@ after their request. With --json it prints one generation per line.`,
 				}
 			}
 			if next != "" {
-				a.note("more: mediagen list --cursor %s, or --all", next)
+				a.note("more: mediagen list --cursor %s, or --all", printable(next))
 			}
 			return nil
 		}),
