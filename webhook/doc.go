@@ -10,8 +10,9 @@
 // carries one entry per secret.
 //
 // Verify checks a delivery; Parse checks it and decodes the Event; Handler
-// does both behind an http.Handler that also caps the body, drops repeated
-// deliveries and answers within the service's 5-second window:
+// does both behind an http.Handler that also caps the body and the time to
+// read it, drops repeated deliveries and answers within the service's
+// 5-second window:
 //
 //	http.Handle("/webhooks", webhook.Handler(os.Getenv("MEDIAGEN_WEBHOOK_SECRET"),
 //		func(ctx context.Context, ev *webhook.Event) error {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 )
 
@@ -16,7 +17,8 @@ import (
 // It answers only POST (405 otherwise), refuses a request whose headers are
 // missing, malformed or stale before reading its body, and reads at most
 // WithMaxBodyBytes (413 beyond, without reading any of a body whose
-// Content-Length is already beyond). A delivery that fails verification is
+// Content-Length is already beyond), within WithReadTimeout (408 when the
+// body is not complete by then; 400 when it breaks off). A delivery that fails verification is
 // answered 401, a signed body that is not an event 400. These answers carry
 // the status text only; the reason goes to WithErrorFunc. A delivery of an
 // event already taken is answered 200 without calling fn (see Store and
@@ -74,8 +76,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The service's 5-second window runs from its request, so the ack
 	// timeout does too: time spent reading the body and in the store counts.
-	ackBy := time.Now().Add(h.opts.ackTimeout)
-	ev, status, err := h.receive(w, r)
+	start := time.Now()
+	ackBy := start.Add(h.opts.ackTimeout)
+	ev, status, err := h.receive(w, r, start.Add(h.opts.readTimeout))
 	if err != nil {
 		h.opts.onError(r.Context(), nil, err)
 		answer(w, status)
@@ -106,8 +109,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // receive reads and verifies the delivery, or returns the status to refuse
-// it with. The headers are checked before the body is read.
-func (h *handler) receive(w http.ResponseWriter, r *http.Request) (*Event, int, error) {
+// it with. The headers are checked before the body is read, and the body
+// must be complete by readBy.
+func (h *handler) receive(w http.ResponseWriter, r *http.Request, readBy time.Time) (*Event, int, error) {
 	d, err := h.opts.readHeaders(r.Header)
 	if err != nil {
 		return nil, http.StatusUnauthorized, err
@@ -116,11 +120,14 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) (*Event, int, 
 		// Declared too large: refuse without reading a byte of it.
 		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("webhook: body of %d bytes over %d", r.ContentLength, h.opts.maxBodyBytes)
 	}
-	payload, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.maxBodyBytes))
-	var tooLarge *http.MaxBytesError
+	payload, err := readBody(w, r.Body, h.opts.maxBodyBytes, readBy)
 	switch {
-	case errors.As(err, &tooLarge):
-		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("webhook: body over %d bytes", tooLarge.Limit)
+	case errors.Is(err, errTooLarge):
+		closeAfter(w)
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("webhook: body over %d bytes", h.opts.maxBodyBytes)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		closeAfter(w)
+		return nil, http.StatusRequestTimeout, fmt.Errorf("webhook: body not read within %v: %w", h.opts.readTimeout, err)
 	case err != nil:
 		return nil, http.StatusBadRequest, fmt.Errorf("webhook: reading body: %w", err)
 	}
@@ -132,6 +139,62 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) (*Event, int, 
 		return nil, http.StatusBadRequest, err
 	}
 	return ev, http.StatusOK, nil
+}
+
+// closeAfter asks the server to close the connection after the answer.
+// Otherwise net/http reads what is left of the body before answering,
+// which for a slow sender is the wait the refusal was meant to end.
+func closeAfter(w http.ResponseWriter) { w.Header().Set("Connection", "close") }
+
+// errTooLarge means the body went over the size limit.
+var errTooLarge = errors.New("webhook: body too large")
+
+// readBody reads at most limit bytes of body, failing with an error
+// matching os.ErrDeadlineExceeded once deadline passes. The server's
+// read deadline, where it can set one, ends a blocked read; the reader's
+// own deadline and the timer do the same where it cannot, so a stalled
+// body never holds the handler past the deadline.
+func readBody(w http.ResponseWriter, body io.Reader, limit int64, deadline time.Time) ([]byte, error) {
+	// Unsupported (a recorder, a wrapper without Unwrap) is fine: the
+	// timer below bounds the wait either way.
+	_ = http.NewResponseController(w).SetReadDeadline(deadline)
+
+	type result struct {
+		payload []byte
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// After a timeout this may still be blocked in a Read: it touches
+		// nothing the handler uses afterwards, w included.
+		payload, err := io.ReadAll(io.LimitReader(&deadlineReader{r: body, deadline: deadline}, limit+1))
+		if err == nil && int64(len(payload)) > limit {
+			err = errTooLarge
+		}
+		done <- result{payload, err}
+	}()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case res := <-done:
+		return res.payload, res.err
+	case <-timer.C:
+		return nil, os.ErrDeadlineExceeded
+	}
+}
+
+// deadlineReader fails every Read that starts after deadline, so a reader
+// left behind by a timeout stops at the sender's next byte.
+type deadlineReader struct {
+	r        io.Reader
+	deadline time.Time
+}
+
+func (d *deadlineReader) Read(p []byte) (int, error) {
+	if !time.Now().Before(d.deadline) {
+		return 0, os.ErrDeadlineExceeded
+	}
+	return d.r.Read(p)
 }
 
 // inline runs the callback and answers with its outcome, or with 202 once

@@ -446,6 +446,8 @@ func TestHandlerPanicsOnMisuse(t *testing.T) {
 	assert.Panics(t, func() { webhook.Handler("s", fn, webhook.WithAsync(0, 10)) })
 	assert.Panics(t, func() { webhook.Handler("s", fn, webhook.WithAsync(1, -1)) })
 	assert.Panics(t, func() { webhook.Handler("s", fn, webhook.WithAckTimeout(0)) })
+	assert.Panics(t, func() { webhook.Handler("s", fn, webhook.WithReadTimeout(0)) })
+	assert.Panics(t, func() { webhook.Handler("s", fn, webhook.WithReadTimeout(-time.Second)) })
 	assert.Panics(t, func() { webhook.Handler("s", fn, webhook.WithMaxBodyBytes(-1)) })
 	assert.Panics(t, func() { webhook.Handler("s", fn, webhook.WithErrorFunc(nil)) })
 	assert.NotPanics(t, func() { webhook.Handler("", fn, webhook.WithSecrets("s"), nil) })

@@ -21,6 +21,11 @@ const (
 	// acknowledging anyway, leaving a margin inside the service's 5-second window.
 	DefaultAckTimeout = 4 * time.Second
 
+	// DefaultReadTimeout is how long Handler waits for a delivery's body,
+	// leaving time inside the service's 5-second window to verify it and
+	// answer.
+	DefaultReadTimeout = 3 * time.Second
+
 	// DefaultStoreSize is the number of delivery ids Handler's default store remembers.
 	DefaultStoreSize = 10000
 )
@@ -47,6 +52,7 @@ type options struct {
 	workers      int // 0 processes inline
 	queue        int
 	ackTimeout   time.Duration
+	readTimeout  time.Duration
 	onError      func(context.Context, *Event, error)
 }
 
@@ -59,6 +65,7 @@ func newOptions(secret string, opts []Option) (*options, error) {
 		now:          time.Now,
 		maxBodyBytes: DefaultMaxBodyBytes,
 		ackTimeout:   DefaultAckTimeout,
+		readTimeout:  DefaultReadTimeout,
 		onError:      logError,
 	}
 	o.secrets = appendSecrets(nil, secret)
@@ -191,6 +198,24 @@ func WithAckTimeout(d time.Duration) Option {
 			return invalidOption("WithAckTimeout(%v): timeout must be positive", d)
 		}
 		o.ackTimeout = d
+		return nil
+	}
+}
+
+// WithReadTimeout sets how long Handler may take to read a delivery's body,
+// counted from the moment it starts serving the request; d must be
+// positive. A body not complete by then is answered 408 and the callback
+// does not run, so a sender trickling bytes cannot hold the receiver past
+// the service's 5-second window (the service retries once). Handler sets
+// the bound as the connection's read deadline where the server allows it,
+// and keeps it on its own where it does not (a ResponseWriter wrapper
+// without Unwrap). The default is DefaultReadTimeout.
+func WithReadTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return invalidOption("WithReadTimeout(%v): timeout must be positive", d)
+		}
+		o.readTimeout = d
 		return nil
 	}
 }

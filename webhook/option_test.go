@@ -24,6 +24,7 @@ var invalidOptions = []struct {
 	{"WithMaxBodyBytes", webhook.WithMaxBodyBytes(-1)},
 	{"WithAsync", webhook.WithAsync(0, 10)},
 	{"WithAckTimeout", webhook.WithAckTimeout(-time.Second)},
+	{"WithReadTimeout", webhook.WithReadTimeout(0)},
 	{"WithErrorFunc", webhook.WithErrorFunc(nil)},
 }
 

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -118,8 +119,8 @@ DIR saves every done output there.`,
 	return cmd
 }
 
-// readBatch reads a batch file; a malformed line is a usage error naming
-// its number, and nothing is sent.
+// readBatch reads a batch file; a malformed or too long line is a usage
+// error naming its number, and nothing is sent.
 func readBatch(path string) ([]batch.Item, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -127,22 +128,20 @@ func readBatch(path string) ([]batch.Item, error) {
 	}
 	defer f.Close()
 	var items []batch.Item
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for n := 1; sc.Scan(); n++ {
-		text := strings.TrimSpace(sc.Text())
+	err = eachLine(bufio.NewReaderSize(f, 64<<10), maxBatchLine, func(n int, line []byte) error {
+		text := strings.TrimSpace(string(line))
 		if text == "" {
-			continue
+			return nil
 		}
 		var l batchLine
 		dec := json.NewDecoder(strings.NewReader(text))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&l); err != nil {
-			return nil, usageErrorf("%s:%d: %v", path, n, err)
+			return usageErrorf("%s:%d: %v", path, n, err)
 		}
 		fe, err := feature(l.Feature)
 		if err != nil {
-			return nil, usageErrorf("%s:%d: %v", path, n, err)
+			return usageErrorf("%s:%d: %v", path, n, err)
 		}
 		if l.Key == "" {
 			sum := sha256.Sum256([]byte(text))
@@ -152,14 +151,87 @@ func readBatch(path string) ([]batch.Item, error) {
 			l.Args = map[string]any{}
 		}
 		items = append(items, batch.Item{Key: l.Key, Args: client.RawArgs{FeatureName: fe, Values: l.Args}})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, usageErrorf("%s: %v", path, err)
+		return nil
+	})
+	if err != nil {
+		var coded *exitError
+		if errors.As(err, &coded) { // a line's own error, already named
+			return nil, err
+		}
+		return nil, usageErrorf("%s: %v", path, err) // a line too long, or reading failed
 	}
 	if len(items) == 0 {
 		return nil, usageErrorf("%s: no lines", path)
 	}
 	return items, nil
+}
+
+// maxBatchLine is the longest line a batch file may have, in bytes: one
+// call's arguments, a long script included, fit many times over.
+const maxBatchLine = 4 << 20
+
+// longLineError is a line over the limit of eachLine.
+type longLineError struct {
+	line, size, limit int
+}
+
+func (e *longLineError) Error() string {
+	return fmt.Sprintf("line %d is %d bytes, over the limit of %d bytes", e.line, e.size, e.limit)
+}
+
+// eachLine calls fn with each line of br and its number, from 1, without
+// its "\n" or "\r\n" (as bufio.ScanLines splits), and stops at the first
+// error fn returns. A line over limit bytes is a *longLineError that gives
+// its length: it is read to its end to count it, but not kept.
+func eachLine(br *bufio.Reader, limit int, fn func(n int, line []byte) error) error {
+	var line []byte
+	for n := 1; ; n++ {
+		line = line[:0]
+		size := 0
+		var last, beforeLast byte // the line's last two bytes, its end included
+		var err error
+		for {
+			var chunk []byte
+			chunk, err = br.ReadSlice('\n')
+			size += len(chunk)
+			if len(line)+len(chunk) <= limit+2 { // room for the content and "\r\n"
+				line = append(line, chunk...)
+			}
+			switch len(chunk) {
+			case 0:
+			case 1:
+				beforeLast, last = last, chunk[0]
+			default:
+				beforeLast, last = chunk[len(chunk)-2], chunk[len(chunk)-1]
+			}
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if size == 0 { // io.EOF with nothing after the last "\n"
+			return nil
+		}
+		content := size
+		if last == '\n' {
+			content--
+			last = beforeLast
+		}
+		if content > 0 && last == '\r' {
+			content--
+		}
+		if content > limit {
+			return &longLineError{line: n, size: content, limit: limit}
+		}
+		if ferr := fn(n, line[:content]); ferr != nil {
+			return ferr
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
 }
 
 // printBatch prints how each line ended: a table, or a JSON object per

@@ -93,3 +93,19 @@ func TestBatchInterruptedAndResumed(t *testing.T) {
 	assert.Contains(t, r.stdout, "20 done")
 	assert.InDelta(t, 100-20*0.04, srv.balance(t), 1e-9, "each line charged once across both runs")
 }
+
+// TestBatchLineTooLong names a line over the limit by its number and
+// length, with the exit code of any malformed line; nothing is sent.
+func TestBatchLineTooLong(t *testing.T) {
+	dir := t.TempDir()
+	long := `{"key": "k3", "feature": "image/generation", "args": {"prompt": "` + strings.Repeat("a", 3*maxBatchLine) + `"}}`
+	file := writeFile(t, dir, "big.jsonl", []byte(strings.Join([]string{
+		`{"key": "k1", "feature": "image/generation", "args": {"prompt": "a kite"}}`,
+		``,
+		long,
+		`{"key": "k4", "feature": "image/generation", "args": {"prompt": "a kite"}}`,
+	}, "\n")+"\n"))
+	r := run(t, dir, nil, "", "batch", file)
+	requireFailure(t, r, exitUsage, fmt.Sprintf("big.jsonl: line 3 is %d bytes, over the limit of %d bytes", len(long), maxBatchLine))
+	assert.NotContains(t, r.stderr, "token too long")
+}

@@ -71,11 +71,12 @@ var signedQuery = regexp.MustCompile(`(https?://[^\s"?]+)\?[^\s"]*`)
 
 // oneLine makes an error message fit one line of stderr: joined errors
 // become "; "-separated, the SDK's own "mediagen: " prefixes go (the line
-// has one), and URL queries, which may be signatures, are cut.
+// has one), URL queries, which may be signatures, are cut, and control
+// characters, which may come from the service's message, are escaped.
 func oneLine(msg string) string {
 	msg = strings.ReplaceAll(msg, "mediagen: ", "")
 	msg = signedQuery.ReplaceAllString(msg, "$1?…")
-	return strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
+	return printable(strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " "))
 }
 
 // exitCode classifies err, from the most specific cause to the least.

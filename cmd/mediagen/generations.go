@@ -94,7 +94,7 @@ after their request. With --json it prints one generation per line.`,
 				}
 			}
 			if next != "" {
-				a.note("more: mediagen list --cursor %s, or --all", next)
+				a.note("more: mediagen list --cursor %s, or --all", printable(next))
 			}
 			return nil
 		}),
@@ -149,7 +149,7 @@ Exit code 1 when one failed (its charge was refunded), 5 when one is gone.`,
 				var saved *client.SavedOutput
 				rerr := r.Err
 				if rerr == nil && wf.save != "" {
-					if saved, rerr = c.SaveOutput(cmd.Context(), r.Generation, wf.save); rerr != nil {
+					if saved, rerr = saveOutput(cmd.Context(), c, r.Generation, wf.save); rerr != nil {
 						rerr = fmt.Errorf("save %s: %w", r.ID, rerr)
 					}
 				}
@@ -233,8 +233,10 @@ func (a *app) downloadCommand() *cobra.Command {
 		Short: "Save the outputs of a done generation",
 		Long: `Saves the output of a done generation into DIR (the current folder by
 default) as <id><ext>, and a video's poster as <id>.poster<ext>, then
-prints the paths. Outputs expire with the generation, 24 hours after the
-request.`,
+prints the paths. An id with characters other than lower-case letters,
+digits, - and _ is cleaned and followed by a short hash of itself, so that
+distinct ids never share a file. Outputs expire with the generation, 24
+hours after the request.`,
 		Args: cobra.ExactArgs(1),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			c, err := a.client()
@@ -252,9 +254,9 @@ request.`,
 				}
 				return &exitError{code: exitOther, err: fmt.Errorf("generation %s is %s; %s", g.ID, g.Status, hint)}
 			}
-			saved, err := c.SaveOutput(cmd.Context(), g, dir)
+			saved, err := saveOutput(cmd.Context(), c, g, dir)
 			if err != nil {
-				return err
+				return fmt.Errorf("save %s: %w", g.ID, err)
 			}
 			if a.json {
 				return a.writeJSON(savedOut{Path: saved.Path, PosterPath: saved.PosterPath})

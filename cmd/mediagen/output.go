@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 )
@@ -42,12 +43,13 @@ func newTable(w io.Writer, header ...string) *table {
 }
 
 // row adds one row; empty cells show as "-" so that columns stay readable.
+// Cells are escaped (see printable), so no tab or newline breaks a row.
 func (t *table) row(cells ...string) {
 	for i, c := range cells {
 		if c == "" {
-			cells[i] = "-"
+			c = "-"
 		}
-		cells[i] = strings.ReplaceAll(cells[i], "\t", " ")
+		cells[i] = printable(c)
 	}
 	fmt.Fprintln(t.tw, strings.Join(cells, "\t"))
 }
@@ -65,6 +67,45 @@ func (a *app) fields(pairs ...string) error {
 		}
 	}
 	return t.flush()
+}
+
+// printable returns s with every rune that is not printable, as
+// strconv.IsPrint says, escaped as Go quotes it (ESC as \x1b, a newline as
+// \n, a bidirectional override as \u202e, a byte that is not UTF-8 as
+// \xff). Text from the service or a receiver goes through it before
+// reaching a terminal, where escape sequences could recolour the screen,
+// retitle the window or hide what is shown. Backslashes are kept as they
+// are: this is for reading, not for parsing back.
+func printable(s string) string { return escape(s, false) }
+
+// printableText is printable for text shown as lines: newlines and tabs
+// are kept.
+func printableText(s string) string { return escape(s, true) }
+
+func escape(s string, lines bool) string {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !shownAsIs(r, lines) }) {
+		return s
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case shownAsIs(r, lines):
+			b.WriteString(s[:size])
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		s = s[size:]
+	}
+	return b.String()
+}
+
+// shownAsIs reports whether r goes to the terminal unescaped.
+func shownAsIs(r rune, lines bool) bool {
+	return strconv.IsPrint(r) || lines && (r == '\n' || r == '\t')
 }
 
 // usd formats an amount of money.

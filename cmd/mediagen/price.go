@@ -142,7 +142,7 @@ File arguments do not change prices and can be left out.
 			if a.json {
 				return a.writeJSON(estimateJSON(e))
 			}
-			a.printf("%s\n", e)
+			a.printf("%s\n", printable(e.String()))
 			return nil
 		}),
 	}

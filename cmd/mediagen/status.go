@@ -29,7 +29,7 @@ func (a *app) uploadProgress(name string) ([]upload.Option, func()) {
 		if bar == nil {
 			bar = progressbar.NewOptions64(total,
 				progressbar.OptionSetWriter(a.stderr),
-				progressbar.OptionSetDescription(name),
+				progressbar.OptionSetDescription(printable(name)),
 				progressbar.OptionShowBytes(true),
 				progressbar.OptionShowCount(),
 				progressbar.OptionSetWidth(30),
@@ -65,7 +65,7 @@ func (a *app) newStatusLine(text string) *statusLine {
 	}
 	return &statusLine{bar: progressbar.NewOptions64(-1,
 		progressbar.OptionSetWriter(a.stderr),
-		progressbar.OptionSetDescription(text),
+		progressbar.OptionSetDescription(printable(text)),
 		progressbar.OptionSpinnerType(14),
 		progressbar.OptionSetElapsedTime(true),
 		progressbar.OptionClearOnFinish(),
@@ -73,12 +73,12 @@ func (a *app) newStatusLine(text string) *statusLine {
 	)}
 }
 
-// set changes the text of the line.
+// set changes the text of the line; it shows escaped, as a table cell.
 func (s *statusLine) set(text string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.bar != nil {
-		s.bar.Describe(text)
+		s.bar.Describe(printable(text))
 	}
 }
 

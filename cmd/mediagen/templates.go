@@ -68,7 +68,8 @@ func (a *app) promptCommand() *cobra.Command {
 		Short: "Print the prompt of a template preview",
 		Long: `Prints the prompt of a template preview (an id from the PREVIEW column of
 'mediagen templates'), alone on its line, for $(...) in a shell; with --json
-the whole preview.`,
+the whole preview. On a terminal its control characters show escaped (ESC
+as \x1b); elsewhere it is the exact string.`,
 		Args: cobra.ExactArgs(1),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			c, err := a.client()
@@ -82,7 +83,11 @@ the whole preview.`,
 			if a.json {
 				return a.writeJSON(p)
 			}
-			a.printf("%s\n", p.Prompt)
+			prompt := p.Prompt
+			if isTerminal(a.stdout) {
+				prompt = printableText(prompt) // for reading; $(...) gets the exact string
+			}
+			a.printf("%s\n", prompt)
 			return nil
 		}),
 	}

@@ -153,9 +153,9 @@ func (a *app) send(req *http.Request, url string) error {
 			return err
 		}
 	} else {
-		a.printf("%s\n", resp.Status)
+		a.printf("%s\n", printable(resp.Status))
 		if text != "" {
-			a.printf("%s\n", text)
+			a.printf("%s\n", printableText(text))
 		}
 	}
 	if resp.StatusCode/100 != 2 {

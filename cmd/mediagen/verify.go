@@ -85,7 +85,7 @@ Exit code 0 when it is valid, 1 when it is not, 2 when the file cannot be read.
 			if a.json {
 				return a.writeJSON(map[string]any{"valid": true, "event": ev.Name, "id": id, "signedAt": at.UTC()})
 			}
-			a.printf("valid: %s of %s, signed %s\n", ev.Name, id, at.Local().Format(time.RFC3339))
+			a.printf("valid: %s of %s, signed %s\n", printable(string(ev.Name)), printable(id), at.Local().Format(time.RFC3339))
 			return nil
 		}),
 	}
