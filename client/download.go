@@ -140,7 +140,9 @@ type SavedOutput struct {
 
 // SaveOutput downloads the output of a done generation into dir (created
 // when missing) as <id><ext>, the extension from its media type
-// ("g_123.mp4"), and a video's poster as <id>.poster<ext>. Text outputs are
+// ("g_123.mp4"), and a video's poster as <id>.poster<ext>; an id that is
+// not lower-case letters, digits, '-' and '_' only is cleaned and suffixed
+// with a hash of itself, so distinct ids never share a file. Text outputs are
 // written as <id>.txt. Each file is written under a temporary name and
 // renamed when complete, so a path it returns is never a partial file, and
 // a transfer that breaks midway is retried from the start. Outputs expire
@@ -154,10 +156,10 @@ func (c *Client) SaveOutput(ctx context.Context, g *mediagen.Generation, dir str
 		}
 		return nil, fmt.Errorf("%w: SaveOutput needs a done generation, got %s", ErrInvalidArgument, status)
 	}
-	name := safeName(g.ID)
-	if name == "" {
-		return nil, fmt.Errorf("%w: generation id %q cannot name a file", ErrInvalidArgument, g.ID)
+	if g.ID == "" {
+		return nil, fmt.Errorf("%w: SaveOutput needs a generation id to name its files", ErrInvalidArgument)
 	}
+	name := safeName(g.ID)
 	cfg, err := c.configure(opts)
 	if err != nil {
 		return nil, err
@@ -277,32 +279,58 @@ func extension(mediaType string) string {
 	return ".bin"
 }
 
-// safeName keeps the characters of id that are safe in a file name on every
-// system, so a hostile id cannot climb out of the folder. Where it changed
-// anything, or where letters differ by case (folders that ignore case would
-// merge them), a short hash of the id follows, so distinct ids never share
-// a name: "a/b" and "a b" are "a_b-…" with different hashes.
+// maxKept is the most characters of an id a file name keeps.
+const maxKept = 100
+
+// safeName is the name, before the extension, that the outputs of the
+// generation id are saved under. It is id itself when id is lower-case
+// letters, digits, '-' and '_' only (as the service's ids are); otherwise
+// id with capitals lowered and other characters replaced by '_', cut to
+// maxKept, then '-' and 16 hex digits of the SHA-256 of id.
+//
+// Distinct ids get distinct names, also where file names ignore case: a
+// name kept as is never ends like a hashed one (such an id is hashed too),
+// and hashed names differ by their hash. A name has no separator and no
+// dot, so it stays in its folder and ".poster" cannot make it another's.
 func safeName(id string) string {
 	var b strings.Builder
+	changed := false
 	for _, r := range id {
 		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_':
 			b.WriteRune(r)
+		case r >= 'A' && r <= 'Z':
+			b.WriteRune(r - 'A' + 'a')
+			changed = true
 		default:
-			b.WriteRune('_')
+			b.WriteByte('_')
+			changed = true
 		}
 	}
-	s := strings.Trim(b.String(), ".")
-	if len(s) > 128 {
-		s = s[:128]
+	name := b.String()
+	if !changed && name != "" && len(name) <= maxKept && !endsHashed(name) {
+		return name
 	}
-	if s == id && strings.ToLower(id) == id {
-		return s
+	if len(name) > maxKept {
+		name = name[:maxKept]
+	}
+	if name == "" {
+		name = "_" // not "-<hash>": a leading '-' reads as an option in a shell
 	}
 	sum := sha256.Sum256([]byte(id))
-	tag := hex.EncodeToString(sum[:6])
-	if s == "" {
-		return tag
+	return name + "-" + hex.EncodeToString(sum[:8])
+}
+
+// endsHashed reports whether name ends as safeName's hashed names do.
+func endsHashed(name string) bool {
+	const n = 16
+	if len(name) < n+1 || name[len(name)-n-1] != '-' {
+		return false
 	}
-	return s + "-" + tag
+	for _, c := range name[len(name)-n:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -141,7 +141,7 @@ func (a *app) waitOne(ctx context.Context, c *client.Client, id string, wf waitF
 	}
 	var saved *client.SavedOutput
 	if wf.save != "" {
-		if saved, err = saveOutput(ctx, c, g, wf.save); err != nil {
+		if saved, err = c.SaveOutput(ctx, g, wf.save); err != nil {
 			_ = a.printGeneration(g, nil)
 			return fmt.Errorf("save %s: %w", g.ID, err)
 		}

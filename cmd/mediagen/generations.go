@@ -149,7 +149,7 @@ Exit code 1 when one failed (its charge was refunded), 5 when one is gone.`,
 				var saved *client.SavedOutput
 				rerr := r.Err
 				if rerr == nil && wf.save != "" {
-					if saved, rerr = saveOutput(cmd.Context(), c, r.Generation, wf.save); rerr != nil {
+					if saved, rerr = c.SaveOutput(cmd.Context(), r.Generation, wf.save); rerr != nil {
 						rerr = fmt.Errorf("save %s: %w", r.ID, rerr)
 					}
 				}
@@ -254,7 +254,7 @@ hours after the request.`,
 				}
 				return &exitError{code: exitOther, err: fmt.Errorf("generation %s is %s; %s", g.ID, g.Status, hint)}
 			}
-			saved, err := saveOutput(cmd.Context(), c, g, dir)
+			saved, err := c.SaveOutput(cmd.Context(), g, dir)
 			if err != nil {
 				return fmt.Errorf("save %s: %w", g.ID, err)
 			}

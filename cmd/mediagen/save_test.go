@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,32 +44,4 @@ func TestDistinctFilesForDistinctIDs(t *testing.T) {
 	entries, err = os.ReadDir(filepath.Join(dir, "again"))
 	require.NoError(t, err)
 	assert.Len(t, entries, 3)
-}
-
-func TestFileName(t *testing.T) {
-	dir := filepath.Join("base", "out")
-	ids := []string{"gen_0001abc", "a/b", "a b", "a_b", "A_B", "a.b", "a.poster", "..", ".", "", "/", "../../etc/passwd",
-		`..\..\win`, "a\x00b", "ünïcode", strings.Repeat("x", 300), strings.Repeat("x", 301),
-		"a_b-" + strings.Repeat("0", 16), fileName("a/b")}
-	seen := map[string]string{}
-	for _, id := range ids {
-		t.Run(fmt.Sprintf("%q", id), func(t *testing.T) {
-			name := fileName(id)
-			require.NotEmpty(t, name)
-			lower := strings.ToLower(name)
-			if other, ok := seen[lower]; ok {
-				t.Fatalf("%q and %q share the file name %q (on a case-insensitive system)", id, other, name)
-			}
-			seen[lower] = id
-			assert.Regexp(t, `^[a-z0-9_-]+$`, name, "no separator, no dot, one case")
-			assert.LessOrEqual(t, len(name+".poster.jpeg"), 255)
-			for _, ext := range []string{".png", ".poster.jpg", ".txt"} {
-				rel, err := filepath.Rel(dir, filepath.Join(dir, name+ext))
-				require.NoError(t, err)
-				assert.Equal(t, name+ext, rel, "stays in the folder")
-			}
-		})
-	}
-	assert.Equal(t, "gen_0001abc", fileName("gen_0001abc"), "a plain id is its own name")
-	assert.Equal(t, fileName("a b"), fileName("a b"), "the same id, the same name")
 }
