@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -40,6 +41,18 @@ func fakeService(t *testing.T) []string {
 	}
 	mux.HandleFunc("GET /v3/generations/{id...}", func(w http.ResponseWriter, r *http.Request) {
 		id := strings.TrimPrefix(r.URL.Path, "/v3/generations/")
+		if id == "gen_echo_gone" { // the key echoed, every character escaped
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, `{"error":{"code":"not_found","message":"no generation for \u006d\u0067_test_key_1"}}`)
+			return
+		}
+		if id == "gen_echo" {
+			g := generation(id)
+			g["error"], g["params"] = "your key: mg_test_key_1", map[string]any{"prompt": "mg_test_key_1"}
+			reply(w, http.StatusOK, map[string]any{"generation": g})
+			return
+		}
 		if id == "gen_gone" {
 			reply(w, http.StatusNotFound, map[string]any{"error": map[string]any{"code": "not_found", "message": "no such generation" + red + "\x1b]0;owned\x07"}})
 			return
@@ -117,4 +130,18 @@ func TestPromptExactInPipesEscapedOnTerminal(t *testing.T) {
 	assert.NotContains(t, screen, red)
 	assert.Contains(t, screen, `a portrait in neon,`)
 	assert.Contains(t, screen, `\x1b[31mred light`)
+}
+
+// TestKeyNeverPrinted: whatever the service echoes, as it is or escaped,
+// in a field or an error, the command prints no API key, in tables or JSON.
+func TestKeyNeverPrinted(t *testing.T) {
+	env := fakeService(t)
+	dir := t.TempDir()
+	for _, args := range [][]string{{"get", "gen_echo"}, {"get", "gen_echo", "--json"}, {"get", "gen_echo_gone"}, {"get", "gen_echo_gone", "--json"}} {
+		r := run(t, dir, env, "", args...)
+		out := r.stdout + r.stderr
+		assert.NotContains(t, out, "mg_test_key_1", "%v", args)
+		assert.NotContains(t, out, `\u006d\u0067_test_key_1`, "%v", args)
+		assert.Contains(t, out, "[", "%v: something was masked or withheld: %s", args, out)
+	}
 }

@@ -17,7 +17,7 @@ import (
 // isTerminal reports whether w is a terminal, where people read: progress
 // bars and status lines go only there.
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := underlying(w).(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime/debug"
 	"strings"
 
@@ -28,7 +27,9 @@ type app struct {
 // execute runs the command line args and returns the exit status, having
 // printed any error on stderr as one line.
 func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	a := &app{stdin: stdin}
+	stdout, stderr = keyless{stdout, a.key}, keyless{stderr, a.key}
+	a.stdout, a.stderr = stdout, stderr
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -103,10 +104,7 @@ func (a *app) runE(fn func(cmd *cobra.Command, args []string) error) func(*cobra
 // client returns a client for the API key and base URL of the flags or the
 // environment, with extra options. Nothing is sent yet.
 func (a *app) client(extra ...client.Option) (*client.Client, error) {
-	key := a.apiKey
-	if key == "" {
-		key = os.Getenv(client.EnvAPIKey)
-	}
+	key := a.key()
 	if key == "" {
 		return nil, &exitError{code: exitAuth, err: errors.New("no API key: set MEDIAGEN_API_KEY or pass --api-key")}
 	}
