@@ -122,7 +122,11 @@ func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*ht
 		tr.start(!e.traces || len(call.Middleware) > 0)
 		ctx = httptrace.WithClientTrace(ctx, &tr.trace)
 	}
-	start := time.Now()
+	var start time.Time // only a log line needs it
+	logged := call.Logger.Enabled(ctx, slog.LevelWarn) || call.Logger.Enabled(ctx, slog.LevelDebug)
+	if logged {
+		start = time.Now()
+	}
 	var last *http.Response   // the last answer received
 	var pending *statusAnswer // a transient answer not yet read
 	var failed error          // the last attempt's failure to get an answer
@@ -176,7 +180,9 @@ func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*ht
 	if call.ResponseInto != nil && last != nil {
 		*call.ResponseInto = last
 	}
-	logResult(ctx, call.Logger, r, start, last, failed)
+	if logged {
+		logResult(ctx, call.Logger, r, start, last, failed)
+	}
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err()
 	}

@@ -56,7 +56,10 @@ func (e *BudgetError) Unwrap() error { return e.Err }
 // once the context ended, or a [*BudgetError] when the budget ran out.
 // onRetry, when not nil, sees each failure that is retried and its wait.
 func Do(ctx context.Context, clock Clock, p Policy, try func(n int) Outcome, onRetry func(err error, n int, wait time.Duration)) error {
-	start := clock.Now()
+	var start time.Time // only a budget needs it
+	if p.Budget > 0 {
+		start = clock.Now()
+	}
 	for n := 0; ; n++ {
 		o := try(n)
 		switch {
