@@ -70,3 +70,21 @@ func FuzzValidate(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCheckImage holds the PNG, JPEG and GIF checkers to the standard
+// library's decoders: the seeds are Go's own test images when installed,
+// and the small files of testdata/fuzz/FuzzCheckImage.
+func FuzzCheckImage(f *testing.F) {
+	for _, b := range checkerSamples(f) {
+		if len(b) <= 8<<10 {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		mt, _ := Detect(b)
+		switch mt {
+		case TypePNG, TypeJPEG, TypeGIF:
+			requireSameVerdict(t, mt, b, mt)
+		}
+	})
+}

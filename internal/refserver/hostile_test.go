@@ -1,0 +1,125 @@
+package refserver
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/internal/refserver/media/mediatest"
+)
+
+// memoryUse runs f and reports the bytes allocated meanwhile, which bound
+// the growth of the heap from above, and the largest growth of the live
+// heap seen by sampling it every half millisecond.
+func memoryUse(f func()) (allocated, peak uint64) {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	heap := func() uint64 {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64()
+	}
+	base := heap()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(500 * time.Microsecond)
+		defer tick.Stop()
+		for {
+			if h := heap(); h > base && h-base > peak {
+				peak = h - base
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	close(done)
+	wg.Wait()
+	return after.TotalAlloc - before.TotalAlloc, peak
+}
+
+// Images a few hundred KB long that announce 50 megapixels of valid
+// pixels, 8 of a kind uploaded at once: checking them must not take the
+// memory decoding them would (8 bytes a pixel for a 16-bit PNG, twice
+// over when interlaced; 15 for a progressive 4:4:4 JPEG).
+func TestHostileImageUploadsStayUnder200MB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and checks 1.6 gigapixels of images")
+	}
+	const side = 7071 // just under 50 megapixels
+	h := newHarness(t)
+	for name, b := range map[string][]byte{
+		"16-bit RGBA interlaced PNG": mediatest.PNG(side, side, mediatest.RGBA, 16, true),
+		"progressive 4:4:4 JPEG":     mediatest.ProgressiveJPEG(side, side),
+		"GIF of 8 frames":            mediatest.GIF(side, side, 8),
+		"lossless WebP":              mediatest.LosslessWebP(side, side),
+	} {
+		type upload struct {
+			ct   string
+			body []byte
+		}
+		uploads := make([]upload, 8)
+		for i := range uploads {
+			ct, body := multipartBody(t, map[string][]byte{"hostile": b}, []string{"hostile"}, nil)
+			uploads[i] = upload{ct, body.Bytes()}
+		}
+		statuses := make([]int, len(uploads))
+		allocated, peak := memoryUse(func() {
+			var wg sync.WaitGroup
+			for i, u := range uploads {
+				wg.Go(func() {
+					resp, err := h.client(keyA).UploadFilesWithBodyWithResponse(context.Background(), u.ct, bytes.NewReader(u.body))
+					if assert.NoError(t, err) {
+						statuses[i] = resp.StatusCode()
+					}
+				})
+			}
+			wg.Wait()
+		})
+		t.Logf("%s: 8 uploads of %d KB: %d MB allocated, live heap up %d MB at most", name, len(b)>>10, allocated>>20, peak>>20)
+		assert.Less(t, allocated, uint64(200<<20), name)
+		for _, s := range statuses {
+			assert.Equal(t, http.StatusOK, s, name)
+		}
+	}
+}
+
+// An image over the pixel bound is refused by its header, and a WebP over
+// the memory its check may take is refused without being decoded: 400,
+// with the reason, and nothing charged.
+func TestOversizedImagesAreRefusedUncharged(t *testing.T) {
+	h := newHarness(t)
+	before := h.srv.Balance(keyA)
+	for name, c := range map[string]struct {
+		b    []byte
+		want string
+	}{
+		"an 8192x8192 16-bit interlaced PNG": {mediatest.PNG(8192, 8192, mediatest.RGBA, 16, true), "over the 50-megapixel limit"},
+		"a 7071x7071 lossless WebP":          {mediatest.LosslessWebP(7071, 7071), "over the 96 MB"},
+	} {
+		var id string
+		allocated, _ := memoryUse(func() {
+			id = h.upload(keyA, map[string][]byte{"big": c.b}, "big")[0]
+		})
+		assert.Less(t, allocated, uint64(2*len(c.b)+(8<<20)), "%s: refused before decoding", name)
+		r := h.create(keyA, "image/ad", map[string]any{"image": id, "prompt": "a poster"})
+		require.Equal(t, http.StatusBadRequest, r.StatusCode(), "%s: %s", name, r.Body)
+		assert.Equal(t, "invalid_argument", string(r.JSON400.Error.Code), name)
+		assert.Contains(t, r.JSON400.Error.Message, c.want, name)
+	}
+	assert.Equal(t, before, h.srv.Balance(keyA), "nothing charged")
+}
