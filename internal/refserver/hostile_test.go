@@ -3,6 +3,7 @@ package refserver
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"runtime"
 	"runtime/metrics"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mediagen/mediagen-go/internal/api"
 	"github.com/mediagen/mediagen-go/internal/refserver/media/mediatest"
 )
 
@@ -122,4 +124,37 @@ func TestOversizedImagesAreRefusedUncharged(t *testing.T) {
 		assert.Contains(t, r.JSON400.Error.Message, c.want, name)
 	}
 	assert.Equal(t, before, h.srv.Balance(keyA), "nothing charged")
+}
+
+// A voice sample must be speech by its sample rate and by the length its
+// real samples last; a file of a few bytes claiming seconds is not. Each
+// is refused with its reason, and nothing is charged.
+func TestDegenerateVoiceSamplesAreRefusedUncharged(t *testing.T) {
+	h := newHarness(t)
+	before := h.srv.Balance(keyA)
+	for name, c := range map[string]struct {
+		b    []byte
+		want string
+	}{
+		"the 64-byte WAV of 20 samples at 1 Hz":    {mediatest.WAV(1, 20), "sample rate of 1 Hz"},
+		"12 s at 4000 Hz":                          {mediatest.WAV(4000, 12*4000), "sample rate of 4000 Hz"},
+		"10 s at 200 kHz":                          {mediatest.WAV(200_000, 10*200_000), "sample rate of 200000 Hz"},
+		"9.9 s at 8000 Hz":                         {mediatest.WAV(8000, 79_200), "too short"},
+		"an Ogg stream of 600 bytes claiming 20 s": {mediatest.OggVorbis(48000, 20*time.Second, 500), "bytes"},
+	} {
+		id := h.upload(keyA, map[string][]byte{"sample": c.b}, "sample")[0]
+		r := h.cloneVoice(keyA, "Ren", id)
+		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", name, r.body)
+		var e api.Error
+		require.NoError(t, json.Unmarshal([]byte(r.body), &e), name)
+		assert.Equal(t, api.ErrorCodeInvalidArgument, e.Error.Code, name)
+		assert.Contains(t, r.body, c.want, name)
+	}
+	assert.Equal(t, before, h.srv.Balance(keyA), "nothing charged")
+
+	// Telephone speech, 10 s of it, is a sample; and charged.
+	id := h.upload(keyA, map[string][]byte{"sample": mediatest.WAV(8000, 10*8000)}, "sample")[0]
+	r := h.cloneVoice(keyA, "Ren", id)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	assert.Less(t, h.srv.Balance(keyA), before)
 }

@@ -35,6 +35,10 @@ func FuzzAudioDuration(f *testing.F) {
 		if err == nil {
 			require.Positive(t, d)
 		}
+		a, perr := ProbeAudio(b)
+		require.Equal(t, err, perr)
+		require.Equal(t, d, a.Duration)
+		require.GreaterOrEqual(t, a.SampleRate, 0)
 	})
 }
 

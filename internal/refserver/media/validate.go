@@ -50,7 +50,7 @@ func Validate(b []byte) error {
 		if err == nil && kind == Audio {
 			// Taken for audio (an M4A brand), it must have a sound track
 			// of known length: a clone's sample is read as audio.
-			_, err = mp4AudioDuration(b)
+			_, err = mp4Audio(b)
 		}
 	case TypeWebM, TypeWebMAudio:
 		err = validateWebM(b)

@@ -17,6 +17,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math/bits"
+	"time"
 )
 
 // PNG colour types, as the IHDR chunk codes them.
@@ -296,3 +297,58 @@ func WAV(rate uint32, samples int) []byte {
 	}
 	return out
 }
+
+// OggVorbis returns an Ogg Vorbis stream at rate Hz whose last granule
+// position claims d of audio: an identification page, a page of padding
+// bytes, and an end-of-stream page. No packet is real audio.
+func OggVorbis(rate uint32, d time.Duration, padding int) []byte {
+	id := []byte("\x01vorbis\x00\x00\x00\x00\x01")
+	id = binary.LittleEndian.AppendUint32(id, rate)
+	id = append(id, make([]byte, 12)...) // bitrates
+	id = append(id, 0xb8, 1)
+	granule := uint64(d.Seconds() * float64(rate))
+	return bytes.Join([][]byte{
+		oggPage(0x02, 0, 0, id),
+		oggPage(0, 1, 0, make([]byte, padding)),
+		oggPage(0x04, 2, granule, []byte{0}),
+	}, nil)
+}
+
+// oggPage builds one page of stream 7 holding body.
+func oggPage(flags byte, seq uint32, granule uint64, body []byte) []byte {
+	var segs []byte
+	n := len(body)
+	for ; n >= 255; n -= 255 {
+		segs = append(segs, 255)
+	}
+	segs = append(segs, byte(n))
+	p := append([]byte("OggS\x00"), flags)
+	p = binary.LittleEndian.AppendUint64(p, granule)
+	p = binary.LittleEndian.AppendUint32(p, 7)
+	p = binary.LittleEndian.AppendUint32(p, seq)
+	p = binary.LittleEndian.AppendUint32(p, 0) // CRC, below
+	p = append(p, byte(len(segs)))
+	p = append(append(p, segs...), body...)
+	var crc uint32
+	for _, c := range p {
+		crc = crc<<8 ^ oggCRC[byte(crc>>24)^c]
+	}
+	binary.LittleEndian.PutUint32(p[22:], crc)
+	return p
+}
+
+// oggCRC is the table of Ogg's CRC-32, polynomial 0x04c11db7.
+var oggCRC = func() (t [256]uint32) {
+	for i := range t {
+		r := uint32(i) << 24
+		for range 8 {
+			if r&0x80000000 != 0 {
+				r = r<<1 ^ 0x04c11db7
+			} else {
+				r <<= 1
+			}
+		}
+		t[i] = r
+	}
+	return t
+}()
