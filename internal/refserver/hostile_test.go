@@ -158,3 +158,49 @@ func TestDegenerateVoiceSamplesAreRefusedUncharged(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status, r.body)
 	assert.Less(t, h.srv.Balance(keyA), before)
 }
+
+// A prompt or script without a visible character, made only of control,
+// space or invisible format characters, is refused with 400 and nothing
+// is charged; visible text around such characters is a prompt.
+func TestInvisiblePromptsAreRefusedUncharged(t *testing.T) {
+	h := newHarness(t)
+	before := h.srv.Balance(keyA)
+	for name, s := range map[string]string{
+		"NUL":                          "\x00",
+		"control characters":           "\x00\x01\x1f\x7f\u0085",
+		"spaces and line breaks":       " \t\n\r\u00a0\u2028\u2029\u3000",
+		"zero-width and joiners":       "\u200b\u200c\u200d\u2060\ufeff",
+		"a soft hyphen":                "\u00ad",
+		"bidirectional controls":       "\u202a\u202e\u2066\u2069",
+		"Hangul fillers":               "\u115f\u1160\u3164\uffa0",
+		"a variation selector and CGJ": "\ufe0f\u034f",
+		"tag characters":               "\U000e0001\U000e0020\U000e007f",
+		"a mix of all of them":         " \x00\u200b\u3164\ufe0f\n",
+	} {
+		r := h.create(keyA, "image/generation", map[string]any{"prompt": s})
+		require.Equal(t, http.StatusBadRequest, r.StatusCode(), "prompt of %s: %s", name, r.Body)
+		assert.Equal(t, api.ErrorCodeInvalidArgument, r.JSON400.Error.Code, name)
+		assert.Contains(t, r.JSON400.Error.Message, "args.prompt", name)
+		assert.Contains(t, r.JSON400.Error.Message, "visible", name)
+
+		r = h.create(keyA, "audio/voiceover", map[string]any{"voiceId": avaID, "script": s})
+		require.Equal(t, http.StatusBadRequest, r.StatusCode(), "script of %s: %s", name, r.Body)
+		assert.Contains(t, r.JSON400.Error.Message, "args.script", name)
+	}
+	assert.Equal(t, before, h.srv.Balance(keyA), "nothing charged")
+
+	for _, s := range []string{"a", "😀", "\u00a0x\u200b", "🏳️‍🌈", "x\x00", "\u0301"} {
+		h.mustCreate(keyA, "image/generation", map[string]any{"prompt": s})
+	}
+}
+
+// A clone's name is held to the same rule.
+func TestInvisibleVoiceNameIsRefusedUncharged(t *testing.T) {
+	h := newHarness(t)
+	sample := h.sample(keyA, 12*time.Second)
+	before := h.srv.Balance(keyA)
+	r := h.cloneVoice(keyA, "\x00\u200b", sample)
+	require.Equal(t, http.StatusBadRequest, r.status, r.body)
+	assert.Contains(t, r.body, "name")
+	assert.Equal(t, before, h.srv.Balance(keyA), "nothing charged")
+}

@@ -82,6 +82,9 @@ func (s *Server) CreateVoice(ctx context.Context, req api.CreateVoiceRequestObje
 	if name == "" {
 		return invalidf("name is required"), nil
 	}
+	if !visible(name) {
+		return invalidf("name has no visible character: it is all control, space or invisible format characters"), nil
+	}
 	if req.Body.Audio == "" {
 		return invalidf("audio is required: the file id of a voice sample of at least 10 seconds"), nil
 	}
