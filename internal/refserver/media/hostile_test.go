@@ -3,6 +3,7 @@ package media
 import (
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -41,4 +42,16 @@ func TestHostileImagesAreCheckedInBoundedMemory(t *testing.T) {
 func TestWebPIsDecodedWithinItsBudget(t *testing.T) {
 	assert.NoError(t, Validate(mediatest.LosslessWebP(2000, 2000)), "7 bytes a pixel: 28 MB")
 	assert.ErrorContains(t, Validate(mediatest.LosslessWebP(4000, 4000)), "over the 96 MB")
+}
+
+// Each scan of a progressive JPEG goes through every block of its
+// components, and an end-of-band run codes 32767 of them in two bytes:
+// the number of scans bounds the time a check takes.
+func TestJPEGScansAreBounded(t *testing.T) {
+	b := mediatest.ProgressiveJPEGScans(hostileSide, hostileSide, 2000)
+	start := time.Now()
+	err := Validate(b)
+	t.Logf("%d KB, %d scans: %v in %v", len(b)>>10, 2+3*2001, err, time.Since(start))
+	assert.ErrorContains(t, err, "scans")
+	assert.Less(t, time.Since(start), 15*time.Second, "it took minutes")
 }

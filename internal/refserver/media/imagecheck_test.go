@@ -2,6 +2,7 @@ package media
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"go/build"
 	"image"
@@ -63,6 +64,9 @@ func requireSameVerdict(t testing.TB, mt string, b []byte, what string) {
 		return
 	}
 	got := checkerVerdict(mt, b)
+	if errors.Is(got, errJPEGScans) {
+		return // image/jpeg reads any number of scans, however long it takes
+	}
 	require.Equal(t, want == nil, got == nil, "%s: the decoder says %v, the checker %v", what, want, got)
 }
 

@@ -3,6 +3,7 @@ package media
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // checkJPEG reads a JPEG the way image/jpeg decodes it, and refuses what it
@@ -62,7 +63,7 @@ type jpegCheck struct {
 	progressive   bool
 	restart       int
 	adobe         bool // an Adobe APP14 segment, which a four-component image needs
-	sawScan       bool
+	scans         int
 	huff          [2][4]jpegHuffman
 	eobRun        uint16
 	nonZero       [4][]uint64 // progressive: per block, bit k set when coefficient k in zig-zag order is non-zero
@@ -74,7 +75,15 @@ type jpegCheck struct {
 var (
 	errJPEGShortData = errors.New("the entropy-coded data ends early")
 	errJPEGMarker    = errors.New("a marker inside entropy-coded data")
+	errJPEGScans     = fmt.Errorf("more than %d scans", maxJPEGScans)
 )
+
+// maxJPEGScans bounds the scans of a JPEG. Each goes through every block
+// of its components, and an end-of-band run codes 32767 blocks in two
+// bytes, so a small file of many scans would take minutes to read (so it
+// does image/jpeg). Encoders write about ten; image libraries that cap
+// them allow 256.
+const maxJPEGScans = 256
 
 func (j *jpegCheck) walk() error {
 	if len(j.b) < 2 || j.b[0] != 0xff || j.b[1] != 0xd8 {
@@ -136,7 +145,7 @@ func (j *jpegCheck) walk() error {
 		}
 	}
 	switch {
-	case !j.sawScan:
+	case j.scans == 0:
 		return errors.New("missing SOS marker")
 	case len(j.comps) == 4 && !j.adobe:
 		return errors.New("a four-component image without Adobe colour metadata")
@@ -455,7 +464,9 @@ func (j *jpegCheck) scan(s []byte) error {
 			return errors.New("bad successive approximation values")
 		}
 	}
-	j.sawScan = true
+	if j.scans++; j.scans > maxJPEGScans {
+		return errJPEGScans
+	}
 	h0, v0 := j.comps[0].h, j.comps[0].v
 	mxx, myy := (j.width+8*h0-1)/(8*h0), (j.height+8*v0-1)/(8*v0)
 	if j.progressive {
@@ -666,6 +677,15 @@ func (j *jpegCheck) refine(nz *uint64, ac *jpegHuffman, start, end int) error {
 // refineNonZero reads a correction bit for each non-zero coefficient from
 // zig on, and stops at the zeros+1th zero one (never when zeros is -1).
 func (j *jpegCheck) refineNonZero(nz *uint64, zig, end, zeros int) (int, error) {
+	if zeros < 0 && zig <= end { // a block in an end-of-band run: its bits at once
+		band := *nz >> zig & (1<<(end-zig+1) - 1)
+		for n := bits.OnesCount64(band); n > 0; n -= min(n, 32) {
+			if _, err := j.bits(min(n, 32)); err != nil {
+				return 0, err
+			}
+		}
+		return end + 1, nil
+	}
 	for ; zig <= end; zig++ {
 		if *nz&(1<<zig) == 0 {
 			if zeros == 0 {

@@ -96,6 +96,14 @@ func (zeros) Read(p []byte) (int, error) {
 // block of a progressive image, 12 bytes a pixel here, on top of the 3 of
 // the picture; the file holds about one bit per block.
 func ProgressiveJPEG(width, height int) []byte {
+	return ProgressiveJPEGScans(width, height, 1)
+}
+
+// ProgressiveJPEGScans is ProgressiveJPEG with each component's AC
+// refinement scan repeated refinements times. Each repetition is a few
+// dozen bytes, and a decoder goes through every block of the component
+// again.
+func ProgressiveJPEGScans(width, height, refinements int) []byte {
 	out := []byte{0xff, 0xd8}
 	// One quantization table of ones.
 	dqt := append([]byte{0}, bytes.Repeat([]byte{1}, 64)...)
@@ -131,8 +139,12 @@ func ProgressiveJPEG(width, height int) []byte {
 		bw.put(0, 1)
 	}
 	out = append(out, bw.flush()...)
+	approx := []byte{0x01} // the first AC scan, then its refinements
+	for range refinements {
+		approx = append(approx, 0x10)
+	}
 	for id := byte(1); id <= 3; id++ {
-		for _, approx := range []byte{0x01, 0x10} { // first AC scan, then its refinement
+		for _, approx := range approx {
 			out = jpegSegment(out, 0xda, []byte{1, id, 0x00, 1, 63, approx})
 			for left := blocks; left > 0; {
 				run := min(left, 1<<15-1)
