@@ -488,7 +488,7 @@ type CreateUploadURLRequest struct {
 
 // CreateVoiceRequest Clone a voice from an uploaded sample.
 type CreateVoiceRequest struct {
-	// Audio File id of a sample of about 30 seconds of clean speech (MP3, WAV, M4A, OGG, FLAC or WebM with a real audio stream). At least 10 seconds (this contract's choice).
+	// Audio File id of a sample of about 30 seconds of clean speech (MP3, WAV, M4A, OGG, FLAC or WebM with a real audio stream). At least 10 seconds, recorded at 8,000 to 192,000 Hz, and at least 250 bytes of file for each second of audio it declares: a length a container states but its data cannot hold is refused (this contract's choice).
 	Audio string `json:"audio"`
 
 	// Description Free description.

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mediagen/mediagen-go/internal/api"
@@ -21,7 +22,7 @@ import (
 type argType int
 
 const (
-	argText  argType = iota // a non-blank string of min..max characters
+	argText  argType = iota // a string of min..max characters, some visible
 	argBool                 // a JSON boolean
 	argInt                  // a JSON integer in min..max
 	argEnum                 // one of enum
@@ -134,8 +135,11 @@ func (s *Server) checkArg(p *project, name string, rule argRule, v any, now time
 	case argText:
 		str, ok := v.(string)
 		n := utf8.RuneCountInString(str)
-		if !ok || strings.TrimSpace(str) == "" || n < rule.min || n > rule.max {
-			return invalidf("args.%s must be a non-blank string of %d to %d characters", name, rule.min, rule.max)
+		if !ok || n < rule.min || n > rule.max {
+			return invalidf("args.%s must be a string of %d to %d characters", name, rule.min, rule.max)
+		}
+		if !visible(str) {
+			return invalidf("args.%s has no visible character: it is all control, space or invisible format characters", name)
 		}
 	case argBool:
 		if _, ok := v.(bool); !ok {
@@ -184,6 +188,21 @@ func (s *Server) checkArg(p *project, name string, rule argRule, v any, now time
 		}
 	}
 	return nil
+}
+
+// visible reports whether s has a character that shows: one that is not a
+// control, a space, a format character (zero-width spaces and joiners,
+// bidirectional marks, soft hyphens, tags) or another code point Unicode
+// has renderers show as nothing (Hangul fillers, variation selectors, the
+// combining grapheme joiner).
+func visible(s string) bool {
+	for _, r := range s {
+		if !unicode.IsControl(r) && !unicode.IsSpace(r) &&
+			!unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point) {
+			return true
+		}
+	}
+	return false
 }
 
 // asInt reads an integral JSON number; fractions and non-numbers fail.

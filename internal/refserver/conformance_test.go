@@ -246,22 +246,29 @@ func cfU32(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
 func cfMP4(brand string, d time.Duration, handlers ...string) []byte {
 	const scale = 1000
 	ticks := uint32(d.Milliseconds())
+	// 4 KB a second, as 32 kbit/s AAC speech takes, in one sample.
+	media := make([]byte, 4*d.Milliseconds())
 	ftyp := cfBox("ftyp", []byte(brand), cfU32(0), []byte("isom"))
 	moov := func(offset uint32) []byte {
 		boxes := [][]byte{cfBox("mvhd", cfU32(0), cfU32(0), cfU32(0), cfU32(scale), cfU32(ticks), make([]byte, 80))}
 		for _, h := range handlers {
 			mdhd := cfBox("mdhd", cfU32(0), cfU32(0), cfU32(0), cfU32(scale), cfU32(ticks), []byte{0x55, 0xc4, 0, 0})
 			hdlr := cfBox("hdlr", cfU32(0), cfU32(0), []byte(h), make([]byte, 12), []byte{0})
+			var entries []byte
+			if h == "soun" { // an mp4a entry: mono, 16-bit, 44.1 kHz
+				entries = cfBox("mp4a", make([]byte, 6), []byte{0, 1}, make([]byte, 8), []byte{0, 1, 0, 16, 0, 0, 0, 0}, cfU32(44100<<16))
+			}
 			stbl := cfBox("stbl",
+				cfBox("stsd", cfU32(0), cfU32(uint32(min(len(entries), 1))), entries),
 				cfBox("stsc", cfU32(0), cfU32(1), cfU32(1), cfU32(1), cfU32(1)),
-				cfBox("stsz", cfU32(0), cfU32(4), cfU32(1)),
+				cfBox("stsz", cfU32(0), cfU32(uint32(len(media))), cfU32(1)),
 				cfBox("stco", cfU32(0), cfU32(1), cfU32(offset)))
 			boxes = append(boxes, cfBox("trak", cfBox("mdia", mdhd, hdlr, cfBox("minf", stbl))))
 		}
 		return cfBox("moov", boxes...)
 	}
 	offset := uint32(len(ftyp) + len(moov(0)) + 8)
-	return bytes.Join([][]byte{ftyp, moov(offset), cfBox("mdat", []byte{1, 2, 3, 4})}, nil)
+	return bytes.Join([][]byte{ftyp, moov(offset), cfBox("mdat", media)}, nil)
 }
 
 type cfPart struct {

@@ -31,6 +31,7 @@ type file struct {
 	kind      media.Kind
 	decodes   bool          // images: the bytes decode as an image
 	audio     time.Duration // audio: the length of the stream
+	rate      int           // audio: its sample rate, in Hz
 	invalid   string        // why the bytes are not a whole, valid file; "" when they are
 
 	reservedUntil time.Time // signed uploads: the URL's expiry
@@ -75,6 +76,7 @@ type fileMeta struct {
 	kind      media.Kind
 	decodes   bool
 	audio     time.Duration
+	rate      int
 	invalid   string
 }
 
@@ -92,8 +94,8 @@ func inspect(b []byte) fileMeta {
 		_, _, err := media.ImageConfig(b)
 		m.decodes = err == nil
 	case media.Audio, media.Video:
-		if d, err := media.AudioDuration(b); err == nil {
-			m.audio = d
+		if a, err := media.ProbeAudio(b); err == nil {
+			m.audio, m.rate = a.Duration, a.SampleRate
 		}
 	}
 	return m
@@ -195,7 +197,7 @@ func readUploadPart(part *multipart.Part) (*file, *apiError) {
 	}
 	return &file{
 		name: name, size: int64(len(data)),
-		mediaType: meta.mediaType, kind: meta.kind, decodes: meta.decodes, audio: meta.audio, invalid: meta.invalid,
+		mediaType: meta.mediaType, kind: meta.kind, decodes: meta.decodes, audio: meta.audio, rate: meta.rate, invalid: meta.invalid,
 	}, nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
@@ -236,8 +237,16 @@ type docArg struct {
 func docText(required bool, max int) docArg {
 	return docArg{required, func(_ *fuzzEnv, v any) bool {
 		s, isStr := v.(string)
-		return isStr && strings.TrimSpace(s) != "" && utf8.RuneCountInString(s) <= max
+		return isStr && strings.IndexFunc(s, shows) >= 0 && utf8.RuneCountInString(s) <= max
 	}}
+}
+
+// shows is the rule of a visible character: not a control, a space, a
+// format character or one of the other code points renderers show as
+// nothing.
+func shows(r rune) bool {
+	return !unicode.IsControl(r) && !unicode.IsSpace(r) && !unicode.Is(unicode.Cf, r) &&
+		!unicode.Is(unicode.Variation_Selector, r) && !unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r)
 }
 
 func docEnum(values ...string) docArg {

@@ -242,7 +242,7 @@ func (s *Server) putUpload(w http.ResponseWriter, r *http.Request, id string) {
 		writeError(w, forbiddenf("the signed URL expired"))
 		return
 	}
-	f.mediaType, f.kind, f.decodes, f.audio, f.invalid = meta.mediaType, meta.kind, meta.decodes, meta.audio, meta.invalid
+	f.mediaType, f.kind, f.decodes, f.audio, f.rate, f.invalid = meta.mediaType, meta.kind, meta.decodes, meta.audio, meta.rate, meta.invalid
 	if f.mediaType == media.TypeOctetStream || f.kind == media.Unknown {
 		// Storage keeps what it was given; the declared type stands until
 		// a generation checks the file.

@@ -17,9 +17,17 @@ import (
 
 // Voice cloning rules.
 const (
-	maxTraining        = 5                // clones training at once, for the whole organization
-	cloneTraining      = 30 * time.Second // training time at scale 1
-	minSample          = 10 * time.Second // shortest usable voice sample
+	maxTraining   = 5                // clones training at once, for the whole organization
+	cloneTraining = 30 * time.Second // training time at scale 1
+	minSample     = 10 * time.Second // shortest usable voice sample
+	minSampleRate = 8000             // Hz: telephone speech
+	maxSampleRate = 192000           // Hz: the highest studio rate
+	// minSampleByteRate is the fewest bytes a second of sample that can
+	// hold speech: 2 kbit/s, below the lowest speech codec the accepted
+	// formats carry (Speex at 2.15 kbit/s). Lengths that containers
+	// declare rather than count (Ogg granules, MP4 and WebM headers, the
+	// byte rate of a compressed WAV) are held to it.
+	minSampleByteRate  = 250
 	voicePreviewName   = "preview.wav"
 	voicePreviewLen    = 5 * time.Second
 	trainingFailedMsg  = "training failed; the charge was refunded"
@@ -73,6 +81,9 @@ func (s *Server) CreateVoice(ctx context.Context, req api.CreateVoiceRequestObje
 	name := strings.TrimSpace(req.Body.Name)
 	if name == "" {
 		return invalidf("name is required"), nil
+	}
+	if !visible(name) {
+		return invalidf("name has no visible character: it is all control, space or invisible format characters"), nil
 	}
 	if req.Body.Audio == "" {
 		return invalidf("audio is required: the file id of a voice sample of at least 10 seconds"), nil
@@ -128,8 +139,15 @@ func (s *Server) checkVoiceSample(p *project, id string, now time.Time) *apiErro
 	if (f.kind != media.Audio && (f.kind != media.Video || f.mediaType != media.TypeWebM)) || f.audio <= 0 {
 		return invalidf("audio: file %q is not MP3, WAV, M4A, OGG, FLAC or WebM with a readable audio stream (it holds %s)", id, f.mediaType)
 	}
+	if f.rate < minSampleRate || f.rate > maxSampleRate {
+		return invalidf("audio: the sample has a sample rate of %d Hz; speech is recorded at %d to %d Hz", f.rate, minSampleRate, maxSampleRate)
+	}
 	if f.audio < minSample {
 		return invalidf("audio: the sample is too short (%.1f s); send at least 10 seconds of clean speech, about 30 is best", f.audio.Seconds())
+	}
+	if float64(f.size) < f.audio.Seconds()*minSampleByteRate {
+		return invalidf("audio: the file holds %d bytes for the %.1f s of audio it declares, too few for speech (at least %d bytes a second)",
+			f.size, f.audio.Seconds(), minSampleByteRate)
 	}
 	return nil
 }

@@ -3,11 +3,28 @@ package media
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
-// AudioDuration returns the length of the audio stream in b, identified by
-// Detect:
+// AudioInfo is what ProbeAudio reads of an audio stream.
+type AudioInfo struct {
+	// Duration is the length of the stream.
+	Duration time.Duration
+	// SampleRate is the samples a second of each channel the stream
+	// decodes to, as its header states it; 0 when it states none.
+	SampleRate int
+}
+
+// AudioDuration returns the length of the audio stream in b, as
+// [ProbeAudio] reads it.
+func AudioDuration(b []byte) (time.Duration, error) {
+	a, err := ProbeAudio(b)
+	return a.Duration, err
+}
+
+// ProbeAudio returns the length and sample rate of the audio stream in b,
+// identified by Detect. The length is read:
 //
 //   - WAV: exactly, from the fmt and data chunks (bytes actually present);
 //   - FLAC: STREAMINFO total samples over sample rate;
@@ -20,64 +37,80 @@ import (
 //     timecode when Duration is absent (live recordings), which omits the
 //     last block's own length.
 //
+// The sample rate is the fmt chunk's (WAV), STREAMINFO's (FLAC, Ogg FLAC),
+// the identification header's (Vorbis, Speex; Opus always decodes at
+// 48 kHz), the first frame's (MP3), the sound track's sample entry's, or
+// its media clock's when the entry has none (M4A), the first SamplingFrequency
+// or Matroska's default of 8 kHz (WebM).
+//
 // It fails on bytes that are not one of these, or that hold no real audio
 // stream: no sound track, zero samples, an unknown length. It reads only
 // what is present, allocates nothing in proportion to header fields, and
 // does not check codec payloads or checksums.
-func AudioDuration(b []byte) (time.Duration, error) {
+func ProbeAudio(b []byte) (AudioInfo, error) {
 	mt, _ := Detect(b)
 	var (
-		d   time.Duration
+		a   AudioInfo
 		err error
 	)
 	switch mt {
 	case TypeWAV:
-		d, err = wavDuration(b)
+		a, err = wavAudio(b)
 	case TypeFLAC:
-		d, err = flacDuration(b)
+		a, err = flacAudio(b)
 	case TypeOGG:
-		d, err = oggDuration(b)
+		a, err = oggAudio(b)
 	case TypeMP3:
-		d, err = mp3Duration(b)
+		a, err = mp3Audio(b)
 	case TypeM4A, TypeMP4, TypeQuickTime:
-		d, err = mp4AudioDuration(b)
+		a, err = mp4Audio(b)
 	case TypeWebM, TypeWebMAudio:
-		d, err = webmAudioDuration(b)
+		a, err = webmAudio(b)
 	default:
-		return 0, fmt.Errorf("media: not audio (detected %s)", mt)
+		return AudioInfo{}, fmt.Errorf("media: not audio (detected %s)", mt)
 	}
 	if err != nil {
-		return 0, err
+		return AudioInfo{}, err
 	}
-	if d <= 0 {
-		return 0, errors.New("media: audio stream is empty")
+	if a.Duration <= 0 {
+		return AudioInfo{}, errors.New("media: audio stream is empty")
 	}
-	return d, nil
+	return a, nil
 }
 
-// mp4AudioDuration returns the first sound track's media duration.
-func mp4AudioDuration(b []byte) (time.Duration, error) {
+// mp4Audio reads the first sound track's media duration and sample rate.
+func mp4Audio(b []byte) (AudioInfo, error) {
 	m, err := parseMovie(b)
 	if err != nil {
-		return 0, err
+		return AudioInfo{}, err
 	}
 	for _, t := range m.tracks {
 		if t.handler == "soun" && t.hasMediaHeader {
-			return ticksToDuration(t.ticks, t.scale)
+			d, err := ticksToDuration(t.ticks, t.scale)
+			rate := t.sampleRate
+			if rate == 0 {
+				rate = int(min(t.scale, math.MaxInt32))
+			}
+			return AudioInfo{Duration: d, SampleRate: rate}, err
 		}
 	}
-	return 0, errors.New("media: no sound track")
+	return AudioInfo{}, errors.New("media: no sound track")
 }
 
-// webmAudioDuration returns a WebM/Matroska file's duration if it has an
-// audio track.
-func webmAudioDuration(b []byte) (time.Duration, error) {
+// webmAudio reads a WebM/Matroska file's duration and sample rate if it
+// has an audio track.
+func webmAudio(b []byte) (AudioInfo, error) {
 	w, err := parseWebM(b)
 	if err != nil {
-		return 0, err
+		return AudioInfo{}, err
 	}
 	if !w.audio {
-		return 0, errors.New("media: no audio track")
+		return AudioInfo{}, errors.New("media: no audio track")
 	}
-	return w.length()
+	d, err := w.length()
+	rate := 8000 // Matroska's default SamplingFrequency
+	if w.sampleRate > 0 {
+		rate = int(min(w.sampleRate, math.MaxInt32))
+	}
+	return AudioInfo{Duration: d, SampleRate: rate}, err
 }

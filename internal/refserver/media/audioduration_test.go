@@ -3,11 +3,14 @@ package media
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/internal/refserver/media/mediatest"
 )
 
 func TestAudioDuration(t *testing.T) {
@@ -170,3 +173,63 @@ func TestTicksToDuration(t *testing.T) {
 	_, err = ticksToDuration(^uint64(0), 1)
 	assert.Error(t, err)
 }
+
+func TestProbeAudioSampleRate(t *testing.T) {
+	// An M4A whose sound track's media clock is not its sample rate.
+	mp4a := box("mp4a", make([]byte, 6), u16(1), make([]byte, 8), u16(2), u16(16), u16(0), u16(0), u32(22050<<16))
+	m4aRate := func(entry []byte) []byte {
+		mdhd := fullBox("mdhd", 0, 0, u32(0), u32(0), u32(1000), u32(12000), u16(0x55c4), u16(0))
+		hdlr := fullBox("hdlr", 0, 0, u32(0), []byte("soun"), make([]byte, 12), []byte{0})
+		stbl := box("stbl", fullBox("stsd", 0, 0, u32(1), entry))
+		trak := box("trak", box("mdia", mdhd, hdlr, box("minf", stbl)))
+		mvhd := fullBox("mvhd", 0, 0, u32(0), u32(0), u32(1000), u32(12000), make([]byte, 80))
+		return cat(box("ftyp", []byte("M4A "), u32(0), []byte("isom")), box("moov", mvhd, trak), box("mdat", []byte{1}))
+	}
+	// A QuickTime version 2 sound description keeps its rate as a float64.
+	qtV2 := box("lpcm", make([]byte, 6), u16(1), u16(2), u16(0), make([]byte, 4),
+		u16(3), u16(16), u16(0xfffe), u16(0), u32(1<<16), u32(72), le64be(96000), make([]byte, 20))
+	webmRate := func(rate float64) []byte {
+		w := webmSample("webm", 2000, 2)
+		track := ebml(mkvTrackID, ebml(mkvTrackTypeID, []byte{2}))
+		withRate := ebml(mkvTrackID, ebml(mkvTrackTypeID, []byte{2}), ebml(0xE1, ebmlF64(0xB5, rate)))
+		return bytes.Replace(w, ebml(mkvTracksID, track), ebml(mkvTracksID, withRate), 1)
+	}
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want int
+	}{
+		{"wav", wavSample(1, 2, 48000, 16, 48000*4/2), 48000},
+		{"wav at 1 Hz", mediatest.WAV(1, 20), 1},
+		{"wav compressed", wavSample(0x55, 1, 22050, 8, 2500), 22050},
+		{"flac", flacSample(44100, 44100*90), 44100},
+		{"flac at 1 Hz", flacSample(1, 20), 1},
+		{"ogg vorbis", cat(oggPageSample(7, 0, vorbisID(44100)), oggPageSample(7, 44100, []byte("a"))), 44100},
+		{"ogg opus decodes at 48 kHz", cat(oggPageSample(1, 0, opusHead(312)), oggPageSample(1, 48000*3, []byte("a"))), 48000},
+		{"ogg flac", cat(
+			oggPageSample(1, 0, cat([]byte("\x7fFLAC\x01\x00\x00\x01"), flacSample(16000, 0))),
+			oggPageSample(1, 16000*4, []byte("x")),
+		), 16000},
+		{"ogg speex", cat(
+			oggPageSample(3, 0, cat([]byte("Speex   "), make([]byte, 28), le32(16000), make([]byte, 40))),
+			oggPageSample(3, 16000*5, []byte("x")),
+		), 16000},
+		{"mp3", cat(mp3Frame(), mp3Frame()), 44100},
+		{"m4a without a sample entry: its media clock", m4aSample("M4A ", "soun", 44100, 44100*12), 44100},
+		{"m4a sample entry", m4aRate(mp4a), 22050},
+		{"m4a QuickTime v2 sample entry", m4aRate(qtV2), 96000},
+		{"webm default", webmSample("webm", 2000, 2), 8000},
+		{"webm", webmRate(48000), 48000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := ProbeAudio(tc.b)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, a.SampleRate)
+			d, err := AudioDuration(tc.b)
+			require.NoError(t, err)
+			assert.Equal(t, d, a.Duration)
+		})
+	}
+}
+
+func le64be(f float64) []byte { return binary.BigEndian.AppendUint64(nil, math.Float64bits(f)) }

@@ -19,6 +19,8 @@ const (
 	mkvTracksID    = 0x1654AE6B
 	mkvTrackID     = 0xAE
 	mkvTrackTypeID = 0x83
+	mkvAudioID     = 0xE1
+	mkvRateID      = 0xB5 // SamplingFrequency, in Audio
 	mkvClusterID   = 0x1F43B675
 	mkvTimecodeID  = 0xE7
 	mkvGroupID     = 0xA0
@@ -31,7 +33,7 @@ const (
 // recorders such as browsers' MediaRecorder) needs no special handling.
 var ebmlMasters = map[uint32]bool{
 	ebmlHeaderID: true, mkvSegmentID: true, mkvInfoID: true, mkvTracksID: true,
-	mkvTrackID: true, mkvClusterID: true, mkvGroupID: true,
+	mkvTrackID: true, mkvClusterID: true, mkvGroupID: true, mkvAudioID: true,
 }
 
 // webmInfo is what Detect and AudioDuration need from a WebM/Matroska file.
@@ -45,6 +47,7 @@ type webmInfo struct {
 	clusterTime  uint64
 	lastBlock    uint64 // latest block timecode seen, in timecode units
 	hasBlocks    bool
+	sampleRate   float64 // the first SamplingFrequency, 0 when none
 }
 
 // parseWebM walks b as EBML and collects webmInfo. It fails only when b
@@ -88,13 +91,12 @@ func (w *webmInfo) leaf(id uint32, data []byte) {
 			w.scale = v
 		}
 	case mkvDurationID:
-		switch len(data) {
-		case 4:
-			w.duration = float64(math.Float32frombits(binary.BigEndian.Uint32(data)))
-			w.hasDuration = true
-		case 8:
-			w.duration = math.Float64frombits(binary.BigEndian.Uint64(data))
-			w.hasDuration = true
+		if len(data) == 4 || len(data) == 8 {
+			w.duration, w.hasDuration = ebmlFloat(data), true
+		}
+	case mkvRateID:
+		if w.sampleRate == 0 {
+			w.sampleRate = ebmlFloat(data)
 		}
 	case mkvTrackTypeID:
 		if v, ok := ebmlUint(data); ok {
@@ -177,6 +179,17 @@ func ebmlVint(b []byte, strip bool) (v uint64, n int, ok bool) {
 		v = v<<8 | uint64(c)
 	}
 	return v, n, true
+}
+
+// ebmlFloat reads a float element of 4 or 8 bytes; other sizes read as 0.
+func ebmlFloat(data []byte) float64 {
+	switch len(data) {
+	case 4:
+		return float64(math.Float32frombits(binary.BigEndian.Uint32(data)))
+	case 8:
+		return math.Float64frombits(binary.BigEndian.Uint64(data))
+	}
+	return 0
 }
 
 // ebmlUint reads an unsigned integer element of 0 to 8 bytes.

@@ -16,25 +16,32 @@ func flacStreamInfo(si []byte) (rate, total uint64, err error) {
 	return v >> 44, v & (1<<36 - 1), nil
 }
 
-// flacDuration reads a native FLAC file's duration from STREAMINFO, which
-// the format requires to be the first metadata block.
+// flacDuration reads a native FLAC file's duration from STREAMINFO.
 func flacDuration(b []byte) (time.Duration, error) {
+	a, err := flacAudio(b)
+	return a.Duration, err
+}
+
+// flacAudio reads a native FLAC file's duration and sample rate from
+// STREAMINFO, which the format requires to be the first metadata block.
+func flacAudio(b []byte) (AudioInfo, error) {
 	if len(b) < 8 || string(b[:4]) != "fLaC" {
-		return 0, errors.New("media: not a FLAC file")
+		return AudioInfo{}, errors.New("media: not a FLAC file")
 	}
 	if b[4]&0x7f != 0 {
-		return 0, errors.New("media: FLAC does not start with STREAMINFO")
+		return AudioInfo{}, errors.New("media: FLAC does not start with STREAMINFO")
 	}
 	n := int(b[5])<<16 | int(b[6])<<8 | int(b[7])
 	if n > len(b)-8 {
-		return 0, errors.New("media: truncated FLAC STREAMINFO")
+		return AudioInfo{}, errors.New("media: truncated FLAC STREAMINFO")
 	}
 	rate, total, err := flacStreamInfo(b[8 : 8+n])
 	if err != nil {
-		return 0, err
+		return AudioInfo{}, err
 	}
 	if total == 0 {
-		return 0, errors.New("media: FLAC total sample count unknown or zero")
+		return AudioInfo{}, errors.New("media: FLAC total sample count unknown or zero")
 	}
-	return ticksToDuration(total, rate)
+	d, err := ticksToDuration(total, rate)
+	return AudioInfo{Duration: d, SampleRate: int(rate)}, err
 }

@@ -35,6 +35,10 @@ func FuzzAudioDuration(f *testing.F) {
 		if err == nil {
 			require.Positive(t, d)
 		}
+		a, perr := ProbeAudio(b)
+		require.Equal(t, err, perr)
+		require.Equal(t, d, a.Duration)
+		require.GreaterOrEqual(t, a.SampleRate, 0)
 	})
 }
 
@@ -67,6 +71,24 @@ func FuzzValidate(f *testing.F) {
 			d, err := AudioDuration(b)
 			require.NoError(t, err, "a whole audio file has a duration: %s", mt)
 			require.Positive(t, d)
+		}
+	})
+}
+
+// FuzzCheckImage holds the PNG, JPEG and GIF checkers to the standard
+// library's decoders: the seeds are Go's own test images when installed,
+// and the small files of testdata/fuzz/FuzzCheckImage.
+func FuzzCheckImage(f *testing.F) {
+	for _, b := range checkerSamples(f) {
+		if len(b) <= 8<<10 {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		mt, _ := Detect(b)
+		switch mt {
+		case TypePNG, TypeJPEG, TypeGIF:
+			requireSameVerdict(t, mt, b, mt)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package media
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 	"time"
 )
 
@@ -63,6 +64,7 @@ type mp4Track struct {
 	width, height  int    // tkhd, integer part of the 16.16 values
 	scale, ticks   uint64 // mdhd timescale and duration
 	hasMediaHeader bool
+	sampleRate     int // sound: the first sample entry's rate, 0 when it has none
 }
 
 // mp4Movie is what the probes need from a moov box.
@@ -149,7 +151,47 @@ func parseTrack(trak []byte) mp4Track {
 			t.scale, t.ticks, t.hasMediaHeader = s, d, true
 		}
 	}
+	if t.handler == "soun" {
+		t.sampleRate = soundEntryRate(mdia)
+	}
 	return t
+}
+
+// soundEntryRate reads the sample rate of the first sample entry of a
+// sound track: 16.16 fixed point in ISO and QuickTime version 0 and 1
+// entries, a float64 in QuickTime version 2 ones; 0 when absent.
+func soundEntryRate(mdia []byte) int {
+	minf, ok := findBox(mdia, "minf")
+	if !ok {
+		return 0
+	}
+	stbl, ok := findBox(minf, "stbl")
+	if !ok {
+		return 0
+	}
+	stsd, ok := findBox(stbl, "stsd")
+	if !ok || len(stsd) < 8 {
+		return 0
+	}
+	var entry []byte
+	_ = walkBoxes(stsd[8:], func(_ string, body []byte) bool {
+		entry = body
+		return false
+	})
+	if len(entry) < 28 {
+		return 0
+	}
+	if binary.BigEndian.Uint16(entry[8:]) == 2 {
+		if len(entry) < 40 {
+			return 0
+		}
+		r := math.Float64frombits(binary.BigEndian.Uint64(entry[32:]))
+		if !(r > 0 && r < math.MaxInt32) {
+			return 0
+		}
+		return int(r)
+	}
+	return int(binary.BigEndian.Uint32(entry[24:]) >> 16)
 }
 
 // ProbeMP4 reads an ISO BMFF (MP4, M4A, MOV) file's movie duration from

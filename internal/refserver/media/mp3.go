@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"time"
 )
 
 // mpegFrame is a decoded MPEG audio frame header.
@@ -131,18 +130,21 @@ func vbrFrameCount(frame []byte, f mpegFrame) (n uint32, hasCount, isTag bool) {
 	return 0, false, false
 }
 
-// mp3Duration sums the frames of an MPEG audio stream, or trusts its
-// Xing/Info/VBRI frame count when present.
-func mp3Duration(b []byte) (time.Duration, error) {
+// mp3Audio sums the frames of an MPEG audio stream, or trusts its
+// Xing/Info/VBRI frame count when present, at the first frame's rate.
+func mp3Audio(b []byte) (AudioInfo, error) {
 	b = skipID3v2(b)
 	start, first, ok := mp3Start(b)
 	if !ok {
-		return 0, errors.New("media: no MPEG audio frames")
+		return AudioInfo{}, errors.New("media: no MPEG audio frames")
 	}
+	a := AudioInfo{SampleRate: first.rate}
+	var err error
 	b = b[start:]
 	n, hasCount, isTag := vbrFrameCount(b[:first.length], first)
 	if hasCount && n > 0 {
-		return ticksToDuration(uint64(n)*uint64(first.samples), uint64(first.rate))
+		a.Duration, err = ticksToDuration(uint64(n)*uint64(first.samples), uint64(first.rate))
+		return a, err
 	}
 	if isTag {
 		b = b[first.length:]
@@ -157,7 +159,8 @@ func mp3Duration(b []byte) (time.Duration, error) {
 		b = b[f.length:]
 	}
 	if samples == 0 {
-		return 0, errors.New("media: MPEG audio stream is empty")
+		return AudioInfo{}, errors.New("media: MPEG audio stream is empty")
 	}
-	return ticksToDuration(samples, uint64(first.rate))
+	a.Duration, err = ticksToDuration(samples, uint64(first.rate))
+	return a, err
 }

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"time"
+	"math"
 )
 
 // oggPage is one page's header fields that the probe needs.
@@ -63,16 +63,17 @@ func oggCodec(p []byte) (rate, preSkip uint64, err error) {
 	return rate, preSkip, err
 }
 
-// oggDuration reads an Ogg stream's duration: the last granule position of
-// the first logical stream, less the codec's pre-skip, over its rate.
-func oggDuration(b []byte) (time.Duration, error) {
+// oggAudio reads an Ogg stream's duration, the last granule position of
+// the first logical stream less the codec's pre-skip over its rate, and
+// that rate.
+func oggAudio(b []byte) (AudioInfo, error) {
 	first, ok := parseOggPage(b)
 	if !ok {
-		return 0, errors.New("media: not an Ogg stream")
+		return AudioInfo{}, errors.New("media: not an Ogg stream")
 	}
 	rate, preSkip, err := oggCodec(first.body)
 	if err != nil {
-		return 0, err
+		return AudioInfo{}, err
 	}
 	var last uint64
 	for page, ok := first, true; ok; page, ok = parseOggPage(b) {
@@ -83,7 +84,8 @@ func oggDuration(b []byte) (time.Duration, error) {
 		b = b[page.size:]
 	}
 	if last <= preSkip {
-		return 0, errors.New("media: Ogg stream has no audio samples")
+		return AudioInfo{}, errors.New("media: Ogg stream has no audio samples")
 	}
-	return ticksToDuration(last-preSkip, rate)
+	d, err := ticksToDuration(last-preSkip, rate)
+	return AudioInfo{Duration: d, SampleRate: int(min(rate, math.MaxInt32))}, err
 }

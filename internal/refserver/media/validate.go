@@ -10,10 +10,13 @@ import (
 // Validate checks that b is a whole, well-formed file of the type [Detect]
 // finds, before the service charges for using it:
 //
-//   - images decode completely, every frame of an animation included: PNG,
-//     JPEG and GIF with the standard library's decoders, WebP with
-//     golang.org/x/image/webp after a walk of its RIFF chunks; a canvas over
-//     [MaxImagePixels] is refused before any pixel is decoded;
+//   - images are read to their last byte and refused where their decoders
+//     refuse them, every frame of an animation included: PNG, JPEG and GIF
+//     by walkers that stand in for the standard library's decoders without
+//     gathering pixels (rows are inflated and dropped, Huffman codes read
+//     and no coefficients kept), WebP by golang.org/x/image/webp after a
+//     walk of its RIFF chunks, when the memory it takes is within bounds;
+//     a canvas over [MaxImagePixels] is refused before any pixel is read;
 //   - audio and video are walked to their last byte: WAV chunks, MPEG audio
 //     frames, Ogg pages (sizes and CRCs, ended by an end-of-stream page),
 //     FLAC metadata and frames (CRCs, and the sample count of STREAMINFO),
@@ -26,7 +29,8 @@ import (
 //
 // The error says what is wrong in terms a caller can act on. Validate reads
 // only what is present and never allocates in proportion to a header field,
-// except the pixels of an image whose size it has bounded.
+// except, within a fixed budget and one image at a time, a progressive
+// JPEG's coefficient bits and a WebP's pixels.
 func Validate(b []byte) error {
 	mt, kind := Detect(b)
 	var err error
@@ -46,7 +50,7 @@ func Validate(b []byte) error {
 		if err == nil && kind == Audio {
 			// Taken for audio (an M4A brand), it must have a sound track
 			// of known length: a clone's sample is read as audio.
-			_, err = mp4AudioDuration(b)
+			_, err = mp4Audio(b)
 		}
 	case TypeWebM, TypeWebMAudio:
 		err = validateWebM(b)

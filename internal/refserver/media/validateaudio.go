@@ -37,7 +37,7 @@ func validateWAV(b []byte) error {
 	if !streamed && riffSize != 0xffffffff && 8+uint64(riffSize) > uint64(len(b)) {
 		return errTruncated
 	}
-	_, err := wavDuration(b)
+	_, err := wavAudio(b)
 	return err
 }
 
@@ -145,7 +145,7 @@ func validateOgg(b []byte) error {
 	if st := streams[first]; st == nil || !st.eos {
 		return fmt.Errorf("no end-of-stream page: %w", errTruncated)
 	}
-	_, err := oggDuration(b)
+	_, err := oggAudio(b)
 	return err
 }
 

@@ -5,27 +5,56 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"image/gif"
-	"image/jpeg"
-	"image/png"
+	"runtime"
 
 	"golang.org/x/image/webp"
 )
 
-// MaxImagePixels bounds the canvas (width times height) of an input image:
-// 50 megapixels holds a camera photo, and decoding one takes a few hundred
-// MB at most.
+// MaxImagePixels bounds the canvas (width times height) of an input image.
+// 50 megapixels holds the largest photos the service is sent: a 50 MP
+// phone sensor (8160x6120) or a 6x4 print scanned at 1200 dpi. Checking
+// does not decode PNG, JPEG or GIF pixels into memory, so the bound is the
+// service's, not a memory budget; WebP has one besides (maxCheckMemory).
 const MaxImagePixels = 50_000_000
 
-// maxAnimationPixels bounds the frames of an animation together; frames
-// decode at one or four bytes a pixel rather than up to eight.
+// maxAnimationPixels bounds the frames of an animation together, which are
+// all decompressed to be checked: time, not memory.
 const maxAnimationPixels = 8 * MaxImagePixels
 
-// decodeSlot lets one image decode at a time, so that concurrent uploads
-// of large images cannot add up their pixel buffers.
-var decodeSlot = make(chan struct{}, 1)
+// maxCheckMemory bounds what checking one image may allocate in proportion
+// to its size: a progressive JPEG's non-zero coefficient bits (a byte for
+// eight pixels of each component, 25 MB at most) and the pixels
+// golang.org/x/image/webp decodes a WebP into, up to 9.5 bytes a pixel.
+// 96 MB holds a 50 MP lossy WebP, or a 13 MP lossless one; a WebP that
+// needs more is refused rather than decoded.
+const maxCheckMemory = 96 << 20
 
-// validateImage decodes every pixel of b.
+// bigCheck lets one check at a time allocate in proportion to an image, so
+// that concurrent uploads cannot add their buffers up.
+var bigCheck = make(chan struct{}, 1)
+
+// reserve waits for bigCheck on behalf of a check that will allocate n
+// bytes, or refuses n over maxCheckMemory. release frees the slot, after a
+// collection when n is large, so that the next check does not stack its
+// buffers on this one's garbage; the caller drops its references first.
+func reserve(n int64) (release func(), err error) {
+	if n > maxCheckMemory {
+		return nil, fmt.Errorf("checking it would take %d MB, over the %d MB the reference server gives one image", n>>20, maxCheckMemory>>20)
+	}
+	bigCheck <- struct{}{}
+	return func() {
+		if n >= 16<<20 {
+			runtime.GC()
+		}
+		<-bigCheck
+	}, nil
+}
+
+// validateImage checks every byte of b from the header on, refusing an
+// oversized canvas before anything else is read. PNG, JPEG and GIF are
+// walked in memory that does not grow with their pixels (or little, for a
+// progressive JPEG); WebP, whose codecs only golang.org/x/image reads, is
+// decoded within maxCheckMemory.
 func validateImage(mt string, b []byte) error {
 	w, h, err := ImageConfig(b)
 	if err != nil {
@@ -35,112 +64,61 @@ func validateImage(mt string, b []byte) error {
 		return fmt.Errorf("%dx%d is over the %d-megapixel limit", w, h, MaxImagePixels/1_000_000)
 	}
 	// Deflate packs at most 1032 bytes into one, so a PNG too small to hold
-	// its rows at one bit a pixel is cut short: no need to allocate them.
+	// its rows at one bit a pixel is cut short: no need to inflate them.
 	if mt == TypePNG && uint64(h)*(1+(uint64(w)+7)/8) > 1032*uint64(len(b)) {
 		return errTruncated
 	}
-	var frames func() error
 	switch mt {
 	case TypePNG:
-		frames = func() error { _, err := png.Decode(bytes.NewReader(b)); return err }
+		err = checkPNG(b)
 	case TypeJPEG:
-		frames = func() error { _, err := jpeg.Decode(bytes.NewReader(b)); return err }
+		err = checkJPEG(b, reserve)
 	case TypeGIF:
-		if err := walkGIF(b); err != nil {
-			return err
-		}
-		// DecodeAll, unlike Decode, reads every frame up to the trailer.
-		frames = func() error { _, err := gif.DecodeAll(bytes.NewReader(b)); return err }
+		err = checkGIF(b)
 	case TypeWebP:
-		plan, err := walkWebP(b, w, h)
-		if err != nil {
-			return err
-		}
-		frames = plan
+		err = checkWebP(b, w, h)
 	}
-	decodeSlot <- struct{}{}
-	defer func() { <-decodeSlot }()
-	if err := frames(); err != nil {
+	if err != nil {
 		return fmt.Errorf("the image does not decode: %w", err)
 	}
 	return nil
 }
 
-// walkGIF follows a GIF's blocks to its trailer without decoding, so that
-// a cut file or an animation too big to hold is refused before DecodeAll
-// allocates its frames.
-func walkGIF(b []byte) error {
-	if len(b) < 13 {
-		return errTruncated
+// checkWebP decodes every frame of a WebP with golang.org/x/image/webp,
+// once the memory the largest frame needs is reserved.
+func checkWebP(b []byte, w, h int) error {
+	frames, need, err := walkWebP(b, w, h)
+	if err != nil {
+		return err
 	}
-	pos := 13
-	if b[10]&0x80 != 0 { // global colour table
-		pos += 3 << (b[10]&7 + 1)
+	release, err := reserve(need)
+	if err != nil {
+		return err
 	}
-	var pixels uint64
-	for {
-		if pos >= len(b) {
-			return errTruncated
-		}
-		switch b[pos] {
-		case 0x3b: // trailer
-			return nil
-		case 0x21: // extension: label, then sub-blocks
-			var err error
-			if pos, err = skipGIFBlocks(b, pos+2); err != nil {
-				return err
+	defer release()
+	for i, f := range frames {
+		if _, err := webp.Decode(bytes.NewReader(f)); err != nil {
+			if len(frames) > 1 {
+				return fmt.Errorf("frame %d: %w", i+1, err)
 			}
-		case 0x2c: // image descriptor, optional local colour table, LZW data
-			if pos+10 > len(b) {
-				return errTruncated
-			}
-			fw, fh := binary.LittleEndian.Uint16(b[pos+5:]), binary.LittleEndian.Uint16(b[pos+7:])
-			if pixels += uint64(fw) * uint64(fh); pixels > maxAnimationPixels {
-				return fmt.Errorf("the frames add up to over %d megapixels", maxAnimationPixels/1_000_000)
-			}
-			flags := b[pos+9]
-			pos += 10
-			if flags&0x80 != 0 {
-				pos += 3 << (flags&7 + 1)
-			}
-			var err error
-			if pos, err = skipGIFBlocks(b, pos+1); err != nil { // +1: LZW minimum code size
-				return err
-			}
-		default:
-			return fmt.Errorf("unknown block 0x%02x at byte %d", b[pos], pos)
+			return err
 		}
 	}
+	return nil
 }
 
-// skipGIFBlocks skips data sub-blocks starting at pos up to and including
-// the empty block that ends them.
-func skipGIFBlocks(b []byte, pos int) (int, error) {
-	for {
-		if pos >= len(b) {
-			return 0, errTruncated
-		}
-		n := int(b[pos])
-		pos++
-		if n == 0 {
-			return pos, nil
-		}
-		pos += n
-	}
-}
-
-// walkWebP checks the RIFF chunks of a WebP file and returns the decoding
-// to run: the whole file for a still image, each frame for an animation
-// (golang.org/x/image/webp decodes still images only).
-func walkWebP(b []byte, w, h int) (func() error, error) {
+// walkWebP checks the RIFF chunks of a WebP file and returns what to
+// decode, the whole file for a still image or each frame of an animation
+// as a still image of its own (golang.org/x/image/webp decodes still
+// images only), with the memory decoding the largest takes.
+func walkWebP(b []byte, w, h int) (frames [][]byte, need int64, err error) {
 	chunks, err := riffChunks(b)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if chunks[0].id != "VP8X" || len(chunks[0].data) < 10 || chunks[0].data[0]&0x02 == 0 {
-		return func() error { _, err := webp.Decode(bytes.NewReader(b)); return err }, nil
+		return [][]byte{b}, webpMemory(chunks, w, h), nil
 	}
-	var frames [][]byte
 	var pixels uint64
 	for _, c := range chunks[1:] {
 		if c.id != "ANMF" {
@@ -148,24 +126,47 @@ func walkWebP(b []byte, w, h int) (func() error, error) {
 		}
 		f, fw, fh, err := webpFrame(c.data, w, h)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if pixels += uint64(fw) * uint64(fh); pixels > maxAnimationPixels {
-			return nil, fmt.Errorf("the frames add up to over %d megapixels", maxAnimationPixels/1_000_000)
+			return nil, 0, fmt.Errorf("the frames add up to over %d megapixels", maxAnimationPixels/1_000_000)
 		}
 		frames = append(frames, f)
+		if fc, err := riffChunks(f); err == nil {
+			need = max(need, webpMemory(fc, fw, fh))
+		}
 	}
 	if len(frames) == 0 {
-		return nil, errors.New("an animation without frames")
+		return nil, 0, errors.New("an animation without frames")
 	}
-	return func() error {
-		for i, f := range frames {
-			if _, err := webp.Decode(bytes.NewReader(f)); err != nil {
-				return fmt.Errorf("frame %d: %w", i+1, err)
+	return frames, need, nil
+}
+
+// webpMemory is what golang.org/x/image/webp allocates to decode a still
+// image of these chunks and size, at most: a lossy picture is YCbCr 4:2:0
+// over whole macroblocks, 1.5 bytes a pixel; a lossless one is 4 bytes a
+// pixel, and as much again while a palette is expanded, plus the images
+// of its transforms; an alpha plane is a byte a pixel, after a lossless
+// decode when compressed.
+func webpMemory(chunks []riffChunk, w, h int) int64 {
+	px := int64(w) * int64(h)
+	mbs := int64((w+15)/16) * int64((h+15)/16)
+	const lossless = 7 // bytes a pixel
+	var need int64
+	for _, c := range chunks {
+		switch c.id {
+		case "VP8 ":
+			need += 384 * mbs
+		case "VP8L":
+			need += lossless * px
+		case "ALPH":
+			need += px
+			if len(c.data) > 0 && c.data[0]&0x03 == 1 {
+				need += lossless * px
 			}
 		}
-		return nil
-	}, nil
+	}
+	return need
 }
 
 // riffChunk is one chunk of a RIFF file.

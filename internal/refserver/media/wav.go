@@ -6,13 +6,15 @@ import (
 	"time"
 )
 
-// WAV output format: 8-bit unsigned PCM, mono, 4000 Hz. At 4000 bytes per
-// second a 25-minute clip is 6 MB, which the reference server can hold many
-// of; any whole number of milliseconds is a whole number of samples, so the
-// duration in the header is exact.
+// WAV output format: 8-bit unsigned PCM, mono, 8000 Hz: telephone speech,
+// the lowest rate the reference server takes as a voice sample, so that
+// its own audio can be uploaded to clone a voice. At 8000 bytes per second
+// a 25-minute clip is 12 MB; any whole number of milliseconds is a whole
+// number of samples, so the duration in the header is exact.
 const (
-	WAVSampleRate = 4000
-	// MaxWAVDuration bounds WAV output (14.4 MB); longer requests are clamped.
+	WAVSampleRate = 8000
+	// MaxWAVDuration bounds WAV output (28.8 MB, under the 30 MB upload
+	// limit); longer requests are clamped.
 	MaxWAVDuration = time.Hour
 )
 
@@ -26,7 +28,7 @@ func WAV(d time.Duration, seed string) []byte {
 // holding an audible babble of syllables and word gaps of duration d: its
 // pitch and timbre come from voice, its rhythm from text. The sample count
 // is d*WAVSampleRate rounded to the nearest sample, so d is exact when it is
-// a multiple of 250µs. d is clamped to 0..MaxWAVDuration. The output is the
+// a multiple of 125µs. d is clamped to 0..MaxWAVDuration. The output is the
 // same for the same arguments.
 func SpeechWAV(d time.Duration, voice, text string) []byte {
 	d = min(max(d, 0), MaxWAVDuration)

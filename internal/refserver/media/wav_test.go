@@ -37,9 +37,9 @@ func TestWAVSizeIsSmall(t *testing.T) {
 }
 
 func TestWAVRoundsToSampleAndClamps(t *testing.T) {
-	got, err := AudioDuration(WAV(time.Second+100*time.Microsecond, ""))
+	got, err := AudioDuration(WAV(time.Second+50*time.Microsecond, ""))
 	require.NoError(t, err)
-	assert.Equal(t, time.Second, got, "rounded to the nearest 250µs sample")
+	assert.Equal(t, time.Second, got, "rounded to the nearest 125µs sample")
 
 	got, err = AudioDuration(WAV(2*MaxWAVDuration, ""))
 	require.NoError(t, err)

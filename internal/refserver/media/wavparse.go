@@ -3,15 +3,15 @@ package media
 import (
 	"encoding/binary"
 	"errors"
-	"time"
 )
 
-// wavDuration reads a RIFF/WAVE file's duration from its fmt and data
-// chunks. A data chunk claiming more bytes than present (a truncated upload,
-// or a streaming writer's 0xFFFFFFFF) counts only the bytes present.
-func wavDuration(b []byte) (time.Duration, error) {
+// wavAudio reads a RIFF/WAVE file's duration and sample rate from its fmt
+// and data chunks. A data chunk claiming more bytes than present (a
+// truncated upload, or a streaming writer's 0xFFFFFFFF) counts only the
+// bytes present.
+func wavAudio(b []byte) (AudioInfo, error) {
 	if len(b) < 12 || string(b[:4]) != "RIFF" || string(b[8:12]) != "WAVE" {
-		return 0, errors.New("media: not a WAVE file")
+		return AudioInfo{}, errors.New("media: not a WAVE file")
 	}
 	var (
 		format, blockAlign uint16
@@ -28,7 +28,7 @@ func wavDuration(b []byte) (time.Duration, error) {
 		switch id {
 		case "fmt ":
 			if len(body) < 16 {
-				return 0, errors.New("media: short WAVE fmt chunk")
+				return AudioInfo{}, errors.New("media: short WAVE fmt chunk")
 			}
 			format = binary.LittleEndian.Uint16(body)
 			rate = binary.LittleEndian.Uint32(body[4:])
@@ -46,20 +46,23 @@ func wavDuration(b []byte) (time.Duration, error) {
 	}
 	switch {
 	case !haveFmt || !haveData:
-		return 0, errors.New("media: WAVE file lacks fmt or data chunk")
+		return AudioInfo{}, errors.New("media: WAVE file lacks fmt or data chunk")
 	case dataSize == 0:
-		return 0, errors.New("media: WAVE file has no samples")
+		return AudioInfo{}, errors.New("media: WAVE file has no samples")
 	}
+	a := AudioInfo{SampleRate: int(rate)}
+	var err error
 	switch format {
 	case 1, 3, 6, 7, 0xfffe: // PCM, float, A-law, µ-law, extensible: fixed-size frames
 		if blockAlign == 0 {
-			return 0, errors.New("media: WAVE block align is zero")
+			return AudioInfo{}, errors.New("media: WAVE block align is zero")
 		}
 		if dataSize < uint64(blockAlign) {
-			return 0, errors.New("media: WAVE file has no whole sample")
+			return AudioInfo{}, errors.New("media: WAVE file has no whole sample")
 		}
-		return ticksToDuration(dataSize/uint64(blockAlign), uint64(rate))
+		a.Duration, err = ticksToDuration(dataSize/uint64(blockAlign), uint64(rate))
 	default: // compressed: only the average byte rate is known
-		return ticksToDuration(dataSize, uint64(byteRate))
+		a.Duration, err = ticksToDuration(dataSize, uint64(byteRate))
 	}
+	return a, err
 }
