@@ -8,8 +8,9 @@
 // decoders reconstruct exactly (h264.go), with an optional lossless FLAC
 // track, muxed into MP4 (mp4video.go).
 //
-// The inspectors (Detect, ImageConfig, AudioDuration, ProbeMP4) read untrusted
-// upload bytes: they never trust a length field beyond the bytes actually
-// present, never allocate in proportion to a declared size, and return errors
-// instead of panicking.
+// The inspectors (Detect, ImageConfig, AudioDuration, ProbeAudio, ProbeMP4,
+// Validate) read untrusted upload bytes: they never trust a length field
+// beyond the bytes actually present, never allocate in proportion to a
+// declared size beyond a fixed budget (Validate's, for the few images it
+// must decode), and return errors instead of panicking.
 package media

@@ -74,7 +74,7 @@ func (p *pngCheck) chunk() error {
 			return errors.New("bad PLTE length")
 		}
 		if p.colorType != 3 && p.colorType != 2 && p.colorType != 6 {
-			return errors.New("a palette in an image of colour type " + fmt.Sprint(p.colorType))
+			return fmt.Errorf("a palette in an image of colour type %d", p.colorType)
 		}
 		return nil
 	case "tRNS":
