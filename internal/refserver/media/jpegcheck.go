@@ -1,6 +1,7 @@
 package media
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -19,6 +20,13 @@ import (
 // between segments are skipped, a restart marker out of place is looked
 // for further on, a stray restart marker after a scan is ignored.
 func checkJPEG(b []byte, reserve func(bytes int64) (release func(), err error)) error {
+	// Scans cost time in proportion to the image, so too many are refused
+	// before the first is read: an SOS marker's two bytes cannot occur in
+	// entropy-coded data (a 0xFF there is followed by 0x00 or a restart),
+	// so counting them bounds the scans from above in one pass.
+	if bytes.Count(b, []byte{0xFF, 0xDA}) > maxJPEGScans {
+		return errJPEGScans
+	}
 	j := jpegCheck{b: b, reserve: reserve}
 	err := j.walk()
 	if j.release != nil {
