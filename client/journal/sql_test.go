@@ -236,13 +236,13 @@ func TestUnfinishedByteOrderPostgreSQL(t *testing.T) {
 // TestStandardLibraryOnly keeps the promise of the design: the journal
 // pulls in nothing but the standard library and this module's own
 // standard-library-only helpers (internal/sqlkit and the retry loop it
-// uses, internal/retry); the drivers are the user's.
+// uses, internal/retry and internal/wait); the drivers are the user's.
 func TestStandardLibraryOnly(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	require.NoError(t, err, "the go command is needed to list dependencies")
 	out, err := exec.Command(goTool, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.ElementsMatch(t, []string{"github.com/mediagen/mediagen-go/client/journal", "github.com/mediagen/mediagen-go/internal/sqlkit",
-		"github.com/mediagen/mediagen-go/internal/retry"},
+		"github.com/mediagen/mediagen-go/internal/retry", "github.com/mediagen/mediagen-go/internal/wait"},
 		strings.Fields(string(out)))
 }
