@@ -20,6 +20,26 @@ import (
 	"github.com/mediagen/mediagen-go/internal/engine"
 )
 
+// DefaultMaxDownload is the most bytes one downloaded asset may have
+// unless [WithMaxDownload] says otherwise: several times the largest output
+// the service makes (minutes of 1080p video), so a storage host that sends
+// without end cannot fill the disk.
+const DefaultMaxDownload = 1 << 30
+
+// WithMaxDownload sets the most bytes one downloaded asset (an output, a
+// poster, a preview) may have; n must be positive. A larger one fails
+// with an error matching [ErrTooLarge], before anything is written when
+// storage states its size, and [Client.SaveOutput] leaves no file.
+func WithMaxDownload(n int64) Option {
+	return func(s *settings) error {
+		if n <= 0 {
+			return fmt.Errorf("mediagen: WithMaxDownload(%d): want a positive number of bytes", n)
+		}
+		s.maxDownload = n
+		return nil
+	}
+}
+
 // Download writes the asset at rawURL, a signed storage URL from an output,
 // poster or preview, to w. The API key is never sent to storage. Transient
 // failures (a broken connection, 429, 500, 502, 503, 504) are retried under

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-go/client/journal"
-	"github.com/mediagen/mediagen-go/internal/wait"
 )
 
 // Default per-attempt timeouts; see [WithTimeout].
@@ -193,26 +191,6 @@ func WithTransferTimeout(d time.Duration) Option {
 	}
 }
 
-// DefaultMaxDownload is the most bytes one downloaded asset may have
-// unless [WithMaxDownload] says otherwise: several times the largest output
-// the service makes (minutes of 1080p video), so a storage host that sends
-// without end cannot fill the disk.
-const DefaultMaxDownload = 1 << 30
-
-// WithMaxDownload sets the most bytes one downloaded asset (an output, a
-// poster, a preview) may have; n must be positive. A larger one fails
-// with an error matching [ErrTooLarge], before anything is written when
-// storage states its size, and [Client.SaveOutput] leaves no file.
-func WithMaxDownload(n int64) Option {
-	return func(s *settings) error {
-		if n <= 0 {
-			return fmt.Errorf("mediagen: WithMaxDownload(%d): want a positive number of bytes", n)
-		}
-		s.maxDownload = n
-		return nil
-	}
-}
-
 // WithBaseURL sets the service address, for example
 // "https://api.example.com" (a trailing "/v3" is accepted and dropped). It
 // takes precedence over MEDIAGEN_BASE_URL. New only.
@@ -376,37 +354,6 @@ func WithMiddleware(mw ...Middleware) Option {
 	}
 }
 
-// Clock is where the client, and packages upload and poll acting for it,
-// read the time and wait: retry backoffs, the search after an ambiguous
-// failure, poll intervals. The default is the wall clock. Package
-// clienttest gives its clients the reference server's fake clock, so a wait
-// in a test moves that clock instead of sleeping.
-type Clock interface {
-	Now() time.Time
-	// Sleep waits d, or until ctx ends, and then returns ctx.Err().
-	Sleep(ctx context.Context, d time.Duration) error
-}
-
-// wallClock is the real time.
-type wallClock struct{}
-
-func (wallClock) Now() time.Time                                   { return time.Now() }
-func (wallClock) Sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
-
-// WithClock makes the client read the time from clk and wait on it, for
-// tests: every retry backoff, the search after an ambiguous failure and
-// the waits of packages acting for the client sleep on clk, so a test clock
-// that moves when slept on makes them take no wall time.
-func WithClock(clk Clock) Option {
-	return func(s *settings) error {
-		if clk == nil {
-			return errors.New("mediagen: WithClock: nil clock")
-		}
-		s.clock = clk
-		return nil
-	}
-}
-
 // normalizeBaseURL checks u and strips a trailing slash and "/v3", as the
 // request paths carry the version. Its errors never quote credentials that u
 // may carry.
@@ -432,39 +379,4 @@ func normalizeBaseURL(u string) (string, error) {
 	p.Path = strings.TrimSuffix(strings.TrimSuffix(p.Path, "/"), "/v3")
 	p.RawQuery, p.Fragment = "", ""
 	return p.String(), nil
-}
-
-// Clock returns the clock a call with opts reads the time from and waits
-// on: the one a [WithClock] among opts sets, else the client's. Packages
-// that wait on the client's behalf (poll) use it, so a test clock reaches
-// their waits too.
-func (c *Client) Clock(opts ...Option) Clock {
-	if len(opts) > 0 {
-		s := c.base.s
-		s.perCall = true
-		if s.apply(opts) == nil {
-			return s.clock
-		}
-	}
-	return c.base.s.clock
-}
-
-// CheckOptions reports the errors opts would make a call fail with, joined,
-// without making a call: for packages that carry client options to the
-// requests they make (poll, upload, batch), so a bad one fails before
-// anything is sent.
-func CheckOptions(opts ...Option) error {
-	s := defaultSettings()
-	s.perCall = true
-	return s.apply(opts)
-}
-
-// CheckSharedOptions is [CheckOptions] for options a package applies to
-// each of many calls it makes (package batch, to every create, wait and
-// save of a run): it also refuses those that belong to one call,
-// [WithIdempotencyKey] and [WithResponseInto].
-func CheckSharedOptions(opts ...Option) error {
-	s := defaultSettings()
-	s.perCall, s.shared = true, true
-	return s.apply(opts)
 }
