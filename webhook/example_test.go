@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
@@ -112,7 +113,7 @@ func ExampleHandler() {
 // Two replicas of a receiver, each with its own connection to one database,
 // share a SQLStore: a delivery resent to the other replica is dropped. SQLite
 // here (the driver is modernc.org/sqlite); PostgreSQL takes
-// WithDialect(DialectPostgreSQL) and, say, github.com/jackc/pgx/v5/stdlib.
+// mediagen.PostgreSQL and, say, github.com/jackc/pgx/v5/stdlib.
 func ExampleSQLStore() {
 	dir, err := os.MkdirTemp("", "webhooks")
 	if err != nil {
@@ -129,11 +130,8 @@ func ExampleSQLStore() {
 			log.Fatal(err)
 		}
 		defer db.Close()
-		store, err := webhook.NewSQLStore(db, webhook.WithDialect(webhook.DialectSQLite))
+		store, err := webhook.OpenSQLStore(context.Background(), db, mediagen.SQLite)
 		if err != nil {
-			log.Fatal(err)
-		}
-		if err := store.CreateTable(context.Background()); err != nil {
 			log.Fatal(err)
 		}
 		replicas = append(replicas, webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {

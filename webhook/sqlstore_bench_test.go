@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
@@ -92,7 +93,7 @@ func benchDeliveries(n int) ([][]byte, []http.Header) {
 // receiver of that engine would use.
 func benchSQLStore(b *testing.B, e engine) webhook.Store {
 	db := e.open(b, e.database(b))
-	if e.dialect == webhook.DialectSQLite {
+	if e.dialect == mediagen.SQLite {
 		// One writer at a time anyway: waiting in the pool costs less than
 		// SQLite's busy handler, which sleeps.
 		db.SetMaxOpenConns(1)
