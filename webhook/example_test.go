@@ -81,12 +81,15 @@ func ExampleParse() {
 
 func ExampleHandler() {
 	secret := "whsec_example"
-	h := webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {
+	h, err := webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {
 		fmt.Println("received", ev.Name, ev.Generation.ID)
 		return nil
 	}, webhook.WithErrorFunc(func(ctx context.Context, ev *webhook.Event, err error) {
 		fmt.Println("refused:", err) // the reason stays here; the answer is a bare 401
 	}))
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	// The service delivers an event, then delivers it again.
 	body := []byte(`{"event":"generation.done","generation":{"id":"gen_1","status":"done"}}`)
@@ -134,10 +137,14 @@ func ExampleSQLStore() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		replicas = append(replicas, webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {
+		h, err := webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {
 			fmt.Println("replica", i, "received", ev.Generation.ID)
 			return nil
-		}, webhook.WithStore(store)))
+		}, webhook.WithStore(store))
+		if err != nil {
+			log.Fatal(err)
+		}
+		replicas = append(replicas, h)
 	}
 
 	body := []byte(`{"event":"generation.done","generation":{"id":"gen_1","status":"done"}}`)

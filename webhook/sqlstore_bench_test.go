@@ -38,7 +38,7 @@ func BenchmarkHandlerStore(b *testing.B) {
 	for _, mode := range []string{"serial", "parallel"} {
 		for _, side := range sides {
 			b.Run(mode+"/"+side.name, func(b *testing.B) {
-				h := webhook.Handler(handlerSecret, func(context.Context, *webhook.Event) error { return nil },
+				h := handlerOf(b, handlerSecret, func(context.Context, *webhook.Event) error { return nil },
 					webhook.WithStore(side.store(b)),
 					webhook.WithErrorFunc(func(_ context.Context, _ *webhook.Event, err error) { b.Error(err) }))
 				bodies, headers := benchDeliveries(b.N)

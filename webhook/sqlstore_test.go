@@ -293,7 +293,7 @@ func testClaimHonoursDeadline(t *testing.T, e engine) {
 	assert.Less(t, time.Since(start), 2*time.Second)
 
 	c, rep := &counter{}, &reported{}
-	h := newHandler(c, rep, webhook.WithStore(s), webhook.WithAckTimeout(300*time.Millisecond))
+	h := newHandler(t, c, rep, webhook.WithStore(s), webhook.WithAckTimeout(300*time.Millisecond))
 	start = time.Now()
 	rec := serve(h, delivery(generationBody(webhook.EventGenerationDone, "gen_held"), handlerNow, handlerSecret))
 	assert.Equal(t, http.StatusInternalServerError, rec.Code, "the service will resend")
@@ -376,7 +376,7 @@ func testTwoReplicas(t *testing.T, e engine) {
 	})
 	var urls []string
 	for _, s := range stores {
-		srv := httptest.NewServer(webhook.Handler(handlerSecret, callback, webhook.WithStore(s), onError))
+		srv := httptest.NewServer(handlerOf(t, handlerSecret, callback, webhook.WithStore(s), onError))
 		t.Cleanup(srv.Close)
 		urls = append(urls, srv.URL)
 	}

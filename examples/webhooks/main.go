@@ -99,7 +99,7 @@ func run(ctx context.Context, w io.Writer) error {
 	calls := map[string]int{} // hub deliveries per generation id
 	var first []byte          // the first event's signed body, to replay
 	var firstID string        // and its generation's id
-	handler := webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {
+	handler, err := webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {
 		if ev.Generation != nil {
 			mu.Lock()
 			calls[ev.Generation.ID]++
@@ -111,6 +111,9 @@ func run(ctx context.Context, w io.Writer) error {
 		}
 		return hub.Deliver(ctx, ev)
 	}, webhook.WithStore(store))
+	if err != nil {
+		return err
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/webhooks", handler)
 	if hookURL == "" {

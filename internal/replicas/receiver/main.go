@@ -84,7 +84,11 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: webhook.Handler(secret, deliver, webhook.WithStore(store)), ReadHeaderTimeout: 5 * time.Second}
+	h, err := webhook.Handler(secret, deliver, webhook.WithStore(store))
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	fmt.Printf("URL=http://%s/webhook\n", ln.Addr())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
