@@ -1,11 +1,23 @@
 package mediagen
 
-import "fmt"
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
 
 // Dialect is the SQL dialect of a database behind one of the SDK's tables:
 // the journal of charging calls (client/journal), the webhook delivery store
 // (webhook) and the hub's event exchange (hub). One type serves all three, so
-// a program that keeps them in one database names its dialect once.
+// a program that keeps them in one database names its dialect once. Its
+// methods are what the three stores share: placeholders, creating a table
+// and retrying SQLite's busy answers.
 type Dialect int
 
 // The dialects the SQL stores speak.
@@ -36,4 +48,139 @@ func (d Dialect) Check() error {
 		return fmt.Errorf("unknown dialect %v; want mediagen.PostgreSQL or mediagen.SQLite", d)
 	}
 	return nil
+}
+
+// maxTableName keeps a store's derived index names within PostgreSQL's 63
+// bytes.
+const maxTableName = 48
+
+// CheckTable returns an error when name is not a plain identifier of at
+// most 48 bytes: letters, digits and underscores, not starting with a
+// digit. The stores write a table's name, quoted, into their
+// statements, so only such names are let through.
+func CheckTable(name string) error {
+	ok := name != "" && len(name) <= maxTableName
+	for i, c := range name {
+		switch {
+		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			ok = false
+		}
+	}
+	if !ok {
+		return fmt.Errorf("want letters, digits and underscores, not starting with a digit, at most %d bytes", maxTableName)
+	}
+	return nil
+}
+
+// Rebind numbers the ? placeholders of q ($1, $2, ...) for PostgreSQL and
+// returns q as it is for SQLite. q must have no ? in a literal.
+func (d Dialect) Rebind(q string) string {
+	if d != PostgreSQL {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, c := range q {
+		if c == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// CreateTable runs the CREATE ... IF NOT EXISTS statements stmts so that
+// processes starting together do not fail each other. On PostgreSQL two
+// such CREATEs racing can both pass the check and one then fails on the
+// catalog's unique index, so an advisory lock, held to commit, orders
+// them. On SQLite a connection that switches the file to WAL, or whose
+// snapshot went stale, gets SQLITE_BUSY without its busy timeout being
+// consulted: that is retried, as by [Dialect.Retry].
+func (d Dialect) CreateTable(ctx context.Context, db *sql.DB, stmts ...string) error {
+	if d != PostgreSQL {
+		return d.Retry(ctx, func() error {
+			for _, q := range stmts {
+				if _, err := db.ExecContext(ctx, q); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() // after Commit it does nothing
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext('mediagen create table'))`); err != nil {
+		return err
+	}
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// Busy waits: the first retry waits about busyWaitMin, each next one twice
+// as long up to busyWaitMax, for busyRetries retries (about 1 to 2 s in
+// all), so a writer that holds the lock for a moment is outwaited and one
+// that holds it for good is reported.
+const (
+	busyRetries = 9
+	busyWaitMin = 20 * time.Millisecond
+	busyWaitMax = 320 * time.Millisecond
+)
+
+// busyRetried, when set (by tests), sees each retry of [Dialect.Retry].
+var busyRetried atomic.Pointer[func(error)]
+
+// Retry calls op, and on SQLite calls it again, after a short jittered
+// backoff, while it fails with SQLITE_BUSY or SQLITE_LOCKED, up to nine
+// times or until ctx ends; it returns op's last error, or ctx's. op must be
+// safe to repeat after such a failure, as a statement outside a
+// transaction is: SQLite undid it. The busy timeout of a connection is
+// the first defence (see the stores' documentation); this covers the
+// answers SQLite gives without consulting it, and connections without
+// one. On PostgreSQL op runs once.
+func (d Dialect) Retry(ctx context.Context, op func() error) error {
+	err := op()
+	for n := 0; n < busyRetries && d == SQLite && busy(err); n++ {
+		if f := busyRetried.Load(); f != nil {
+			(*f)(err)
+		}
+		step := min(busyWaitMin<<n, busyWaitMax)
+		t := time.NewTimer(step/2 + rand.N(step/2+1))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		err = op()
+	}
+	return err
+}
+
+// busy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED, by the
+// driver's code when it has one (modernc.org/sqlite) and by its message
+// otherwise, so that no driver needs to be imported.
+func busy(err error) bool {
+	if err == nil {
+		return false
+	}
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		if c := coded.Code() & 0xff; c == 5 || c == 6 {
+			return true
+		}
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY") ||
+		strings.Contains(msg, "database table is locked")
 }

@@ -22,7 +22,9 @@ import (
 func hubEnv(t *testing.T, h *Hub) *env {
 	t.Helper()
 	e := newEnv(t, clienttest.WithWallClock())
-	recv := httptest.NewServer(webhook.Handler(e.srv.WebhookSecret(), h.Deliver))
+	deliver, err := webhook.Handler(e.srv.WebhookSecret(), h.Deliver)
+	require.NoError(t, err)
+	recv := httptest.NewServer(deliver)
 	t.Cleanup(recv.Close)
 	e.c = e.srv.Client(client.WithHTTPClient(&http.Client{Transport: e.count}), client.WithWebhookURL(recv.URL))
 	return e

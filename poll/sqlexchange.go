@@ -14,7 +14,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/mediagen/mediagen-go"
-	"github.com/mediagen/mediagen-go/internal/sqlkit"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
@@ -39,8 +38,6 @@ const (
 	exchangeCleanupEvery = time.Minute
 	// exchangeCleanupBatch is the most rows one DELETE of Cleanup removes.
 	exchangeCleanupBatch = 1000
-	// maxExchangeTable keeps the derived index name within PostgreSQL's 63 bytes.
-	maxExchangeTable = 48
 )
 
 // SQLExchange is an [Exchange] in a table of a database reached through
@@ -66,7 +63,7 @@ const (
 // sequence's CACHE at 1, the default of bigserial (see Since).
 type SQLExchange struct {
 	db      *sql.DB
-	dialect webhook.Dialect
+	dialect mediagen.Dialect
 	table   string
 	retain  time.Duration
 
@@ -82,17 +79,17 @@ var _ Exchange = (*SQLExchange)(nil)
 
 // NewSQLExchange returns an exchange over db in the table of
 // [WithExchangeTable], creating the table and its index when they do not
-// exist yet, so every replica may call it at start-up. d is
-// webhook.DialectPostgreSQL or webhook.DialectSQLite. The error names every
-// invalid argument and option, or is the database's.
-func NewSQLExchange(ctx context.Context, db *sql.DB, d webhook.Dialect, opts ...SQLExchangeOption) (*SQLExchange, error) {
+// exist yet (see [mediagen.Dialect.CreateTable]), so every replica may call
+// it at start-up. The error names every invalid argument and option, or is
+// the database's.
+func NewSQLExchange(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...SQLExchangeOption) (*SQLExchange, error) {
 	o := &sqlExchangeOptions{table: DefaultExchangeTable, retain: DefaultExchangeRetention}
 	var errs []error
 	if db == nil {
 		errs = append(errs, errors.New("poll: NewSQLExchange: nil *sql.DB"))
 	}
-	if d != webhook.DialectPostgreSQL && d != webhook.DialectSQLite {
-		errs = append(errs, fmt.Errorf("poll: NewSQLExchange: unknown dialect %v; want webhook.DialectPostgreSQL or webhook.DialectSQLite", d))
+	if err := d.Check(); err != nil {
+		errs = append(errs, fmt.Errorf("poll: NewSQLExchange: %w", err))
 	}
 	for _, opt := range opts {
 		if opt == nil {
@@ -108,7 +105,7 @@ func NewSQLExchange(ctx context.Context, db *sql.DB, d webhook.Dialect, opts ...
 	x := &SQLExchange{db: db, dialect: d, table: o.table, retain: o.retain}
 	x.prepare()
 	x.nextCleanup.Store(time.Now().Add(exchangeCleanupEvery).UnixNano())
-	if err := x.createTable(ctx); err != nil {
+	if err := d.CreateTable(ctx, db, x.create...); err != nil {
 		return nil, x.fail(ctx, "create table", err)
 	}
 	return x, nil
@@ -122,7 +119,7 @@ func (x *SQLExchange) prepare() {
 	seq := `INTEGER PRIMARY KEY AUTOINCREMENT`
 	now := `CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`
 	stmtNow := now
-	if x.dialect == webhook.DialectPostgreSQL {
+	if x.dialect == mediagen.PostgreSQL {
 		// A row's time when it is written; a read's when its snapshot was
 		// taken.
 		seq = `BIGSERIAL PRIMARY KEY`
@@ -133,23 +130,12 @@ func (x *SQLExchange) prepare() {
 		`CREATE TABLE IF NOT EXISTS ` + t + ` (seq ` + seq + `, body TEXT NOT NULL, created BIGINT NOT NULL)`,
 		`CREATE INDEX IF NOT EXISTS "` + x.table + `_created" ON ` + t + ` (created)`,
 	}
-	x.insert = x.rebind(`INSERT INTO ` + t + ` (body, created) VALUES (?, ` + now + `)`)
+	x.insert = x.dialect.Rebind(`INSERT INTO ` + t + ` (body, created) VALUES (?, ` + now + `)`)
 	sel := `SELECT seq, body, created, ` + stmtNow + ` FROM ` + t + ` WHERE seq > ?`
 	order := ` ORDER BY seq LIMIT ` + strconv.Itoa(exchangePage)
-	x.since = x.rebind(sel + order)
-	x.sinceT = x.rebind(sel + ` AND created >= ` + stmtNow + ` - ?` + order)
-	x.cleanup = x.rebind(`DELETE FROM ` + t + ` WHERE seq IN (SELECT seq FROM ` + t + ` WHERE created < ` + stmtNow + ` - ? LIMIT ?)`)
-}
-
-// rebind numbers the placeholders for PostgreSQL. No statement has a ? in
-// a literal.
-func (x *SQLExchange) rebind(q string) string {
-	return sqlkit.Rebind(x.dialect == webhook.DialectPostgreSQL, q)
-}
-
-// createTable runs the CREATE statements; see sqlkit.Create.
-func (x *SQLExchange) createTable(ctx context.Context) error {
-	return sqlkit.Create(ctx, x.db, x.dialect == webhook.DialectPostgreSQL, "mediagen events "+x.table, x.create)
+	x.since = x.dialect.Rebind(sel + order)
+	x.sinceT = x.dialect.Rebind(sel + ` AND created >= ` + stmtNow + ` - ?` + order)
+	x.cleanup = x.dialect.Rebind(`DELETE FROM ` + t + ` WHERE seq IN (SELECT seq FROM ` + t + ` WHERE created < ` + stmtNow + ` - ? LIMIT ?)`)
 }
 
 // Publish implements [Exchange]: one INSERT of the event's verified body

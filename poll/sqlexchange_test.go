@@ -26,7 +26,7 @@ import (
 // file, never a mock.
 type xEngine struct {
 	name    string
-	dialect webhook.Dialect
+	dialect mediagen.Dialect
 	driver  string
 	// database returns the DSN of a new, empty database; every *sql.DB
 	// opened on it sees the same rows, as replicas would.
@@ -34,11 +34,11 @@ type xEngine struct {
 }
 
 var xEngines = []xEngine{
-	{"SQLite", webhook.DialectSQLite, "sqlite", func(tb testing.TB) string {
+	{"SQLite", mediagen.SQLite, "sqlite", func(tb testing.TB) string {
 		return "file:" + filepath.Join(tb.TempDir(), "events.db") +
 			"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)"
 	}},
-	{"PostgreSQL", webhook.DialectPostgreSQL, "pgx", pgtest.DSN},
+	{"PostgreSQL", mediagen.PostgreSQL, "pgx", pgtest.DSN},
 }
 
 // forEachEngine runs fn on each engine with a new, empty database.
@@ -72,7 +72,7 @@ func (e xEngine) plant(t *testing.T, db *sql.DB, seq int64, age time.Duration, b
 	created := time.Now().Add(-age).UnixMilli()
 	_, err := db.Exec(fmt.Sprintf(`INSERT INTO mediagen_events (seq, body, created) VALUES (%d, '%s', %d)`, seq, body, created))
 	require.NoError(t, err)
-	if e.dialect == webhook.DialectPostgreSQL {
+	if e.dialect == mediagen.PostgreSQL {
 		_, err = db.Exec(`SELECT setval(pg_get_serial_sequence('mediagen_events', 'seq'), (SELECT max(seq) FROM mediagen_events))`)
 		require.NoError(t, err)
 	}
@@ -243,7 +243,7 @@ func TestSQLExchangeRetention(t *testing.T) {
 		old := exchangeCleanupBatch*2 + 500
 		tx, err := db.Begin()
 		require.NoError(t, err)
-		stmt, err := tx.Prepare(x.rebind(`INSERT INTO mediagen_events (body, created) VALUES (?, ?)`))
+		stmt, err := tx.Prepare(x.dialect.Rebind(`INSERT INTO mediagen_events (body, created) VALUES (?, ?)`))
 		require.NoError(t, err)
 		for i := range old {
 			_, err := stmt.Exec(genBody(fmt.Sprint("gen_old_", i)), time.Now().Add(-2*time.Minute).UnixMilli())
@@ -285,10 +285,10 @@ func TestNewSQLExchange(t *testing.T) {
 		assert.ErrorContains(t, err, want)
 	}
 	for _, name := range []string{"", "1events", `x"; DROP TABLE y; --`, "public.events", strings.Repeat("e", 49)} {
-		_, err := NewSQLExchange(ctx, db, webhook.DialectSQLite, WithExchangeTable(name))
+		_, err := NewSQLExchange(ctx, db, mediagen.SQLite, WithExchangeTable(name))
 		assert.ErrorContains(t, err, "WithExchangeTable", name)
 	}
-	_, err = NewSQLExchange(ctx, db, webhook.DialectSQLite, WithExchangeRetention(-time.Second))
+	_, err = NewSQLExchange(ctx, db, mediagen.SQLite, WithExchangeRetention(-time.Second))
 	assert.ErrorContains(t, err, "positive")
 
 	forEachEngine(t, func(t *testing.T, e xEngine, dsn string) {

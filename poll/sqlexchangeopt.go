@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mediagen/mediagen-go/internal/sqlkit"
+	"github.com/mediagen/mediagen-go"
 )
 
 // SQLExchangeOption configures [NewSQLExchange], in the shape of every
@@ -24,8 +24,8 @@ type sqlExchangeOptions struct {
 // PostgreSQL schema, set the search_path of the connection.
 func WithExchangeTable(name string) SQLExchangeOption {
 	return func(o *sqlExchangeOptions) error {
-		if !sqlkit.ValidIdentifier(name, maxExchangeTable) {
-			return fmt.Errorf("poll: WithExchangeTable(%q): want letters, digits and underscores, not starting with a digit, at most %d bytes", name, maxExchangeTable)
+		if err := mediagen.CheckTable(name); err != nil {
+			return fmt.Errorf("poll: WithExchangeTable(%q): %w", name, err)
 		}
 		o.table = name
 		return nil

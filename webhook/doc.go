@@ -14,13 +14,17 @@
 // read it, drops repeated deliveries and answers within the service's
 // 5-second window:
 //
-//	http.Handle("/webhooks", webhook.Handler(os.Getenv("MEDIAGEN_WEBHOOK_SECRET"),
+//	h, err := webhook.Handler(os.Getenv("MEDIAGEN_WEBHOOK_SECRET"),
 //		func(ctx context.Context, ev *webhook.Event) error {
 //			if ev.Name == webhook.EventGenerationDone {
 //				return download(ctx, ev.Generation) // outputs expire: fetch them now
 //			}
 //			return nil
-//		}))
+//		})
+//	if err != nil {
+//		return err // no secret, or an invalid option
+//	}
+//	http.Handle("/webhooks", h)
 //
 // With a framework of your own, read the raw body and call Parse:
 //

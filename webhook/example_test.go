@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
@@ -80,12 +81,15 @@ func ExampleParse() {
 
 func ExampleHandler() {
 	secret := "whsec_example"
-	h := webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {
+	h, err := webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {
 		fmt.Println("received", ev.Name, ev.Generation.ID)
 		return nil
 	}, webhook.WithErrorFunc(func(ctx context.Context, ev *webhook.Event, err error) {
 		fmt.Println("refused:", err) // the reason stays here; the answer is a bare 401
 	}))
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	// The service delivers an event, then delivers it again.
 	body := []byte(`{"event":"generation.done","generation":{"id":"gen_1","status":"done"}}`)
@@ -112,7 +116,7 @@ func ExampleHandler() {
 // Two replicas of a receiver, each with its own connection to one database,
 // share a SQLStore: a delivery resent to the other replica is dropped. SQLite
 // here (the driver is modernc.org/sqlite); PostgreSQL takes
-// WithDialect(DialectPostgreSQL) and, say, github.com/jackc/pgx/v5/stdlib.
+// mediagen.PostgreSQL and, say, github.com/jackc/pgx/v5/stdlib.
 func ExampleSQLStore() {
 	dir, err := os.MkdirTemp("", "webhooks")
 	if err != nil {
@@ -129,17 +133,18 @@ func ExampleSQLStore() {
 			log.Fatal(err)
 		}
 		defer db.Close()
-		store, err := webhook.NewSQLStore(db, webhook.WithDialect(webhook.DialectSQLite))
+		store, err := webhook.OpenSQLStore(context.Background(), db, mediagen.SQLite)
 		if err != nil {
 			log.Fatal(err)
 		}
-		if err := store.CreateTable(context.Background()); err != nil {
-			log.Fatal(err)
-		}
-		replicas = append(replicas, webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {
+		h, err := webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {
 			fmt.Println("replica", i, "received", ev.Generation.ID)
 			return nil
-		}, webhook.WithStore(store)))
+		}, webhook.WithStore(store))
+		if err != nil {
+			log.Fatal(err)
+		}
+		replicas = append(replicas, h)
 	}
 
 	body := []byte(`{"event":"generation.done","generation":{"id":"gen_1","status":"done"}}`)

@@ -74,7 +74,7 @@ func FuzzHandler(f *testing.F) {
 	f.Add([]byte(`{"event":"voice.done","voice":{"id":"v_1"}}`), "1763719230", "sha256=00", false)
 	f.Fuzz(func(t *testing.T, payload []byte, timestamp, signature string, sign bool) {
 		var calls atomic.Int32
-		h := webhook.Handler(fuzzSecret, func(context.Context, *webhook.Event) error { calls.Add(1); return nil },
+		h := handlerOf(t, fuzzSecret, func(context.Context, *webhook.Event) error { calls.Add(1); return nil },
 			webhook.WithNow(func() time.Time { return fuzzNow }), webhook.WithMaxBodyBytes(4096),
 			webhook.WithErrorFunc(func(context.Context, *webhook.Event, error) {}))
 		req := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(payload))

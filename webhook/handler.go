@@ -35,16 +35,19 @@ import (
 // (polling stays authoritative). A panic in fn is recovered and treated as a
 // failure.
 //
-// Handler panics when fn is nil, no non-empty secret is given, or an option
-// is invalid, as http.Handle does with a bad pattern: these are mistakes to
-// catch at start-up, not per request.
-func Handler(secret string, fn func(context.Context, *Event) error, opts ...Option) http.Handler {
-	if fn == nil {
-		panic("webhook: Handler: nil callback")
+// The error is ErrNoSecret when no non-empty secret is given, and wraps
+// ErrInvalidOption for a nil fn or an invalid option, each one reported,
+// joined: mistakes to catch at start-up, not per request.
+func Handler(secret string, fn func(context.Context, *Event) error, opts ...Option) (http.Handler, error) {
+	callback := func(*options) error {
+		if fn == nil {
+			return invalidOption("Handler: nil callback")
+		}
+		return nil
 	}
-	o, err := newOptions(secret, opts)
+	o, err := newOptions(secret, append([]Option{callback}, opts...))
 	if err != nil {
-		panic("webhook: Handler: " + err.Error())
+		return nil, err
 	}
 	h := &handler{opts: o, fn: fn, store: o.store}
 	if !o.storeSet {
@@ -54,7 +57,7 @@ func Handler(secret string, fn func(context.Context, *Event) error, opts ...Opti
 		h.pending = make(chan struct{}, o.workers+o.queue)
 		h.running = make(chan struct{}, o.workers)
 	}
-	return h
+	return h, nil
 }
 
 type handler struct {

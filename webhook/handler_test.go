@@ -99,9 +99,17 @@ func (c *counter) calls() int {
 	return len(c.evs)
 }
 
-func newHandler(c *counter, rep *reported, opts ...webhook.Option) http.Handler {
+func newHandler(tb testing.TB, c *counter, rep *reported, opts ...webhook.Option) http.Handler {
 	base := []webhook.Option{webhook.WithNow(func() time.Time { return handlerNow }), rep.option()}
-	return webhook.Handler(handlerSecret, c.fn, append(base, opts...)...)
+	return handlerOf(tb, handlerSecret, c.fn, append(base, opts...)...)
+}
+
+// handlerOf is webhook.Handler with options the test means to be valid.
+func handlerOf(tb testing.TB, secret string, fn func(context.Context, *webhook.Event) error, opts ...webhook.Option) http.Handler {
+	tb.Helper()
+	h, err := webhook.Handler(secret, fn, opts...)
+	require.NoError(tb, err)
+	return h
 }
 
 func TestHandlerCallsFnWithEvent(t *testing.T) {
@@ -109,7 +117,7 @@ func TestHandlerCallsFnWithEvent(t *testing.T) {
 	type key struct{}
 	var fnCtx context.Context
 	c.next = func(ctx context.Context, _ *webhook.Event) error { fnCtx = ctx; return nil }
-	h := newHandler(c, rep)
+	h := newHandler(t, c, rep)
 
 	req := delivery(generationBody(webhook.EventGenerationDone, "gen_1"), handlerNow, handlerSecret)
 	req = req.WithContext(context.WithValue(req.Context(), key{}, "request value"))
@@ -178,7 +186,7 @@ func TestHandlerRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, rep := &counter{}, &reported{}
-			rec := serve(newHandler(c, rep), tt.req())
+			rec := serve(newHandler(t, c, rep), tt.req())
 
 			assert.Equal(t, tt.want, rec.Code)
 			assert.Equal(t, http.StatusText(tt.want)+"\n", rec.Body.String(), "the answer carries no detail")
@@ -209,7 +217,7 @@ func TestHandlerBodyLimitBoundary(t *testing.T) {
 		return append(append([]byte{}, body...), bytes.Repeat([]byte(" "), int(n)-len(body))...)
 	}
 	c, rep := &counter{}, &reported{}
-	h := newHandler(c, rep, webhook.WithMaxBodyBytes(limit))
+	h := newHandler(t, c, rep, webhook.WithMaxBodyBytes(limit))
 
 	assert.Equal(t, http.StatusRequestEntityTooLarge, serve(h, delivery(padded(limit+1), handlerNow, handlerSecret)).Code)
 	assert.Zero(t, c.calls())
@@ -219,7 +227,7 @@ func TestHandlerBodyLimitBoundary(t *testing.T) {
 
 func TestHandlerDropsDuplicates(t *testing.T) {
 	c, rep := &counter{}, &reported{}
-	h := newHandler(c, rep)
+	h := newHandler(t, c, rep)
 	body := generationBody(webhook.EventGenerationDone, "gen_1")
 
 	assert.Equal(t, http.StatusOK, serve(h, delivery(body, handlerNow, handlerSecret)).Code)
@@ -236,7 +244,7 @@ func TestHandlerDropsDuplicates(t *testing.T) {
 
 func TestHandlerConcurrentDuplicates(t *testing.T) {
 	c, rep := &counter{}, &reported{}
-	h := newHandler(c, rep)
+	h := newHandler(t, c, rep)
 	body := voiceBody(webhook.EventVoiceError, "voc_1")
 	var wg sync.WaitGroup
 	codes := make([]int, 20)
@@ -254,7 +262,7 @@ func TestHandlerRetryAfterFailure(t *testing.T) {
 	boom := errors.New("database unavailable")
 	c, rep := &counter{}, &reported{}
 	c.next = func(context.Context, *webhook.Event) error { return boom }
-	h := newHandler(c, rep)
+	h := newHandler(t, c, rep)
 	body := generationBody(webhook.EventGenerationError, "gen_1")
 
 	rec := serve(h, delivery(body, handlerNow, handlerSecret))
@@ -275,7 +283,7 @@ func TestHandlerRetryAfterFailure(t *testing.T) {
 func TestHandlerRecoversPanic(t *testing.T) {
 	c, rep := &counter{}, &reported{}
 	c.next = func(context.Context, *webhook.Event) error { panic("nil map") }
-	h := newHandler(c, rep)
+	h := newHandler(t, c, rep)
 	body := generationBody(webhook.EventGenerationDone, "gen_1")
 
 	assert.Equal(t, http.StatusInternalServerError, serve(h, delivery(body, handlerNow, handlerSecret)).Code)
@@ -296,7 +304,7 @@ func TestHandlerAcknowledgesSlowCallback(t *testing.T) {
 		fnCtx.Store(ctx)
 		return <-release
 	}
-	h := newHandler(c, rep, webhook.WithAckTimeout(20*time.Millisecond))
+	h := newHandler(t, c, rep, webhook.WithAckTimeout(20*time.Millisecond))
 	body := generationBody(webhook.EventGenerationDone, "gen_slow")
 
 	reqCtx, cancel := context.WithCancel(context.Background())
@@ -335,7 +343,7 @@ func TestHandlerAsync(t *testing.T) {
 		}
 		return nil
 	}
-	h := newHandler(c, rep, webhook.WithAsync(1, 1))
+	h := newHandler(t, c, rep, webhook.WithAsync(1, 1))
 	t.Cleanup(func() {
 		select {
 		case <-release:
@@ -374,7 +382,7 @@ func TestHandlerAsync(t *testing.T) {
 
 func TestHandlerWithoutStore(t *testing.T) {
 	c, rep := &counter{}, &reported{}
-	h := newHandler(c, rep, webhook.WithStore(nil))
+	h := newHandler(t, c, rep, webhook.WithStore(nil))
 	body := generationBody(webhook.EventGenerationDone, "gen_1")
 	for range 2 {
 		assert.Equal(t, http.StatusOK, serve(h, delivery(body, handlerNow, handlerSecret)).Code)
@@ -392,7 +400,7 @@ func (brokenStore) Release(context.Context, string) error       { return errStor
 
 func TestHandlerStoreFailure(t *testing.T) {
 	c, rep := &counter{}, &reported{}
-	h := newHandler(c, rep, webhook.WithStore(brokenStore{}))
+	h := newHandler(t, c, rep, webhook.WithStore(brokenStore{}))
 
 	rec := serve(h, delivery(generationBody(webhook.EventGenerationDone, "gen_1"), handlerNow, handlerSecret))
 	assert.Equal(t, http.StatusInternalServerError, rec.Code)
@@ -406,8 +414,8 @@ func TestHandlerStoreFailure(t *testing.T) {
 func TestHandlerSharedStore(t *testing.T) {
 	store := webhook.NewMemoryStore(100)
 	c1, c2, rep := &counter{}, &counter{}, &reported{}
-	replica1 := newHandler(c1, rep, webhook.WithStore(store))
-	replica2 := newHandler(c2, rep, webhook.WithStore(store))
+	replica1 := newHandler(t, c1, rep, webhook.WithStore(store))
+	replica2 := newHandler(t, c2, rep, webhook.WithStore(store))
 	body := voiceBody(webhook.EventVoiceDone, "voc_1")
 
 	assert.Equal(t, http.StatusOK, serve(replica1, delivery(body, handlerNow, handlerSecret)).Code)
@@ -419,7 +427,7 @@ func TestHandlerSharedStore(t *testing.T) {
 func TestHandlerRotation(t *testing.T) {
 	const oldSecret = "whsec_handler_0"
 	c, rep := &counter{}, &reported{}
-	h := newHandler(c, rep, webhook.WithSecrets(oldSecret))
+	h := newHandler(t, c, rep, webhook.WithSecrets(oldSecret))
 
 	assert.Equal(t, http.StatusOK, serve(h, delivery(generationBody(webhook.EventGenerationDone, "gen_1"), handlerNow, oldSecret)).Code)
 	assert.Equal(t, http.StatusOK, serve(h, delivery(generationBody(webhook.EventGenerationDone, "gen_2"), handlerNow, handlerSecret, oldSecret)).Code)
@@ -429,7 +437,7 @@ func TestHandlerRotation(t *testing.T) {
 
 func TestHandlerPassesUnknownEvents(t *testing.T) {
 	c, rep := &counter{}, &reported{}
-	h := newHandler(c, rep)
+	h := newHandler(t, c, rep)
 	body := []byte(`{"event":"project.updated","project":{"id":"prj_1"}}`)
 
 	assert.Equal(t, http.StatusOK, serve(h, delivery(body, handlerNow, handlerSecret)).Code)
@@ -439,23 +447,55 @@ func TestHandlerPassesUnknownEvents(t *testing.T) {
 	assert.JSONEq(t, string(body), string(c.evs[0].Raw))
 }
 
-func TestHandlerPanicsOnMisuse(t *testing.T) {
+func TestHandlerRefusesMisuse(t *testing.T) {
 	fn := func(context.Context, *webhook.Event) error { return nil }
-	assert.PanicsWithValue(t, "webhook: Handler: nil callback", func() { webhook.Handler("s", nil) })
-	assert.PanicsWithValue(t, "webhook: Handler: "+webhook.ErrNoSecret.Error(), func() { webhook.Handler("", fn) })
-	assert.Panics(t, func() { webhook.Handler("s", fn, webhook.WithAsync(0, 10)) })
-	assert.Panics(t, func() { webhook.Handler("s", fn, webhook.WithAsync(1, -1)) })
-	assert.Panics(t, func() { webhook.Handler("s", fn, webhook.WithAckTimeout(0)) })
-	assert.Panics(t, func() { webhook.Handler("s", fn, webhook.WithReadTimeout(0)) })
-	assert.Panics(t, func() { webhook.Handler("s", fn, webhook.WithReadTimeout(-time.Second)) })
-	assert.Panics(t, func() { webhook.Handler("s", fn, webhook.WithMaxBodyBytes(-1)) })
-	assert.Panics(t, func() { webhook.Handler("s", fn, webhook.WithErrorFunc(nil)) })
-	assert.NotPanics(t, func() { webhook.Handler("", fn, webhook.WithSecrets("s"), nil) })
+	tests := []struct {
+		name   string
+		secret string
+		fn     func(context.Context, *webhook.Event) error
+		opts   []webhook.Option
+		want   error
+		say    string
+	}{
+		{"nil callback", "s", nil, nil, webhook.ErrInvalidOption, "webhook: invalid option: Handler: nil callback"},
+		{"no secret", "", fn, nil, webhook.ErrNoSecret, webhook.ErrNoSecret.Error()},
+		{"no workers", "s", fn, []webhook.Option{webhook.WithAsync(0, 10)}, webhook.ErrInvalidOption, "WithAsync(0, 10)"},
+		{"negative queue", "s", fn, []webhook.Option{webhook.WithAsync(1, -1)}, webhook.ErrInvalidOption, "WithAsync(1, -1)"},
+		{"zero ack timeout", "s", fn, []webhook.Option{webhook.WithAckTimeout(0)}, webhook.ErrInvalidOption, "WithAckTimeout(0s)"},
+		{"zero read timeout", "s", fn, []webhook.Option{webhook.WithReadTimeout(0)}, webhook.ErrInvalidOption, "WithReadTimeout(0s)"},
+		{"negative read timeout", "s", fn, []webhook.Option{webhook.WithReadTimeout(-time.Second)}, webhook.ErrInvalidOption, "WithReadTimeout(-1s)"},
+		{"negative body cap", "s", fn, []webhook.Option{webhook.WithMaxBodyBytes(-1)}, webhook.ErrInvalidOption, "WithMaxBodyBytes(-1)"},
+		{"nil error func", "s", fn, []webhook.Option{webhook.WithErrorFunc(nil)}, webhook.ErrInvalidOption, "WithErrorFunc(nil)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var h http.Handler
+			var err error
+			require.NotPanics(t, func() { h, err = webhook.Handler(tt.secret, tt.fn, tt.opts...) })
+			assert.Nil(t, h)
+			require.ErrorIs(t, err, tt.want)
+			assert.ErrorContains(t, err, tt.say)
+		})
+	}
+
+	// Every mistake is reported at once.
+	_, err := webhook.Handler("", nil, webhook.WithAckTimeout(0), webhook.WithErrorFunc(nil))
+	joined, ok := err.(interface{ Unwrap() []error })
+	require.True(t, ok, "the errors are joined: %v", err)
+	assert.Len(t, joined.Unwrap(), 4, "each is reported: %v", err)
+	for _, want := range []string{"nil callback", "WithAckTimeout(0s)", "WithErrorFunc(nil)", webhook.ErrNoSecret.Error()} {
+		assert.ErrorContains(t, err, want)
+	}
+	assert.ErrorIs(t, err, webhook.ErrNoSecret)
+
+	h, err := webhook.Handler("", fn, webhook.WithSecrets("s"), nil)
+	require.NoError(t, err)
+	assert.NotNil(t, h)
 }
 
 func TestHandlerOverHTTP(t *testing.T) {
 	c, rep := &counter{}, &reported{}
-	srv := httptest.NewServer(webhook.Handler(handlerSecret, c.fn, rep.option()))
+	srv := httptest.NewServer(handlerOf(t, handlerSecret, c.fn, rep.option()))
 	t.Cleanup(srv.Close)
 	body := generationBody(webhook.EventGenerationTimeout, "gen_1")
 
@@ -483,7 +523,7 @@ func TestHandlerLogsByDefault(t *testing.T) {
 	t.Cleanup(func() { slog.SetDefault(prev) })
 
 	c := &counter{next: func(context.Context, *webhook.Event) error { return errors.New("disk full") }}
-	h := webhook.Handler(handlerSecret, c.fn, webhook.WithNow(func() time.Time { return handlerNow }))
+	h := handlerOf(t, handlerSecret, c.fn, webhook.WithNow(func() time.Time { return handlerNow }))
 	body := generationBody(webhook.EventGenerationDone, "gen_1")
 
 	serve(h, delivery(body, handlerNow, "whsec_wrong"))
@@ -525,7 +565,7 @@ func TestHandlerRefusesBeforeReadingBody(t *testing.T) {
 			counting := &countingReader{r: bytes.NewReader(body)}
 			req.Body = io.NopCloser(counting)
 
-			assert.Equal(t, http.StatusUnauthorized, serve(newHandler(c, rep), req).Code)
+			assert.Equal(t, http.StatusUnauthorized, serve(newHandler(t, c, rep), req).Code)
 			assert.Zero(t, counting.n.Load(), "the body of a refused request is not read")
 			assert.Equal(t, 1, rep.count())
 		})
@@ -564,7 +604,7 @@ func serveWithin(t *testing.T, h http.Handler, req *http.Request, limit time.Dur
 
 func TestHandlerAnswersInTimeWhenStoreHangs(t *testing.T) {
 	c, rep := &counter{}, &reported{}
-	h := newHandler(c, rep, webhook.WithStore(stuckStore{delay: time.Hour}), webhook.WithAckTimeout(50*time.Millisecond))
+	h := newHandler(t, c, rep, webhook.WithStore(stuckStore{delay: time.Hour}), webhook.WithAckTimeout(50*time.Millisecond))
 	rec := serveWithin(t, h, delivery(generationBody(webhook.EventGenerationDone, "gen_1"), handlerNow, handlerSecret), 2*time.Second)
 	assert.Equal(t, http.StatusInternalServerError, rec.Code, "without the store a repeat cannot be told apart; the service retries")
 	assert.Zero(t, c.calls())
@@ -578,7 +618,7 @@ func TestHandlerAckTimeoutCountsFromTheRequest(t *testing.T) {
 	defer close(release)
 	c, rep := &counter{}, &reported{}
 	c.next = func(context.Context, *webhook.Event) error { <-release; return nil }
-	h := newHandler(c, rep, webhook.WithStore(stuckStore{delay: 300 * time.Millisecond}), webhook.WithAckTimeout(500*time.Millisecond))
+	h := newHandler(t, c, rep, webhook.WithStore(stuckStore{delay: 300 * time.Millisecond}), webhook.WithAckTimeout(500*time.Millisecond))
 	start := time.Now()
 	rec := serveWithin(t, h, delivery(generationBody(webhook.EventGenerationDone, "gen_1"), handlerNow, handlerSecret), 5*time.Second)
 	assert.Equal(t, http.StatusAccepted, rec.Code)
@@ -592,7 +632,7 @@ func TestHandlerRefusesDeclaredOversizeBeforeReading(t *testing.T) {
 	counting := &countingReader{r: bytes.NewReader(body)}
 	req.Body = io.NopCloser(counting)
 	req.ContentLength = 1 << 30
-	assert.Equal(t, http.StatusRequestEntityTooLarge, serve(newHandler(c, rep), req).Code)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, serve(newHandler(t, c, rep), req).Code)
 	assert.Zero(t, counting.n.Load(), "a body declared too large is not read")
 	assert.Zero(t, c.calls())
 }

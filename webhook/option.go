@@ -78,11 +78,11 @@ func newOptions(secret string, opts []Option) (*options, error) {
 			errs = append(errs, err)
 		}
 	}
+	if len(o.secrets) == 0 {
+		errs = append(errs, ErrNoSecret)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
-	}
-	if len(o.secrets) == 0 {
-		return nil, ErrNoSecret
 	}
 	return o, nil
 }

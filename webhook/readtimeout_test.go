@@ -57,7 +57,7 @@ func TestHandlerSlowSenderOverHTTP(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, rep := &counter{}, &reported{}
-			srv := httptest.NewServer(wrap(webhook.Handler(handlerSecret, c.fn, rep.option(), webhook.WithReadTimeout(bound))))
+			srv := httptest.NewServer(wrap(handlerOf(t, handlerSecret, c.fn, rep.option(), webhook.WithReadTimeout(bound))))
 			t.Cleanup(srv.Close)
 			body := generationBody(webhook.EventGenerationDone, "gen_slow")
 
@@ -87,7 +87,7 @@ func TestHandlerStalledBodyWithoutServer(t *testing.T) {
 	// A recorder has no connection to set a deadline on, and the body
 	// never ends: only the handler's own bound can answer.
 	c, rep := &counter{}, &reported{}
-	h := newHandler(c, rep, webhook.WithReadTimeout(100*time.Millisecond))
+	h := newHandler(t, c, rep, webhook.WithReadTimeout(100*time.Millisecond))
 	body := generationBody(webhook.EventGenerationDone, "gen_1")
 	pr, pw := io.Pipe()
 	t.Cleanup(func() { _ = pw.Close() })
@@ -108,7 +108,7 @@ func TestHandlerBodyEndsEarly(t *testing.T) {
 	c, rep := &counter{}, &reported{}
 	req := delivery(generationBody(webhook.EventGenerationDone, "gen_1"), handlerNow, handlerSecret)
 	req.Body = io.NopCloser(iotest.ErrReader(io.ErrUnexpectedEOF))
-	rec := serve(newHandler(c, rep, webhook.WithReadTimeout(time.Second)), req)
+	rec := serve(newHandler(t, c, rep, webhook.WithReadTimeout(time.Second)), req)
 	assert.Equal(t, http.StatusBadRequest, rec.Code)
 	assert.Zero(t, c.calls())
 	errs, _ := rep.all()
@@ -131,7 +131,7 @@ func TestHandlerReadTimeoutEndsWithTheBody(t *testing.T) {
 	// The bound is on reading only: a body read in time is processed even
 	// when the store takes longer than the bound.
 	c, rep := &counter{}, &reported{}
-	h := webhook.Handler(handlerSecret, c.fn, rep.option(),
+	h := handlerOf(t, handlerSecret, c.fn, rep.option(),
 		webhook.WithReadTimeout(50*time.Millisecond), webhook.WithStore(slowClaimStore{delay: 300 * time.Millisecond}))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

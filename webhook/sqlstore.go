@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/mediagen/mediagen-go"
 )
 
 // Defaults of SQLStore, used when the matching SQLOption is not given.
@@ -31,60 +32,19 @@ const (
 	DefaultCleanupInterval = time.Hour
 )
 
-// maxTableName keeps the derived index name within PostgreSQL's 63 bytes.
-const maxTableName = 48
-
 // firstCleanupAfter delays the first background Cleanup of a store.
 const firstCleanupAfter = time.Minute
 
-// Dialect is the SQL dialect of the database behind an SQLStore.
-type Dialect int
-
-// The dialects SQLStore speaks.
-const (
-	// DialectPostgreSQL is PostgreSQL 9.5 or later (INSERT ... ON CONFLICT),
-	// with placeholders $1, $2, ... as pgx and lib/pq expect.
-	DialectPostgreSQL Dialect = iota + 1
-	// DialectSQLite is SQLite 3.24 or later (INSERT ... ON CONFLICT), with ?
-	// placeholders.
-	DialectSQLite
-)
-
-// String returns the dialect's name.
-func (d Dialect) String() string {
-	switch d {
-	case DialectPostgreSQL:
-		return "PostgreSQL"
-	case DialectSQLite:
-		return "SQLite"
-	}
-	return fmt.Sprintf("Dialect(%d)", int(d))
-}
-
-// SQLOption configures NewSQLStore, in the shape of every option of the
-// SDK: it returns an error for a value it refuses, and NewSQLStore reports
+// SQLOption configures OpenSQLStore, in the shape of every option of the
+// SDK: it returns an error for a value it refuses, and OpenSQLStore reports
 // all of them.
 type SQLOption func(*sqlOptions) error
 
 type sqlOptions struct {
-	dialect  Dialect
 	table    string
 	retain   time.Duration
 	batch    int
 	interval time.Duration
-}
-
-// WithDialect says which database the store talks to. It is required: the
-// conflict clause and the placeholders differ, and a database/sql driver
-// cannot be asked reliably which server it reaches.
-func WithDialect(d Dialect) SQLOption {
-	return func(o *sqlOptions) error {
-		if d != DialectPostgreSQL && d != DialectSQLite {
-			return invalidOption("WithDialect(%v): unknown dialect", d)
-		}
-		o.dialect = d
-		return nil
-	}
 }
 
 // WithTable sets the table the store keeps its rows in; the default is
@@ -95,8 +55,8 @@ func WithDialect(d Dialect) SQLOption {
 // connection.
 func WithTable(name string) SQLOption {
 	return func(o *sqlOptions) error {
-		if !validIdentifier(name) {
-			return invalidOption("WithTable(%q): want letters, digits and underscores, not starting with a digit, at most %d bytes", name, maxTableName)
+		if err := mediagen.CheckTable(name); err != nil {
+			return invalidOption("WithTable(%q): %v", name, err)
 		}
 		o.table = name
 		return nil
@@ -130,7 +90,7 @@ func WithCleanupBatch(n int) SQLOption {
 
 // WithCleanupInterval sets how often Claim starts a Cleanup in the
 // background, so the table stays small without a scheduled job. The first
-// waits a minute after NewSQLStore (or d, if shorter), so that a program
+// waits a minute after OpenSQLStore (or d, if shorter), so that a program
 // which only starts up and stops does not race its own database's Close.
 // Zero turns that off, for those who call Cleanup themselves; d must not be
 // negative. The default is DefaultCleanupInterval.
@@ -146,10 +106,10 @@ func WithCleanupInterval(d time.Duration) SQLOption {
 
 // SQLStore is a Store in a database reached through database/sql, so that
 // the replicas of a receiver share what they have taken and a resend landing
-// on another replica is still dropped. Any driver works; pick its SQL with
-// WithDialect.
+// on another replica is still dropped. Any driver works; the
+// [mediagen.Dialect] picks the SQL.
 //
-// It keeps one row per delivery in one table (see CreateTable):
+// It keeps one row per delivery in one table, and an index on claimed_at:
 //
 //	id          text    primary key: the delivery's dedupe key
 //	claimed_at  bigint  unix seconds, by the clock of the replica that claimed it
@@ -163,10 +123,11 @@ func WithCleanupInterval(d time.Duration) SQLOption {
 // "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)"), so that a writer
 // waits for another connection's lock instead of failing; within a context
 // deadline, such as Handler's, the store cuts that wait to what the deadline
-// leaves, since SQLite's wait ignores cancellation.
+// leaves, since SQLite's wait ignores cancellation. A statement SQLite
+// still answers busy is tried again through [mediagen.Dialect.Retry].
 type SQLStore struct {
 	db       *sql.DB
-	dialect  Dialect
+	dialect  mediagen.Dialect
 	table    string
 	retain   time.Duration
 	batch    int
@@ -180,13 +141,20 @@ type SQLStore struct {
 	nextCleanup atomic.Int64 // unix nanoseconds
 }
 
-// NewSQLStore returns a store over db. It does no I/O: call CreateTable
-// once at start-up (or create the table with a migration tool). WithDialect
-// is required; the error wraps ErrInvalidOption when an option is invalid or
-// missing.
-func NewSQLStore(db *sql.DB, opts ...SQLOption) (*SQLStore, error) {
+// OpenSQLStore returns a store over db in the table of WithTable, creating
+// the table and its index when they do not exist yet (see
+// [mediagen.Dialect.CreateTable]), so that every replica may call it at
+// start-up. The error wraps ErrInvalidOption, for each invalid argument or
+// option, joined, or is the database's.
+func OpenSQLStore(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...SQLOption) (*SQLStore, error) {
 	o := &sqlOptions{table: DefaultTable, retain: DefaultRetention, batch: DefaultCleanupBatch, interval: DefaultCleanupInterval}
 	var errs []error
+	if db == nil {
+		errs = append(errs, invalidOption("OpenSQLStore: nil *sql.DB"))
+	}
+	if err := d.Check(); err != nil {
+		errs = append(errs, invalidOption("OpenSQLStore: %v", err))
+	}
 	for _, opt := range opts {
 		if opt == nil {
 			continue
@@ -195,17 +163,14 @@ func NewSQLStore(db *sql.DB, opts ...SQLOption) (*SQLStore, error) {
 			errs = append(errs, err)
 		}
 	}
-	if db == nil {
-		errs = append(errs, invalidOption("NewSQLStore: nil *sql.DB"))
-	}
-	if o.dialect == 0 && len(errs) == 0 {
-		errs = append(errs, invalidOption("NewSQLStore: no dialect; pass WithDialect(DialectPostgreSQL) or WithDialect(DialectSQLite)"))
-	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	s := &SQLStore{db: db, dialect: o.dialect, table: o.table, retain: o.retain, batch: o.batch, interval: o.interval}
+	s := &SQLStore{db: db, dialect: d, table: o.table, retain: o.retain, batch: o.batch, interval: o.interval}
 	s.prepare()
+	if err := d.CreateTable(ctx, db, s.create...); err != nil {
+		return nil, s.fail(ctx, "create table", err)
+	}
 	s.nextCleanup.Store(time.Now().Add(min(o.interval, firstCleanupAfter)).UnixNano())
 	return s, nil
 }
@@ -219,63 +184,14 @@ func (s *SQLStore) prepare() {
 		`CREATE TABLE IF NOT EXISTS ` + t + ` (id TEXT PRIMARY KEY, claimed_at BIGINT NOT NULL)`,
 		`CREATE INDEX IF NOT EXISTS ` + idx + ` ON ` + t + ` (claimed_at)`,
 	}
-	switch s.dialect {
-	case DialectPostgreSQL:
-		s.claim = `INSERT INTO ` + t + ` (id, claimed_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`
-		s.release = `DELETE FROM ` + t + ` WHERE id = $1`
-		s.cleanup = `DELETE FROM ` + t + ` WHERE id IN (SELECT id FROM ` + t + ` WHERE claimed_at < $1 LIMIT $2)`
-	case DialectSQLite:
-		s.claim = `INSERT INTO ` + t + ` (id, claimed_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING`
-		s.release = `DELETE FROM ` + t + ` WHERE id = ?`
-		s.cleanup = `DELETE FROM ` + t + ` WHERE rowid IN (SELECT rowid FROM ` + t + ` WHERE claimed_at < ? LIMIT ?)`
+	s.claim = s.dialect.Rebind(`INSERT INTO ` + t + ` (id, claimed_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING`)
+	s.release = s.dialect.Rebind(`DELETE FROM ` + t + ` WHERE id = ?`)
+	// On SQLite by rowid, the table's own key (id has an index of its own).
+	key := "id"
+	if s.dialect == mediagen.SQLite {
+		key = "rowid"
 	}
-}
-
-// CreateTable creates the store's table and its index on claimed_at when
-// they do not exist yet. Replicas may all call it at start-up: on PostgreSQL
-// it takes an advisory lock so that concurrent creations do not collide.
-func (s *SQLStore) CreateTable(ctx context.Context) error {
-	if s.dialect != DialectPostgreSQL {
-		// Two replicas creating the table at once can get SQLITE_BUSY
-		// whatever the busy timeout: try again shortly.
-		var err error
-		for attempt := range createAttempts {
-			if attempt > 0 {
-				select {
-				case <-ctx.Done():
-					return s.fail(ctx, "create table", ctx.Err())
-				case <-time.After(time.Duration(attempt) * 20 * time.Millisecond):
-				}
-			}
-			if err = s.createAll(ctx); err == nil || !sqliteBusy(err) {
-				break
-			}
-		}
-		if err != nil {
-			return s.fail(ctx, "create table", err)
-		}
-		return nil
-	}
-	// Two CREATE TABLE IF NOT EXISTS racing can both pass the check and one
-	// then fails on the catalog's unique index; the lock, held to commit,
-	// orders them.
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return s.fail(ctx, "create table", err)
-	}
-	defer tx.Rollback() // after Commit it does nothing
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "mediagen webhook "+s.table); err != nil {
-		return s.fail(ctx, "create table", err)
-	}
-	for _, q := range s.create {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return s.fail(ctx, "create table", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return s.fail(ctx, "create table", err)
-	}
-	return nil
+	s.cleanup = s.dialect.Rebind(`DELETE FROM ` + t + ` WHERE ` + key + ` IN (SELECT ` + key + ` FROM ` + t + ` WHERE claimed_at < ? LIMIT ?)`)
 }
 
 // Claim records id and reports whether this call recorded it, in one INSERT
@@ -290,7 +206,7 @@ func (s *SQLStore) Claim(ctx context.Context, id string) (bool, error) {
 	s.maybeCleanup(ctx, now)
 	var n int64
 	var err error
-	if s.dialect == DialectPostgreSQL {
+	if s.dialect == mediagen.PostgreSQL {
 		n, err = s.claimInTx(ctx, id, now)
 	} else {
 		n, err = s.exec(ctx, s.claim, id, now.Unix())
@@ -352,14 +268,24 @@ func (s *SQLStore) Cleanup(ctx context.Context) (int64, error) {
 	}
 }
 
-// exec runs one statement and returns the rows it affected. On SQLite, a
-// statement waiting for another connection's lock sits in SQLite's busy
-// handler, which a cancelled context does not interrupt; so when ctx has a
-// deadline, the connection's busy timeout is cut to what is left of it for
-// the statement, and put back after.
-func (s *SQLStore) exec(ctx context.Context, q string, args ...any) (int64, error) {
+// exec runs one statement, retried while SQLite is busy, and returns the
+// rows it affected.
+func (s *SQLStore) exec(ctx context.Context, q string, args ...any) (n int64, err error) {
+	err = s.dialect.Retry(ctx, func() error {
+		n, err = s.execOnce(ctx, q, args...)
+		return err
+	})
+	return n, err
+}
+
+// execOnce runs one statement. On SQLite, a statement waiting for another
+// connection's lock sits in SQLite's busy handler, which a cancelled
+// context does not interrupt; so when ctx has a deadline, the connection's
+// busy timeout is cut to what is left of it for the statement, and put
+// back after.
+func (s *SQLStore) execOnce(ctx context.Context, q string, args ...any) (int64, error) {
 	deadline, ok := ctx.Deadline()
-	if s.dialect != DialectSQLite || !ok {
+	if s.dialect != mediagen.SQLite || !ok {
 		res, err := s.db.ExecContext(ctx, q, args...)
 		if err != nil {
 			return 0, err
@@ -416,49 +342,4 @@ func (s *SQLStore) fail(ctx context.Context, op string, err error) error {
 		err = ctxErr
 	}
 	return fmt.Errorf("webhook: SQL store %s: %w", op, err)
-}
-
-func validIdentifier(name string) bool {
-	if name == "" || len(name) > maxTableName {
-		return false
-	}
-	for i, c := range name {
-		switch {
-		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
-		case '0' <= c && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// createAttempts bounds the tries of a SQLite CREATE that found the
-// database busy.
-const createAttempts = 10
-
-func (s *SQLStore) createAll(ctx context.Context) error {
-	for _, q := range s.create {
-		if _, err := s.db.ExecContext(ctx, q); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// sqliteBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED,
-// by the driver's code when it has one (modernc.org/sqlite) and by its
-// message otherwise, so that no driver is imported. (client/journal and
-// poll hold the same few lines: this package imports only the standard
-// library and the models.)
-func sqliteBusy(err error) bool {
-	var coded interface{ Code() int }
-	if errors.As(err, &coded) {
-		if c := coded.Code() & 0xff; c == 5 || c == 6 {
-			return true
-		}
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY") ||
-		strings.Contains(msg, "database table is locked")
 }

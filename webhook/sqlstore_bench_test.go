@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
@@ -37,7 +38,7 @@ func BenchmarkHandlerStore(b *testing.B) {
 	for _, mode := range []string{"serial", "parallel"} {
 		for _, side := range sides {
 			b.Run(mode+"/"+side.name, func(b *testing.B) {
-				h := webhook.Handler(handlerSecret, func(context.Context, *webhook.Event) error { return nil },
+				h := handlerOf(b, handlerSecret, func(context.Context, *webhook.Event) error { return nil },
 					webhook.WithStore(side.store(b)),
 					webhook.WithErrorFunc(func(_ context.Context, _ *webhook.Event, err error) { b.Error(err) }))
 				bodies, headers := benchDeliveries(b.N)
@@ -92,7 +93,7 @@ func benchDeliveries(n int) ([][]byte, []http.Header) {
 // receiver of that engine would use.
 func benchSQLStore(b *testing.B, e engine) webhook.Store {
 	db := e.open(b, e.database(b))
-	if e.dialect == webhook.DialectSQLite {
+	if e.dialect == mediagen.SQLite {
 		// One writer at a time anyway: waiting in the pool costs less than
 		// SQLite's busy handler, which sleeps.
 		db.SetMaxOpenConns(1)

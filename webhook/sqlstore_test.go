@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // registers "sqlite", pure Go
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
@@ -29,7 +30,7 @@ var _ webhook.Store = (*webhook.SQLStore)(nil)
 // never a mock.
 type engine struct {
 	name    string
-	dialect webhook.Dialect
+	dialect mediagen.Dialect
 	driver  string
 	// database returns the DSN of a new, empty database; every *sql.DB opened
 	// on it sees the same rows, as replicas of a receiver would.
@@ -37,8 +38,8 @@ type engine struct {
 }
 
 var engines = []engine{
-	{name: "SQLite", dialect: webhook.DialectSQLite, driver: "sqlite", database: sqliteDSN},
-	{name: "PostgreSQL", dialect: webhook.DialectPostgreSQL, driver: "pgx", database: postgresDSN},
+	{name: "SQLite", dialect: mediagen.SQLite, driver: "sqlite", database: sqliteDSN},
+	{name: "PostgreSQL", dialect: mediagen.PostgreSQL, driver: "pgx", database: postgresDSN},
 }
 
 // sqliteDSN is a database file of its own; the busy timeout makes writers
@@ -67,10 +68,9 @@ func (e engine) open(tb testing.TB, dsn string) *sql.DB {
 func (e engine) store(tb testing.TB, db *sql.DB, opts ...webhook.SQLOption) *webhook.SQLStore {
 	tb.Helper()
 	// No cleanup in the background unless asked for: it would race the test's end.
-	base := []webhook.SQLOption{webhook.WithDialect(e.dialect), webhook.WithCleanupInterval(0)}
-	s, err := webhook.NewSQLStore(db, append(base, opts...)...)
+	base := []webhook.SQLOption{webhook.WithCleanupInterval(0)}
+	s, err := webhook.OpenSQLStore(context.Background(), db, e.dialect, append(base, opts...)...)
 	require.NoError(tb, err)
-	require.NoError(tb, s.CreateTable(context.Background()))
 	return s
 }
 
@@ -91,40 +91,50 @@ func countRows(t *testing.T, db *sql.DB, table string) int {
 	return n
 }
 
-func TestNewSQLStoreRefusesBadOptions(t *testing.T) {
+func TestOpenSQLStoreRefusesBadOptions(t *testing.T) {
 	db, err := sql.Open("sqlite", ":memory:")
 	require.NoError(t, err)
 	defer db.Close()
-	sqlite := webhook.WithDialect(webhook.DialectSQLite)
+	sqlite := mediagen.SQLite
 
 	tests := []struct {
-		name string
-		db   *sql.DB
-		opts []webhook.SQLOption
-		want string
+		name    string
+		db      *sql.DB
+		dialect mediagen.Dialect
+		opts    []webhook.SQLOption
+		want    string
 	}{
-		{"no dialect", db, nil, "no dialect"},
-		{"unknown dialect", db, []webhook.SQLOption{webhook.WithDialect(7)}, "Dialect(7)"},
-		{"nil db", nil, []webhook.SQLOption{sqlite}, "nil *sql.DB"},
-		{"empty table", db, []webhook.SQLOption{sqlite, webhook.WithTable("")}, `WithTable("")`},
-		{"quote in table", db, []webhook.SQLOption{sqlite, webhook.WithTable(`x"; DROP TABLE y; --`)}, "WithTable"},
-		{"dot in table", db, []webhook.SQLOption{sqlite, webhook.WithTable("public.hooks")}, "WithTable"},
-		{"leading digit", db, []webhook.SQLOption{sqlite, webhook.WithTable("1hooks")}, "WithTable"},
-		{"long table", db, []webhook.SQLOption{sqlite, webhook.WithTable(string(bytes.Repeat([]byte("a"), 49)))}, "at most 48"},
-		{"zero retention", db, []webhook.SQLOption{sqlite, webhook.WithRetention(0)}, "WithRetention"},
-		{"zero batch", db, []webhook.SQLOption{sqlite, webhook.WithCleanupBatch(0)}, "WithCleanupBatch"},
-		{"negative interval", db, []webhook.SQLOption{sqlite, webhook.WithCleanupInterval(-time.Second)}, "WithCleanupInterval"},
+		{"no dialect", db, 0, nil, "Dialect(0)"},
+		{"unknown dialect", db, 7, nil, "Dialect(7)"},
+		{"nil db", nil, sqlite, nil, "nil *sql.DB"},
+		{"empty table", db, sqlite, []webhook.SQLOption{webhook.WithTable("")}, `WithTable("")`},
+		{"quote in table", db, sqlite, []webhook.SQLOption{webhook.WithTable(`x"; DROP TABLE y; --`)}, "WithTable"},
+		{"dot in table", db, sqlite, []webhook.SQLOption{webhook.WithTable("public.hooks")}, "WithTable"},
+		{"leading digit", db, sqlite, []webhook.SQLOption{webhook.WithTable("1hooks")}, "WithTable"},
+		{"long table", db, sqlite, []webhook.SQLOption{webhook.WithTable(string(bytes.Repeat([]byte("a"), 49)))}, "at most 48"},
+		{"zero retention", db, sqlite, []webhook.SQLOption{webhook.WithRetention(0)}, "WithRetention"},
+		{"zero batch", db, sqlite, []webhook.SQLOption{webhook.WithCleanupBatch(0)}, "WithCleanupBatch"},
+		{"negative interval", db, sqlite, []webhook.SQLOption{webhook.WithCleanupInterval(-time.Second)}, "WithCleanupInterval"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := webhook.NewSQLStore(tt.db, tt.opts...)
+			s, err := webhook.OpenSQLStore(t.Context(), tt.db, tt.dialect, tt.opts...)
 			assert.Nil(t, s)
 			require.ErrorIs(t, err, webhook.ErrInvalidOption)
 			assert.ErrorContains(t, err, tt.want)
 		})
 	}
 
-	s, err := webhook.NewSQLStore(db, sqlite, webhook.WithTable("Hooks_2"), webhook.WithCleanupInterval(0), nil)
+	// Every mistake is reported, each wrapping ErrInvalidOption.
+	_, err = webhook.OpenSQLStore(t.Context(), nil, 7, webhook.WithTable("1st"), nil, webhook.WithRetention(0))
+	joined, ok := err.(interface{ Unwrap() []error })
+	require.True(t, ok, "the errors are joined: %v", err)
+	require.Len(t, joined.Unwrap(), 4, "each is reported: %v", err)
+	for _, part := range joined.Unwrap() {
+		assert.ErrorIs(t, part, webhook.ErrInvalidOption)
+	}
+
+	s, err := webhook.OpenSQLStore(t.Context(), db, sqlite, webhook.WithTable("Hooks_2"), webhook.WithCleanupInterval(0), nil)
 	require.NoError(t, err)
 	assert.NotNil(t, s)
 }
@@ -146,7 +156,7 @@ func testClaimAndRelease(t *testing.T, e engine) {
 	db := e.open(t, e.database(t))
 	// A reserved word in mixed case: the name is quoted as given.
 	s := e.store(t, db, webhook.WithTable("Order"))
-	require.NoError(t, s.CreateTable(context.Background()), "creating it again is fine")
+	e.store(t, db, webhook.WithTable("Order")) // opening it again is fine
 
 	assert.True(t, claim(t, s, "a"))
 	assert.False(t, claim(t, s, "a"), "a repeat is not fresh")
@@ -166,7 +176,8 @@ func testClaimAndRelease(t *testing.T, e engine) {
 	other := e.store(t, db) // another table in the same database
 	assert.True(t, claim(t, other, "a"))
 
-	unmade, err := webhook.NewSQLStore(db, webhook.WithDialect(e.dialect), webhook.WithTable("never_created"), webhook.WithCleanupInterval(0))
+	unmade := e.store(t, db, webhook.WithTable("dropped"))
+	_, err := db.Exec(`DROP TABLE dropped`)
 	require.NoError(t, err)
 	_, err = unmade.Claim(context.Background(), "x")
 	assert.ErrorContains(t, err, "webhook: SQL store claim", "a missing table is an error, not a fresh delivery")
@@ -282,7 +293,7 @@ func testClaimHonoursDeadline(t *testing.T, e engine) {
 	assert.Less(t, time.Since(start), 2*time.Second)
 
 	c, rep := &counter{}, &reported{}
-	h := newHandler(c, rep, webhook.WithStore(s), webhook.WithAckTimeout(300*time.Millisecond))
+	h := newHandler(t, c, rep, webhook.WithStore(s), webhook.WithAckTimeout(300*time.Millisecond))
 	start = time.Now()
 	rec := serve(h, delivery(generationBody(webhook.EventGenerationDone, "gen_held"), handlerNow, handlerSecret))
 	assert.Equal(t, http.StatusInternalServerError, rec.Code, "the service will resend")
@@ -313,12 +324,14 @@ func testTwoReplicas(t *testing.T, e engine) {
 	stores := make([]*webhook.SQLStore, 2)
 	var wg sync.WaitGroup
 	for i := range stores {
-		s, err := webhook.NewSQLStore(dbs[i], webhook.WithDialect(e.dialect))
-		require.NoError(t, err)
-		stores[i] = s
-		wg.Go(func() { assert.NoError(t, s.CreateTable(context.Background()), "replicas create the table at once") })
+		wg.Go(func() {
+			s, err := webhook.OpenSQLStore(context.Background(), dbs[i], e.dialect)
+			assert.NoError(t, err, "replicas create the table at once")
+			stores[i] = s
+		})
 	}
 	wg.Wait()
+	require.NotContains(t, stores, (*webhook.SQLStore)(nil))
 
 	var (
 		mu        sync.Mutex
@@ -363,7 +376,7 @@ func testTwoReplicas(t *testing.T, e engine) {
 	})
 	var urls []string
 	for _, s := range stores {
-		srv := httptest.NewServer(webhook.Handler(handlerSecret, callback, webhook.WithStore(s), onError))
+		srv := httptest.NewServer(handlerOf(t, handlerSecret, callback, webhook.WithStore(s), onError))
 		t.Cleanup(srv.Close)
 		urls = append(urls, srv.URL)
 	}
@@ -445,7 +458,7 @@ func testTwoReplicas(t *testing.T, e engine) {
 
 	// Retention: rows from two days ago go, the run's rows stay.
 	plant(t, dbs[0], webhook.DefaultTable, time.Now().Add(-webhook.DefaultRetention-time.Minute), "stale-1", "stale-2", "stale-3")
-	cleaner, err := webhook.NewSQLStore(dbs[1], webhook.WithDialect(e.dialect), webhook.WithCleanupBatch(2))
+	cleaner, err := webhook.OpenSQLStore(context.Background(), dbs[1], e.dialect, webhook.WithCleanupBatch(2))
 	require.NoError(t, err)
 	n, err := cleaner.Cleanup(context.Background())
 	require.NoError(t, err)

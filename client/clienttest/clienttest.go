@@ -188,19 +188,33 @@ func (s *Server) WebhookSecret() string {
 // Client returns a client of the default project with fast retries (waits
 // of 1 to 10 ms) whose waits move the server's clock (see the package
 // documentation); opts are applied after those defaults. Invalid options
-// fail the test of a [NewServer] server with t.Fatal, and panic for a
-// [Start] server (use [Server.ClientFor] to get the error instead).
+// fail the test of a [NewServer] server with t.Fatal. A [Start] server has
+// no test to fail: there Client is [Server.MustClient], which cannot fail
+// without options; use [Server.ClientFor] to get the error of options.
 func (s *Server) Client(opts ...client.Option) *client.Client {
+	if s.tb == nil {
+		return s.MustClient(opts...)
+	}
+	s.tb.Helper()
 	c, err := s.ClientFor(s.apiKey, opts...)
 	if err != nil {
-		err = fmt.Errorf("clienttest: Server.Client: invalid client option: %w", errors.Unwrap(err))
-		if s.tb != nil {
-			s.tb.Helper()
-			s.tb.Fatal(err)
-		}
-		panic(err)
+		s.tb.Fatal(clientError(err))
 	}
 	return c
+}
+
+// MustClient is [Server.Client] for a program, such as an example, with no
+// test to fail: it panics when an option is invalid.
+func (s *Server) MustClient(opts ...client.Option) *client.Client {
+	c, err := s.ClientFor(s.apiKey, opts...)
+	if err != nil {
+		panic(clientError(err))
+	}
+	return c
+}
+
+func clientError(err error) error {
+	return fmt.Errorf("clienttest: Server.Client: invalid client option: %w", errors.Unwrap(err))
 }
 
 // ClientFor returns a client of the project of apiKey, configured as

@@ -71,10 +71,12 @@ func TestOptionsOverrideDefaults(t *testing.T) {
 func TestWebhookReachesAReceiverInTheTest(t *testing.T) {
 	srv := clienttest.NewServer(t)
 	events := make(chan *webhook.Event, 4)
-	receiver := httptest.NewServer(webhook.Handler(srv.WebhookSecret(), func(_ context.Context, ev *webhook.Event) error {
+	h, err := webhook.Handler(srv.WebhookSecret(), func(_ context.Context, ev *webhook.Event) error {
 		events <- ev
 		return nil
-	}, webhook.WithNow(srv.Now)))
+	}, webhook.WithNow(srv.Now))
+	require.NoError(t, err)
+	receiver := httptest.NewServer(h)
 	defer receiver.Close()
 
 	c := srv.Client()

@@ -153,5 +153,8 @@ func TestStartNeedsNoTestingTB(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "WithBalance")
 	assert.Contains(t, err.Error(), "WithRenderScale")
-	assert.Panics(t, func() { srv.Client(client.WithMaxRetries(-1)) }, "a Start server panics on bad client options")
+	assert.Panics(t, func() { srv.MustClient(client.WithMaxRetries(-1)) }, "MustClient panics on bad client options")
+	_, err = srv.ClientFor(srv.APIKey(), client.WithMaxRetries(-1))
+	require.ErrorContains(t, err, "WithMaxRetries", "ClientFor returns the error")
+	assert.NotNil(t, srv.MustClient(), "without options it cannot fail")
 }

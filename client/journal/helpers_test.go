@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // registers "sqlite", pure Go
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client/journal"
 	"github.com/mediagen/mediagen-go/internal/pgtest" // also registers "pgx"
 )
@@ -65,7 +66,7 @@ func held(key, holder string, until time.Time) journal.Record {
 // never a mock.
 type engine struct {
 	name    string
-	dialect journal.Dialect
+	dialect mediagen.Dialect
 	driver  string
 	// database returns the DSN of a new, empty database; every *sql.DB opened
 	// on it sees the same rows, as the processes sharing a journal would.
@@ -73,8 +74,8 @@ type engine struct {
 }
 
 var engines = []engine{
-	{name: "SQLite", dialect: journal.SQLite, driver: "sqlite", database: sqliteDSN},
-	{name: "PostgreSQL", dialect: journal.PostgreSQL, driver: "pgx", database: pgtest.DSN},
+	{name: "SQLite", dialect: mediagen.SQLite, driver: "sqlite", database: sqliteDSN},
+	{name: "PostgreSQL", dialect: mediagen.PostgreSQL, driver: "pgx", database: pgtest.DSN},
 }
 
 // sqliteDSN is a database file of its own, in WAL mode with a busy

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mediagen/mediagen-go/internal/sqlkit"
+	"github.com/mediagen/mediagen-go"
 )
 
 // cleanupBatch is the most rows one DELETE of Cleanup removes, so that a
@@ -20,7 +20,8 @@ const claimAttempts = 100
 
 // SQL is a Journal in a database reached through database/sql, shared by
 // every process that opens the same database and table: a key charges once
-// across all of them. Any driver works; the Dialect picks the SQL.
+// across all of them. Any driver works; the [mediagen.Dialect] picks the
+// SQL.
 //
 // It keeps one row per key in one table:
 //
@@ -51,10 +52,11 @@ const claimAttempts = 100
 // journaling and a busy timeout (modernc.org/sqlite:
 // "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)"), so that a
 // writer waits for another connection's lock instead of failing. SQLite's
-// wait does not end when a context is cancelled.
+// wait does not end when a context is cancelled. A statement SQLite still
+// answers busy is tried again through [mediagen.Dialect.Retry].
 type SQL struct {
 	db      *sql.DB
-	dialect Dialect
+	dialect mediagen.Dialect
 	table   string
 
 	create                                         []string
@@ -69,17 +71,18 @@ var _ Journal = (*SQL)(nil)
 const columns = `key, op, feature, fingerprint, estimate, holder, held_until, started, id, finished, saved, created`
 
 // Open returns a journal over db in the table of WithTable, creating the
-// table and its index when they do not exist yet, so that every process may
-// call it at start-up. The error wraps ErrInvalidOption, for each invalid
-// argument or option, or is the database's.
-func Open(ctx context.Context, db *sql.DB, d Dialect, opts ...Option) (*SQL, error) {
+// table and its index when they do not exist yet (see
+// [mediagen.Dialect.CreateTable]), so that every process may call it at
+// start-up. The error wraps ErrInvalidOption, for each invalid argument or
+// option, joined, or is the database's.
+func Open(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...Option) (*SQL, error) {
 	o := &options{table: DefaultTable}
 	var errs []error
 	if db == nil {
 		errs = append(errs, invalidOption("Open: nil *sql.DB"))
 	}
-	if d != PostgreSQL && d != SQLite {
-		errs = append(errs, invalidOption("Open: unknown dialect %v; want journal.PostgreSQL or journal.SQLite", d))
+	if err := d.Check(); err != nil {
+		errs = append(errs, invalidOption("Open: %v", err))
 	}
 	for _, opt := range opts {
 		if opt == nil {
@@ -94,7 +97,7 @@ func Open(ctx context.Context, db *sql.DB, d Dialect, opts ...Option) (*SQL, err
 	}
 	s := &SQL{db: db, dialect: d, table: o.table}
 	s.prepare()
-	if err := s.createTable(ctx); err != nil {
+	if err := d.CreateTable(ctx, db, s.create...); err != nil {
 		return nil, s.fail(ctx, "create table", err)
 	}
 	return s, nil
@@ -107,11 +110,11 @@ func (s *SQL) prepare() {
 	// Keys of one instant come in byte order, as SQLite's BINARY has them,
 	// not in the order of PostgreSQL's collation.
 	byteOrder := ""
-	if s.dialect == PostgreSQL {
+	if s.dialect == mediagen.PostgreSQL {
 		byteOrder = ` COLLATE "C"`
 	}
 	text, float, flag := "TEXT NOT NULL", "REAL NOT NULL", "INTEGER NOT NULL"
-	if s.dialect == PostgreSQL {
+	if s.dialect == mediagen.PostgreSQL {
 		float, flag = "DOUBLE PRECISION NOT NULL", "BOOLEAN NOT NULL"
 	}
 	s.create = []string{
@@ -121,29 +124,18 @@ func (s *SQL) prepare() {
 			`, created BIGINT NOT NULL)`,
 		`CREATE INDEX IF NOT EXISTS "` + s.table + `_created" ON ` + t + ` (created)`,
 	}
-	s.claim = s.rebind(`INSERT INTO ` + t + ` (` + columns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`)
-	s.get = s.rebind(`SELECT ` + columns + ` FROM ` + t + ` WHERE key = ?`)
-	s.take = s.rebind(`UPDATE ` + t + ` SET holder = ?, held_until = ?, started = ? WHERE key = ? AND id = '' AND holder = ? AND held_until = ?`)
-	s.renew = s.rebind(`UPDATE ` + t + ` SET held_until = ? WHERE key = ? AND holder = ? AND id = ''`)
-	s.settle = s.rebind(`UPDATE ` + t + ` SET id = ?, held_until = 0 WHERE key = ? AND holder = ? AND id = ''`)
-	s.release = s.rebind(`DELETE FROM ` + t + ` WHERE key = ? AND holder = ? AND id = ''`)
+	s.claim = s.dialect.Rebind(`INSERT INTO ` + t + ` (` + columns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`)
+	s.get = s.dialect.Rebind(`SELECT ` + columns + ` FROM ` + t + ` WHERE key = ?`)
+	s.take = s.dialect.Rebind(`UPDATE ` + t + ` SET holder = ?, held_until = ?, started = ? WHERE key = ? AND id = '' AND holder = ? AND held_until = ?`)
+	s.renew = s.dialect.Rebind(`UPDATE ` + t + ` SET held_until = ? WHERE key = ? AND holder = ? AND id = ''`)
+	s.settle = s.dialect.Rebind(`UPDATE ` + t + ` SET id = ?, held_until = 0 WHERE key = ? AND holder = ? AND id = ''`)
+	s.release = s.dialect.Rebind(`DELETE FROM ` + t + ` WHERE key = ? AND holder = ? AND id = ''`)
 	// OR keeps a flag that is set: Mark only ever sets them.
-	s.mark = s.rebind(`UPDATE ` + t + ` SET finished = (finished OR ?), saved = (saved OR ?) WHERE key = ?`)
+	s.mark = s.dialect.Rebind(`UPDATE ` + t + ` SET finished = (finished OR ?), saved = (saved OR ?) WHERE key = ?`)
 	// finished and saved are booleans in PostgreSQL and 0/1 in SQLite; NOT
 	// and AND read both.
 	s.unfinished = `SELECT ` + columns + ` FROM ` + t + ` WHERE id <> '' AND NOT (finished AND saved) ORDER BY created, key` + byteOrder
-	s.cleanup = s.rebind(`DELETE FROM ` + t + ` WHERE key IN (SELECT key FROM ` + t + ` WHERE created < ? LIMIT ?)`)
-}
-
-// rebind numbers the placeholders for PostgreSQL. No statement has a ? in
-// a literal.
-func (s *SQL) rebind(q string) string {
-	return sqlkit.Rebind(s.dialect == PostgreSQL, q)
-}
-
-// createTable runs the CREATE statements; see sqlkit.Create.
-func (s *SQL) createTable(ctx context.Context) error {
-	return sqlkit.Create(ctx, s.db, s.dialect == PostgreSQL, "mediagen journal "+s.table, s.create)
+	s.cleanup = s.dialect.Rebind(`DELETE FROM ` + t + ` WHERE key IN (SELECT key FROM ` + t + ` WHERE created < ? LIMIT ?)`)
 }
 
 // Claim implements [Journal]: an INSERT that does nothing when the key has
@@ -172,7 +164,11 @@ func (s *SQL) Claim(ctx context.Context, r Record) (Record, bool, error) {
 
 // Get implements [Journal].
 func (s *SQL) Get(ctx context.Context, key string) (Record, error) {
-	r, err := scan(s.db.QueryRowContext(ctx, s.get, key))
+	var r Record
+	err := s.dialect.Retry(ctx, func() (err error) {
+		r, err = scan(s.db.QueryRowContext(ctx, s.get, key))
+		return err
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return Record{}, ErrNotFound
 	}
@@ -236,20 +232,24 @@ func (s *SQL) Mark(ctx context.Context, key string, finished, saved bool) error 
 // Unfinished implements [Journal]. Records created in the same millisecond
 // come in the byte order of their keys.
 func (s *SQL) Unfinished(ctx context.Context) ([]Record, error) {
-	rows, err := s.db.QueryContext(ctx, s.unfinished)
-	if err != nil {
-		return nil, s.fail(ctx, "unfinished", err)
-	}
-	defer rows.Close()
 	var out []Record
-	for rows.Next() {
-		r, err := scan(rows)
+	err := s.dialect.Retry(ctx, func() error {
+		out = nil
+		rows, err := s.db.QueryContext(ctx, s.unfinished)
 		if err != nil {
-			return nil, s.fail(ctx, "unfinished", err)
+			return err
 		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scan(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, s.fail(ctx, "unfinished", err)
 	}
 	return out, nil
@@ -278,12 +278,17 @@ func (s *SQL) Cleanup(ctx context.Context, before time.Time) (int, error) {
 	}
 }
 
-func (s *SQL) exec(ctx context.Context, q string, args ...any) (int64, error) {
-	res, err := s.db.ExecContext(ctx, q, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
+// exec runs one statement, retried while SQLite is busy, and returns the
+// rows it affected.
+func (s *SQL) exec(ctx context.Context, q string, args ...any) (n int64, err error) {
+	err = s.dialect.Retry(ctx, func() error {
+		res, err := s.db.ExecContext(ctx, q, args...)
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		return err
+	})
+	return n, err
 }
 
 // scan reads a row of columns.

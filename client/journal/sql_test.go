@@ -17,12 +17,13 @@ import (
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // registers "sqlite", pure Go
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client/journal"
 )
 
 func TestOpenRefusesBadInput(t *testing.T) {
 	ctx := t.Context()
-	_, err := journal.Open(ctx, nil, journal.Dialect(7), journal.WithTable("1st"), nil, journal.WithTable(`a"b`))
+	_, err := journal.Open(ctx, nil, mediagen.Dialect(7), journal.WithTable("1st"), nil, journal.WithTable(`a"b`))
 	require.ErrorIs(t, err, journal.ErrInvalidOption)
 	joined, ok := err.(interface{ Unwrap() []error })
 	require.True(t, ok, "the errors are joined: %v", err)
@@ -38,17 +39,11 @@ func TestOpenRefusesBadInput(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	for _, name := range []string{"", "a-b", "a b", "été", "x;DROP", strings.Repeat("t", 49)} {
-		_, err := journal.Open(ctx, db, journal.SQLite, journal.WithTable(name))
+		_, err := journal.Open(ctx, db, mediagen.SQLite, journal.WithTable(name))
 		assert.ErrorIs(t, err, journal.ErrInvalidOption, "%q", name)
 	}
 	_, err = journal.Open(ctx, db, 0)
 	assert.ErrorIs(t, err, journal.ErrInvalidOption, "the dialect is required")
-}
-
-func TestDialectString(t *testing.T) {
-	assert.Equal(t, "PostgreSQL", journal.PostgreSQL.String())
-	assert.Equal(t, "SQLite", journal.SQLite.String())
-	assert.Equal(t, "Dialect(0)", journal.Dialect(0).String())
 }
 
 // TestOpenTables opens journals in the default table, in a table named by
@@ -133,7 +128,7 @@ func TestOpenRetriesBusySQLite(t *testing.T) {
 		released <- err
 	})
 
-	j, err := journal.Open(ctx, engines[0].open(t, path), journal.SQLite)
+	j, err := journal.Open(ctx, engines[0].open(t, path), mediagen.SQLite)
 	require.NoError(t, err)
 	require.NoError(t, <-released)
 	_, ok, err := j.Claim(ctx, held("k", "a", at(time.Minute)))
@@ -235,14 +230,13 @@ func TestUnfinishedByteOrderPostgreSQL(t *testing.T) {
 
 // TestStandardLibraryOnly keeps the promise of the design: the journal
 // pulls in nothing but the standard library and this module's own
-// standard-library-only helpers (internal/sqlkit and the retry loop it
-// uses, internal/retry and internal/wait); the drivers are the user's.
+// standard-library-only root package, whose Dialect carries the helpers
+// the SQL stores share; the drivers are the user's.
 func TestStandardLibraryOnly(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	require.NoError(t, err, "the go command is needed to list dependencies")
 	out, err := exec.Command(goTool, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	assert.ElementsMatch(t, []string{"github.com/mediagen/mediagen-go/client/journal", "github.com/mediagen/mediagen-go/internal/sqlkit",
-		"github.com/mediagen/mediagen-go/internal/retry", "github.com/mediagen/mediagen-go/internal/wait"},
+	assert.ElementsMatch(t, []string{"github.com/mediagen/mediagen-go/client/journal", "github.com/mediagen/mediagen-go"},
 		strings.Fields(string(out)))
 }

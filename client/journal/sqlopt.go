@@ -4,43 +4,16 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mediagen/mediagen-go/internal/sqlkit"
+	"github.com/mediagen/mediagen-go"
 )
 
 // DefaultTable is the table an SQL journal keeps its records in unless
 // WithTable names another.
 const DefaultTable = "mediagen_journal"
 
-// maxTableName keeps the derived index name within PostgreSQL's 63 bytes.
-const maxTableName = 48
-
 // ErrInvalidOption is wrapped by the error of Open when an argument or an
 // option is invalid.
 var ErrInvalidOption = errors.New("journal: invalid option")
-
-// Dialect is the SQL dialect of the database behind an SQL journal.
-type Dialect int
-
-// The dialects SQL speaks.
-const (
-	// PostgreSQL is PostgreSQL 9.5 or later (INSERT ... ON CONFLICT), with
-	// placeholders $1, $2, ... as pgx and lib/pq expect.
-	PostgreSQL Dialect = iota + 1
-	// SQLite is SQLite 3.24 or later (INSERT ... ON CONFLICT), with ?
-	// placeholders.
-	SQLite
-)
-
-// String returns the dialect's name.
-func (d Dialect) String() string {
-	switch d {
-	case PostgreSQL:
-		return "PostgreSQL"
-	case SQLite:
-		return "SQLite"
-	}
-	return fmt.Sprintf("Dialect(%d)", int(d))
-}
 
 // Option configures Open, in the shape of every option of the SDK: it
 // returns an error for a value it refuses, and Open reports all of them.
@@ -58,8 +31,8 @@ type options struct {
 // connection.
 func WithTable(name string) Option {
 	return func(o *options) error {
-		if !sqlkit.ValidIdentifier(name, maxTableName) {
-			return invalidOption("WithTable(%q): want letters, digits and underscores, not starting with a digit, at most %d bytes", name, maxTableName)
+		if err := mediagen.CheckTable(name); err != nil {
+			return invalidOption("WithTable(%q): %v", name, err)
 		}
 		o.table = name
 		return nil

@@ -68,7 +68,7 @@ DIR saves every done output there.`,
 			}
 			defer db.Close()
 			ctx := cmd.Context()
-			j, err := journal.Open(ctx, db, journal.SQLite)
+			j, err := journal.Open(ctx, db, mediagen.SQLite)
 			if err != nil {
 				return fmt.Errorf("journal %s: %w", journalPath, err)
 			}

@@ -32,7 +32,8 @@ type delivery struct{ dump, body []byte }
 func receiver(t *testing.T, secret string) (*httptest.Server, chan delivery) {
 	t.Helper()
 	got := make(chan delivery, 8)
-	verified := webhook.Handler(secret, func(_ context.Context, _ *webhook.Event) error { return nil })
+	verified, err := webhook.Handler(secret, func(_ context.Context, _ *webhook.Event) error { return nil })
+	require.NoError(t, err)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		dump, err := httputil.DumpRequest(r, true)
 		require.NoError(t, err)

@@ -70,7 +70,7 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	j, err := journal.Open(ctx, db, journal.SQLite)
+	j, err := journal.Open(ctx, db, mediagen.SQLite)
 	if err != nil {
 		return err
 	}

@@ -99,7 +99,7 @@ func run(ctx context.Context, w io.Writer) error {
 	calls := map[string]int{} // hub deliveries per generation id
 	var first []byte          // the first event's signed body, to replay
 	var firstID string        // and its generation's id
-	handler := webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {
+	handler, err := webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {
 		if ev.Generation != nil {
 			mu.Lock()
 			calls[ev.Generation.ID]++
@@ -111,6 +111,9 @@ func run(ctx context.Context, w io.Writer) error {
 		}
 		return hub.Deliver(ctx, ev)
 	}, webhook.WithStore(store))
+	if err != nil {
+		return err
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/webhooks", handler)
 	if hookURL == "" {
@@ -195,13 +198,13 @@ func envOr(name, fallback string) string {
 // (a real receiver keeps its file). Rows older than 48 hours are deleted in
 // the background.
 func openStore(ctx context.Context, out io.Writer) (*webhook.SQLStore, func(), error) {
-	driver, dialect, dsn, dir := "pgx", webhook.DialectPostgreSQL, os.Getenv("MEDIAGEN_WEBHOOK_DB_DSN"), ""
+	driver, dialect, dsn, dir := "pgx", mediagen.PostgreSQL, os.Getenv("MEDIAGEN_WEBHOOK_DB_DSN"), ""
 	if dsn == "" {
 		var err error
 		if dir, err = os.MkdirTemp("", "webhooks-"); err != nil {
 			return nil, nil, err
 		}
-		driver, dialect = "sqlite", webhook.DialectSQLite
+		driver, dialect = "sqlite", mediagen.SQLite
 		dsn = "file:" + filepath.Join(dir, "deliveries.db") + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)"
 	}
 	db, err := sql.Open(driver, dsn)
@@ -215,10 +218,7 @@ func openStore(ctx context.Context, out io.Writer) (*webhook.SQLStore, func(), e
 			os.RemoveAll(dir)
 		}
 	}
-	store, err := webhook.NewSQLStore(db, webhook.WithDialect(dialect))
-	if err == nil {
-		err = store.CreateTable(ctx)
-	}
+	store, err := webhook.OpenSQLStore(ctx, db, dialect)
 	if err != nil {
 		closeAll()
 		return nil, nil, err

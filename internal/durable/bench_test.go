@@ -12,6 +12,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
 	_ "modernc.org/sqlite"             // registers "sqlite"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/journal"
 	"github.com/mediagen/mediagen-go/internal/benchpair"
@@ -51,7 +52,7 @@ func BenchmarkPairJournalCreate(b *testing.B) {
 	base, key := value(env, "MEDIAGEN_BASE_URL"), value(env, "MEDIAGEN_API_KEY")
 	ctx := context.Background()
 
-	open := func(b *testing.B, driver, dsn string, d journal.Dialect) journal.Journal {
+	open := func(b *testing.B, driver, dsn string, d mediagen.Dialect) journal.Journal {
 		db, err := sql.Open(driver, dsn)
 		if err != nil {
 			b.Fatal(err)
@@ -70,9 +71,9 @@ func BenchmarkPairJournalCreate(b *testing.B) {
 		{"Memory", func(*testing.B) journal.Journal { return journal.NewMemory() }},
 		{"SQLite", func(b *testing.B) journal.Journal {
 			dsn := "file:" + filepath.Join(b.TempDir(), "j.db") + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)"
-			return open(b, "sqlite", dsn, journal.SQLite)
+			return open(b, "sqlite", dsn, mediagen.SQLite)
 		}},
-		{"PostgreSQL", func(b *testing.B) journal.Journal { return open(b, "pgx", pgtest.DSN(b), journal.PostgreSQL) }},
+		{"PostgreSQL", func(b *testing.B) journal.Journal { return open(b, "pgx", pgtest.DSN(b), mediagen.PostgreSQL) }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			cj := &countingJournal{Journal: tc.j(b)}

@@ -199,7 +199,9 @@ func runSide(ctx context.Context, cfg config, bin, side string, jobs []job, stde
 	switch side {
 	case sideHub:
 		hub = poll.NewHub()
-		recv = newReceiver(srv.secret, hub)
+		if recv, err = newReceiver(srv.secret, hub); err != nil {
+			return nil, err
+		}
 		ts := httptest.NewServer(recv)
 		defer ts.Close()
 		hookURL = ts.URL
@@ -329,9 +331,10 @@ type receiver struct {
 	delivered int
 }
 
-func newReceiver(secret string, hub *poll.Hub) *receiver {
+func newReceiver(secret string, hub *poll.Hub) (*receiver, error) {
 	rc := &receiver{arrival: map[string]time.Time{}, handed: map[string]time.Time{}}
-	rc.h = webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {
+	var err error
+	rc.h, err = webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {
 		if ev.Generation != nil {
 			now := time.Now()
 			at, _ := ctx.Value(arrivalKey{}).(time.Time)
@@ -344,7 +347,7 @@ func newReceiver(secret string, hub *poll.Hub) *receiver {
 		}
 		return hub.Deliver(ctx, ev)
 	})
-	return rc
+	return rc, err
 }
 
 func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -21,6 +21,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
 	_ "modernc.org/sqlite"             // registers "sqlite"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/journal"
 )
@@ -40,10 +41,10 @@ func run() error {
 	hold := flag.Duration("hold", 2*time.Second, "journal hold")
 	flag.Parse()
 
-	d := journal.SQLite
+	d := mediagen.SQLite
 	driver := "sqlite"
 	if *dialect == "postgres" {
-		d, driver = journal.PostgreSQL, "pgx"
+		d, driver = mediagen.PostgreSQL, "pgx"
 	}
 	db, err := sql.Open(driver, *dsn)
 	if err != nil {

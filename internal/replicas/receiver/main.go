@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -25,6 +24,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
 	_ "modernc.org/sqlite"             // registers "sqlite"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/poll"
 	"github.com/mediagen/mediagen-go/webhook"
 )
@@ -48,20 +48,17 @@ func run(ctx context.Context) error {
 		return errors.New("MEDIAGEN_WEBHOOK_SECRET is not set")
 	}
 
-	d, driver := webhook.DialectSQLite, "sqlite"
+	d, driver := mediagen.SQLite, "sqlite"
 	if *dialect == "postgres" {
-		d, driver = webhook.DialectPostgreSQL, "pgx"
+		d, driver = mediagen.PostgreSQL, "pgx"
 	}
 	db, err := sql.Open(driver, *dsn)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	store, err := webhook.NewSQLStore(db, webhook.WithDialect(d))
+	store, err := webhook.OpenSQLStore(ctx, db, d)
 	if err != nil {
-		return err
-	}
-	if err := createTable(ctx, store); err != nil {
 		return err
 	}
 	x, err := poll.NewSQLExchange(ctx, db, d)
@@ -87,7 +84,11 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: webhook.Handler(secret, deliver, webhook.WithStore(store)), ReadHeaderTimeout: 5 * time.Second}
+	h, err := webhook.Handler(secret, deliver, webhook.WithStore(store))
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	fmt.Printf("URL=http://%s/webhook\n", ln.Addr())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -107,23 +108,4 @@ func run(ctx context.Context) error {
 		return err
 	}
 	return nil
-}
-
-// createTable creates the store's table. On SQLite, webhook.SQLStore's
-// CreateTable does not retry an SQLITE_BUSY that the busy timeout does not
-// cover (another process switching the file to WAL at the same moment), so
-// two receivers starting at once would fail now and then; this retries it,
-// as poll.NewSQLExchange and journal.Open do themselves.
-func createTable(ctx context.Context, store *webhook.SQLStore) error {
-	var err error
-	for attempt := range 10 {
-		if attempt > 0 {
-			time.Sleep(time.Duration(attempt) * 20 * time.Millisecond)
-		}
-		err = store.CreateTable(ctx)
-		if err == nil || !strings.Contains(err.Error(), "SQLITE_BUSY") && !strings.Contains(err.Error(), "database is locked") {
-			return err
-		}
-	}
-	return err
 }

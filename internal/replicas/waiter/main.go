@@ -33,7 +33,6 @@ import (
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/poll"
 	"github.com/mediagen/mediagen-go/upload"
-	"github.com/mediagen/mediagen-go/webhook"
 )
 
 func main() {
@@ -56,9 +55,9 @@ func run() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	d, driver := webhook.DialectSQLite, "sqlite"
+	d, driver := mediagen.SQLite, "sqlite"
 	if *dialect == "postgres" {
-		d, driver = webhook.DialectPostgreSQL, "pgx"
+		d, driver = mediagen.PostgreSQL, "pgx"
 	}
 	db, err := sql.Open(driver, *dsn)
 	if err != nil {
