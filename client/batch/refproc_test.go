@@ -19,6 +19,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers "sqlite"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/journal"
 )
@@ -148,7 +149,7 @@ func loadClient(baseURL, key, journalPath string, mw client.Middleware) (*client
 	if err != nil {
 		return nil, nil, err
 	}
-	j, err := journal.Open(context.Background(), db, journal.SQLite)
+	j, err := journal.Open(context.Background(), db, mediagen.SQLite)
 	if err != nil {
 		db.Close()
 		return nil, nil, err
