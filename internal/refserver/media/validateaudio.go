@@ -2,44 +2,8 @@ package media
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 )
-
-// validateWAV checks that every chunk, the data chunk above all, lies
-// within the file, and that the duration is known.
-func validateWAV(b []byte) error {
-	if len(b) < 12 {
-		return errTruncated
-	}
-	riffSize := binary.LittleEndian.Uint32(b[4:])
-	streamed := false // a streaming writer's unknown sizes: nothing to check against
-	haveFmt := false
-	for body := b[12:]; len(body) > 1; { // a lone last byte is padding
-		if len(body) < 8 {
-			return errTruncated
-		}
-		id, size := string(body[:4]), uint64(binary.LittleEndian.Uint32(body[4:]))
-		switch {
-		case id == "fmt ":
-			haveFmt = true
-		case id == "data" && !haveFmt:
-			return errors.New("the data chunk comes before the fmt chunk")
-		case id == "data" && size == 0xffffffff:
-			streamed = true
-			size = uint64(len(body)) - 8
-		}
-		if 8+size > uint64(len(body)) {
-			return errTruncated
-		}
-		body = body[min(8+size+size%2, uint64(len(body))):]
-	}
-	if !streamed && riffSize != 0xffffffff && 8+uint64(riffSize) > uint64(len(b)) {
-		return errTruncated
-	}
-	_, err := wavAudio(b)
-	return err
-}
 
 // validateOgg checks every page to the end of the file: sizes, CRC,
 // version, page sequence per stream, and that the first stream ends with
