@@ -29,7 +29,7 @@ func readWAV(b []byte) (wavStream, error) {
 			w.stop = err
 		}
 	}
-	streamed := false // a streaming writer's unknown sizes: nothing to check against
+	streamed := false                    // a streaming writer's unknown sizes: nothing to check against
 	for body := b[12:]; len(body) > 1; { // a lone last byte is padding
 		if len(body) < 8 {
 			fail(errTruncated)
