@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/internal/mediatype"
 )
 
 // Leading bytes of one sample of each accepted kind.
@@ -52,7 +54,7 @@ func TestDetectType(t *testing.T) {
 		{"pdf", headPDF, "", "application/pdf"},
 		{"zip", headZIP, "", "application/zip"},
 		{"json", headJSON, "", "application/json"},
-		{"json cut at the sniff length", longJSON[:sniffLen], "", "application/json"},
+		{"json cut at the sniff length", longJSON[:mediatype.SniffLen], "", "application/json"},
 		{"text", headText, "", "text/plain"},
 		{"text that starts like JSON", "[see the notes] below", "", "text/plain"},
 		{"markdown by extension", "# Title\n\nBody\n", "notes.MD", "text/markdown"},

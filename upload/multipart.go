@@ -14,6 +14,7 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/internal/mediatype"
 )
 
 // errRequestEnded stops the body writer once the request is over.
@@ -53,7 +54,7 @@ func FilePart(path string) (Part, error) {
 	if err != nil {
 		return Part{}, fmt.Errorf("upload: %w", err)
 	}
-	head, err := readHead(io.LimitReader(f, sniffLen))
+	head, err := readHead(io.LimitReader(f, mediatype.SniffLen))
 	f.Close()
 	if err != nil {
 		return Part{}, fmt.Errorf("%s: %w", path, err)

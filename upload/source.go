@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/mediagen/mediagen-go/internal/mediatype"
 )
 
 // source hands out the bytes to upload, once per attempt, and tells whether
@@ -42,7 +44,7 @@ func newSource(r io.Reader, size int64) (*source, error) {
 		s.rereadable = true
 		s.open = func() (io.Reader, error) { return io.NewSectionReader(ra, start, size), nil }
 		s.peek = func() ([]byte, error) {
-			return readHead(io.NewSectionReader(ra, start, min(size, sniffLen)))
+			return readHead(io.NewSectionReader(ra, start, min(size, mediatype.SniffLen)))
 		}
 		return s, nil
 	}
@@ -56,7 +58,7 @@ func newSource(r io.Reader, size int64) (*source, error) {
 			return r, nil
 		}
 		s.peek = func() ([]byte, error) {
-			head, err := readHead(io.LimitReader(r, min(size, sniffLen)))
+			head, err := readHead(io.LimitReader(r, min(size, mediatype.SniffLen)))
 			if err != nil {
 				return nil, err
 			}
@@ -71,7 +73,7 @@ func newSource(r io.Reader, size int64) (*source, error) {
 	var once sync.Once
 	var headErr error
 	s.peek = func() ([]byte, error) {
-		once.Do(func() { head, headErr = readHead(io.LimitReader(r, min(size, sniffLen))) })
+		once.Do(func() { head, headErr = readHead(io.LimitReader(r, min(size, mediatype.SniffLen))) })
 		return head, headErr
 	}
 	s.open = func() (io.Reader, error) {

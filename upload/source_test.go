@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/internal/mediatype"
 )
 
 // seekOnly hides every method of *bytes.Reader but Read and Seek.
@@ -67,7 +69,7 @@ func TestSourcePlainReaderKeepsPeekedBytes(t *testing.T) {
 	assert.False(t, src.rereadable)
 	head, err := src.peek()
 	require.NoError(t, err)
-	assert.Len(t, head, sniffLen)
+	assert.Len(t, head, mediatype.SniffLen)
 	again, err := src.peek()
 	require.NoError(t, err)
 	assert.Equal(t, head, again, "peeking twice reads once")

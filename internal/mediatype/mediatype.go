@@ -1,6 +1,7 @@
-// Package mediatype is the one list of media types the service accepts for
-// upload, with the other spellings in real use. Package upload checks files
-// against it before sending; the reference server refuses what it lacks.
+// Package mediatype names media types: the one list of types the service
+// accepts for upload, with the other spellings in real use, and the one
+// content sniffer. Package upload checks files against it before sending;
+// the reference server refuses what it lacks.
 package mediatype
 
 import (

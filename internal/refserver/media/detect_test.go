@@ -1,6 +1,7 @@
 package media
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -79,4 +80,16 @@ func TestDetectWebMUnknownSizes(t *testing.T) {
 	d, err := AudioDuration(b)
 	assert.NoError(t, err)
 	assert.Equal(t, 1500*time.Millisecond, d, "cluster 1000 + block 500 timecode units of 1ms")
+}
+
+func TestDetectReadsTheHeadValidateTheWhole(t *testing.T) {
+	b := []byte("text" + strings.Repeat(" ", 600) + "\x00")
+	mt, kind := Detect(b)
+	assert.Equal(t, TypeText, mt, "the sniffer reads the first 512 bytes")
+	assert.Equal(t, Document, kind)
+	assert.ErrorContains(t, Validate(b), "control character", "validation reads them all")
+
+	mt, kind = Detect([]byte("<!DOCTYPE html><p>hi</p>"))
+	assert.Equal(t, TypeOctetStream, mt, "HTML is not accepted, as package upload says")
+	assert.Equal(t, Unknown, kind)
 }

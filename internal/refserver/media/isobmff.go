@@ -3,6 +3,7 @@ package media
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"time"
 )
@@ -13,33 +14,57 @@ var errNoMovie = errors.New("media: no moov/mvhd box")
 // maxTracks bounds how many tracks are remembered from a hostile file.
 const maxTracks = 64
 
-// walkBoxes calls fn for each box in b in order, with the box's type and
-// body, until fn returns false. It fails on a box whose size is smaller than
-// its header or runs past the end of b; boxes before it have been visited.
-func walkBoxes(b []byte, fn func(typ string, body []byte) bool) error {
-	for len(b) > 0 {
-		if len(b) < 8 {
-			return errors.New("media: truncated box header")
+// mp4Box is one ISO BMFF box met by walkBoxes.
+type mp4Box struct {
+	typ        string
+	start, end uint64 // offsets of its header and its end in the bytes walked
+	body       []byte // what follows the header, to the end
+}
+
+// bodyStart is the offset of the box's body in the bytes walked.
+func (x mp4Box) bodyStart() uint64 { return x.end - uint64(len(x.body)) }
+
+// boxHeader reads the box at the start of b and checks that it lies within
+// b: its type, header length and whole size.
+func boxHeader(b []byte) (typ string, hdr, size uint64, err error) {
+	n := uint64(len(b))
+	if n < 8 {
+		return "", 0, 0, errTruncated
+	}
+	size, typ, hdr = uint64(binary.BigEndian.Uint32(b)), string(b[4:8]), 8
+	switch size {
+	case 0: // to the end of the file
+		size = n
+	case 1:
+		if n < 16 {
+			return "", 0, 0, errTruncated
 		}
-		size := uint64(binary.BigEndian.Uint32(b))
-		typ := string(b[4:8])
-		hdr := uint64(8)
-		switch size {
-		case 0: // box extends to the end of the file
-			size = uint64(len(b))
-		case 1: // 64-bit size follows the type
-			if len(b) < 16 {
-				return errors.New("media: truncated large box header")
-			}
-			size, hdr = binary.BigEndian.Uint64(b[8:]), 16
+		size, hdr = binary.BigEndian.Uint64(b[8:]), 16
+	}
+	if size < hdr {
+		return "", 0, 0, fmt.Errorf("box %q has a size smaller than its header", printable(typ))
+	}
+	if size > n {
+		return "", 0, 0, fmt.Errorf("box %q: %w", printable(typ), errTruncated)
+	}
+	return typ, hdr, size, nil
+}
+
+// walkBoxes calls fn for each box in b in order until fn returns false. It
+// fails on a box whose size is smaller than its header or runs past the end
+// of b; boxes before it have been visited. It is the one box walker: the
+// probes, the upload validation and the tests of the files MP4 writes all
+// read boxes through it.
+func walkBoxes(b []byte, fn func(mp4Box) bool) error {
+	for pos := uint64(0); pos < uint64(len(b)); {
+		typ, hdr, size, err := boxHeader(b[pos:])
+		if err != nil {
+			return err
 		}
-		if size < hdr || size > uint64(len(b)) {
-			return errors.New("media: box " + printable(typ) + " size out of range")
-		}
-		if !fn(typ, b[hdr:size]) {
+		if !fn(mp4Box{typ, pos, pos + size, b[pos+hdr : pos+size]}) {
 			return nil
 		}
-		b = b[size:]
+		pos += size
 	}
 	return nil
 }
@@ -48,14 +73,33 @@ func walkBoxes(b []byte, fn func(typ string, body []byte) bool) error {
 func findBox(b []byte, typ string) ([]byte, bool) {
 	var found []byte
 	ok := false
-	_ = walkBoxes(b, func(t string, body []byte) bool {
-		if t == typ {
-			found, ok = body, true
-			return false
+	_ = walkBoxes(b, func(x mp4Box) bool {
+		if x.typ == typ {
+			found, ok = x.body, true
 		}
-		return true
+		return !ok
 	})
 	return found, ok
+}
+
+// boxPath follows a path of child boxes from b.
+func boxPath(b []byte, path ...string) ([]byte, bool) {
+	for _, typ := range path {
+		var ok bool
+		if b, ok = findBox(b, typ); !ok {
+			return nil, false
+		}
+	}
+	return b, true
+}
+
+// fullBoxBody returns a full box's body after its version and flags, and
+// the flags.
+func fullBoxBody(b []byte) ([]byte, uint32, bool) {
+	if len(b) < 4 {
+		return nil, 0, false
+	}
+	return b[4:], binary.BigEndian.Uint32(b) & 0xffffff, true
 }
 
 // mp4Track is what the probes need from one trak box.
@@ -88,9 +132,9 @@ func parseMovie(b []byte) (mp4Movie, error) {
 	if m.scale, m.ticks, err = timeHeader(mvhd); err != nil {
 		return m, err
 	}
-	_ = walkBoxes(moov, func(typ string, body []byte) bool {
-		if typ == "trak" {
-			m.tracks = append(m.tracks, parseTrack(body))
+	_ = walkBoxes(moov, func(x mp4Box) bool {
+		if x.typ == "trak" {
+			m.tracks = append(m.tracks, parseTrack(x.body))
 		}
 		return len(m.tracks) < maxTracks
 	})
@@ -161,21 +205,13 @@ func parseTrack(trak []byte) mp4Track {
 // sound track: 16.16 fixed point in ISO and QuickTime version 0 and 1
 // entries, a float64 in QuickTime version 2 ones; 0 when absent.
 func soundEntryRate(mdia []byte) int {
-	minf, ok := findBox(mdia, "minf")
-	if !ok {
-		return 0
-	}
-	stbl, ok := findBox(minf, "stbl")
-	if !ok {
-		return 0
-	}
-	stsd, ok := findBox(stbl, "stsd")
+	stsd, ok := boxPath(mdia, "minf", "stbl", "stsd")
 	if !ok || len(stsd) < 8 {
 		return 0
 	}
 	var entry []byte
-	_ = walkBoxes(stsd[8:], func(_ string, body []byte) bool {
-		entry = body
+	_ = walkBoxes(stsd[8:], func(x mp4Box) bool {
+		entry = x.body
 		return false
 	})
 	if len(entry) < 28 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 )
 
 // mpegFrame is a decoded MPEG audio frame header.
@@ -130,37 +131,111 @@ func vbrFrameCount(frame []byte, f mpegFrame) (n uint32, hasCount, isTag bool) {
 	return 0, false, false
 }
 
-// mp3Audio sums the frames of an MPEG audio stream, or trusts its
-// Xing/Info/VBRI frame count when present, at the first frame's rate.
-func mp3Audio(b []byte) (AudioInfo, error) {
-	b = skipID3v2(b)
+// mp3Stream is what one walk of an MPEG audio stream finds.
+type mp3Stream struct {
+	first    mpegFrame
+	count    uint32 // the Xing/Info/VBRI frame count, 0 when there is none
+	hasCount bool
+	frames   int    // audio frames, a Xing/Info/VBRI frame not counted
+	samples  uint64 // their samples per channel
+	stop     error  // why the walk ended before the end of the stream, nil when it reached it
+}
+
+// readMP3 is the one MP3 reader: it skips ID3v2 tags at the start and the
+// tags players accept at the end, finds the first frame and walks the
+// frames from there, up to the end or the first bytes that are not a frame
+// of the stream. github.com/hajimehoshi/go-mp3 was weighed and not taken:
+// it decodes layer III only (the service accepts layers I and II as
+// audio/mpeg), ignores Xing/Info/VBRI frame counts, and stops silently at
+// junk, where validation must say where it is.
+func readMP3(b []byte) (mp3Stream, error) {
+	if b = skipID3v2(b); b == nil {
+		return mp3Stream{}, errTruncated // the ID3v2 tag runs past the end
+	}
+	b = trimMP3Tags(b)
 	start, first, ok := mp3Start(b)
 	if !ok {
-		return AudioInfo{}, errors.New("media: no MPEG audio frames")
+		return mp3Stream{}, errors.New("no MPEG audio frames")
 	}
-	a := AudioInfo{SampleRate: first.rate}
-	var err error
 	b = b[start:]
-	n, hasCount, isTag := vbrFrameCount(b[:first.length], first)
-	if hasCount && n > 0 {
-		a.Duration, err = ticksToDuration(uint64(n)*uint64(first.samples), uint64(first.rate))
-		return a, err
+	s := mp3Stream{first: first}
+	var isTag bool
+	s.count, s.hasCount, isTag = vbrFrameCount(b[:first.length], first)
+	for pos := 0; pos < len(b); {
+		f, ok := parseMPEGFrame(b[pos:])
+		switch {
+		case !ok && pos+4 > len(b):
+			s.stop = errTruncated
+		case !ok || f.rate != first.rate:
+			s.stop = fmt.Errorf("not an MPEG audio frame at byte %d", pos+start)
+		case pos+f.length > len(b):
+			s.stop = errTruncated
+		}
+		if s.stop != nil {
+			break
+		}
+		s.frames++
+		s.samples += uint64(f.samples)
+		pos += f.length
 	}
 	if isTag {
-		b = b[first.length:]
+		s.frames--
+		s.samples -= uint64(first.samples)
 	}
-	var samples uint64
-	for len(b) > 0 {
-		f, ok := parseMPEGFrame(b)
-		if !ok || f.rate != first.rate || f.length > len(b) {
-			break // trailing tags (ID3v1, APE) or a truncated last frame
-		}
-		samples += uint64(f.samples)
-		b = b[f.length:]
+	return s, nil
+}
+
+// mp3Audio trusts the stream's Xing/Info/VBRI frame count when present,
+// else sums the frames up to the first that is cut short or foreign, at the
+// first frame's rate.
+func mp3Audio(b []byte) (AudioInfo, error) {
+	s, err := readMP3(b)
+	if err != nil {
+		return AudioInfo{}, fmt.Errorf("media: MP3: %w", err)
 	}
-	if samples == 0 {
+	n := s.samples
+	if s.hasCount && s.count > 0 {
+		n = uint64(s.count) * uint64(s.first.samples)
+	}
+	if n == 0 {
 		return AudioInfo{}, errors.New("media: MPEG audio stream is empty")
 	}
-	a.Duration, err = ticksToDuration(samples, uint64(first.rate))
-	return a, err
+	d, err := ticksToDuration(n, uint64(s.first.rate))
+	return AudioInfo{Duration: d, SampleRate: s.first.rate}, err
+}
+
+// validateMP3 requires the frames to run from the first to the end of the
+// file, between the tags, and as many as a Xing/Info/VBRI count announces.
+func validateMP3(b []byte) error {
+	s, err := readMP3(b)
+	switch {
+	case err != nil:
+		return err
+	case s.stop != nil:
+		return s.stop
+	case s.hasCount && uint64(s.frames)+1 < uint64(s.count):
+		// Encoders count the frames after the tag frame; some count it too.
+		return fmt.Errorf("%d of the %d frames the header announces: %w", s.frames, s.count, errTruncated)
+	case s.frames <= 0:
+		return errors.New("no audio frames")
+	}
+	return nil
+}
+
+// trimMP3Tags removes the tags players accept after the audio: an APEv2
+// tag, then an ID3v1 tag.
+func trimMP3Tags(b []byte) []byte {
+	if n := len(b); n >= 128 && string(b[n-128:n-125]) == "TAG" {
+		b = b[:n-128]
+	}
+	if n := len(b); n >= 32 && string(b[n-32:n-24]) == "APETAGEX" {
+		size := uint64(binary.LittleEndian.Uint32(b[n-20:]))   // items and footer
+		if binary.LittleEndian.Uint32(b[n-12:])&(1<<31) != 0 { // a header precedes the items
+			size += 32
+		}
+		if size <= uint64(n) {
+			b = b[:uint64(n)-size]
+		}
+	}
+	return b
 }

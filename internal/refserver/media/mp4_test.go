@@ -19,11 +19,11 @@ var mp4Containers = map[string]bool{"moov": true, "trak": true, "mdia": true, "m
 func walkAll(t *testing.T, b []byte, path string, seen map[string]bool) int {
 	t.Helper()
 	covered := 0
-	require.NoError(t, walkBoxes(b, func(typ string, body []byte) bool {
-		seen[path+typ] = true
-		covered += 8 + len(body)
-		if mp4Containers[typ] {
-			assert.Equal(t, len(body), walkAll(t, body, path+typ+"/", seen), typ)
+	require.NoError(t, walkBoxes(b, func(x mp4Box) bool {
+		seen[path+x.typ] = true
+		covered += 8 + len(x.body)
+		if mp4Containers[x.typ] {
+			assert.Equal(t, len(x.body), walkAll(t, x.body, path+x.typ+"/", seen), x.typ)
 		}
 		return true
 	}))

@@ -27,9 +27,9 @@ func readMP4(t *testing.T, b []byte) []readTrack {
 	moov, ok := findBox(b, "moov")
 	require.True(t, ok, "moov")
 	var tracks []readTrack
-	require.NoError(t, walkBoxes(moov, func(typ string, trak []byte) bool {
-		if typ == "trak" {
-			tracks = append(tracks, readTrak(t, b, trak))
+	require.NoError(t, walkBoxes(moov, func(x mp4Box) bool {
+		if x.typ == "trak" {
+			tracks = append(tracks, readTrak(t, b, x.body))
 		}
 		return true
 	}))
@@ -51,8 +51,8 @@ func readTrak(t *testing.T, file, trak []byte) readTrack {
 	}
 	stsd := body("stsd")
 	require.NotNil(t, stsd)
-	require.NoError(t, walkBoxes(stsd[4:], func(typ string, b []byte) bool {
-		r.entry, r.entryBody = typ, b
+	require.NoError(t, walkBoxes(stsd[4:], func(x mp4Box) bool {
+		r.entry, r.entryBody = x.typ, x.body
 		return false
 	}))
 	stts := body("stts")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -25,7 +26,7 @@ import (
 //   - documents by their structure: a PDF header and a startxref that
 //     points at a cross-reference, followed by %%EOF; a ZIP end of central
 //     directory whose directory agrees with the local headers; JSON that
-//     parses; text that is valid UTF-8.
+//     parses; text that is valid UTF-8 without control characters.
 //
 // The error says what is wrong in terms a caller can act on. Validate reads
 // only what is present and never allocates in proportion to a header field,
@@ -63,14 +64,26 @@ func Validate(b []byte) error {
 			err = errors.New("not valid JSON")
 		}
 	case TypeText:
-		if !utf8.Valid(b) {
-			err = errors.New("not valid UTF-8 text")
-		}
+		err = validateText(b)
 	default:
 		return errors.New("media: the bytes are not a file of an accepted type")
 	}
 	if err != nil {
 		return fmt.Errorf("media: %s: %w", mt, err)
+	}
+	return nil
+}
+
+// validateText checks all of b, where Detect read its head: valid UTF-8
+// without control characters but tab, newlines and form feed.
+func validateText(b []byte) error {
+	if !utf8.Valid(b) {
+		return errors.New("not valid UTF-8 text")
+	}
+	for i, r := range string(b) {
+		if unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r' && r != '\f' {
+			return fmt.Errorf("a control character at byte %d: not text", i)
+		}
 	}
 	return nil
 }

@@ -23,7 +23,6 @@ type byteRange struct{ start, end uint64 }
 // mp4File is what validation collects from the top level of an ISO BMFF
 // file.
 type mp4File struct {
-	size  uint64
 	mdats []byteRange // payloads
 	moov  []byte
 	moofs []mp4Fragment
@@ -49,39 +48,32 @@ func (f *mp4File) holds(off, n uint64) bool {
 // of every track (or of every fragment) lie inside an mdat of the file, and
 // that the duration is known.
 func validateMP4(b []byte) error {
-	f := mp4File{size: uint64(len(b))}
-	for pos := uint64(0); pos < f.size; {
-		typ, hdr, size, err := boxHeader(b[pos:])
-		if err != nil {
-			return err
-		}
-		body := b[pos+hdr : pos+size]
-		switch typ {
-		case "mdat":
-			f.mdats = append(f.mdats, byteRange{pos + hdr, pos + size})
-		case "moov":
-			f.moov = body
-		case "moof":
-			f.moofs = append(f.moofs, mp4Fragment{pos, body})
-		}
-		if mp4BoxContainers[typ] {
-			if err := checkBoxTree(body, 1); err != nil {
-				return err
-			}
-		}
-		pos += size
+	var f mp4File
+	if err := checkBoxTree(b, 0); err != nil {
+		return err
 	}
+	_ = walkBoxes(b, func(x mp4Box) bool {
+		switch x.typ {
+		case "mdat":
+			f.mdats = append(f.mdats, byteRange{x.bodyStart(), x.end})
+		case "moov":
+			f.moov = x.body
+		case "moof":
+			f.moofs = append(f.moofs, mp4Fragment{x.start, x.body})
+		}
+		return true
+	})
 	m, err := parseMovie(b)
 	if err != nil {
 		return err
 	}
 	var samples, fragTicks uint64
-	err = walkBoxes(f.moov, func(typ string, body []byte) bool {
-		if typ != "trak" {
+	err = walkBoxes(f.moov, func(x mp4Box) bool {
+		if x.typ != "trak" {
 			return true
 		}
 		var n uint64
-		if stbl, ok := boxPath(body, "mdia", "minf", "stbl"); ok {
+		if stbl, ok := boxPath(x.body, "mdia", "minf", "stbl"); ok {
 			n, err = f.chunkSamples(stbl)
 		}
 		samples += n
@@ -112,71 +104,22 @@ func validateMP4(b []byte) error {
 	return nil
 }
 
-// boxHeader reads the box at the start of b and checks that it lies within
-// b: its type, header length and whole size.
-func boxHeader(b []byte) (typ string, hdr, size uint64, err error) {
-	n := uint64(len(b))
-	if n < 8 {
-		return "", 0, 0, errTruncated
-	}
-	size, typ, hdr = uint64(binary.BigEndian.Uint32(b)), string(b[4:8]), 8
-	switch size {
-	case 0: // to the end of the file
-		size = n
-	case 1:
-		if n < 16 {
-			return "", 0, 0, errTruncated
-		}
-		size, hdr = binary.BigEndian.Uint64(b[8:]), 16
-	}
-	if size < hdr {
-		return "", 0, 0, fmt.Errorf("box %q has a size smaller than its header", printable(typ))
-	}
-	if size > n {
-		return "", 0, 0, fmt.Errorf("box %q: %w", printable(typ), errTruncated)
-	}
-	return typ, hdr, size, nil
-}
-
 // checkBoxTree checks that the boxes of a container body fill it exactly,
 // and descends into the containers among them.
 func checkBoxTree(b []byte, depth int) error {
 	if depth > maxBoxDepth {
 		return errors.New("boxes nested too deep")
 	}
-	for len(b) > 0 {
-		typ, hdr, size, err := boxHeader(b)
-		if err != nil {
-			return err
+	var err error
+	if werr := walkBoxes(b, func(x mp4Box) bool {
+		if mp4BoxContainers[x.typ] {
+			err = checkBoxTree(x.body, depth+1)
 		}
-		if mp4BoxContainers[typ] {
-			if err := checkBoxTree(b[hdr:size], depth+1); err != nil {
-				return err
-			}
-		}
-		b = b[size:]
+		return err == nil
+	}); werr != nil {
+		return werr
 	}
-	return nil
-}
-
-// boxPath follows a path of child boxes from b.
-func boxPath(b []byte, path ...string) ([]byte, bool) {
-	for _, typ := range path {
-		var ok bool
-		if b, ok = findBox(b, typ); !ok {
-			return nil, false
-		}
-	}
-	return b, true
-}
-
-// fullBoxBody returns a full box's body after its version and flags, and
-// the flags.
-func fullBoxBody(b []byte) ([]byte, uint32, bool) {
-	if len(b) < 4 {
-		return nil, 0, false
-	}
-	return b[4:], binary.BigEndian.Uint32(b) & 0xffffff, true
+	return err
 }
 
 // table reads a full box's entry count and returns that many entries of
@@ -315,8 +258,8 @@ func trackDefaults(moov []byte) map[uint32]trackDefault {
 	if !ok {
 		return out
 	}
-	_ = walkBoxes(mvex, func(typ string, body []byte) bool {
-		if b, _, ok := fullBoxBody(body); typ == "trex" && ok && len(b) >= 16 {
+	_ = walkBoxes(mvex, func(x mp4Box) bool {
+		if b, _, ok := fullBoxBody(x.body); x.typ == "trex" && ok && len(b) >= 16 {
 			out[binary.BigEndian.Uint32(b)] = trackDefault{binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:])}
 		}
 		return true
@@ -328,11 +271,11 @@ func trackDefaults(moov []byte) map[uint32]trackDefault {
 // fragment declares lie inside an mdat, and returns their number and their
 // total duration in the tracks' ticks.
 func (f *mp4File) fragmentSamples(frag mp4Fragment, defaults map[uint32]trackDefault) (samples, ticks uint64, err error) {
-	err = walkBoxes(frag.body, func(typ string, traf []byte) bool {
-		if typ != "traf" {
+	err = walkBoxes(frag.body, func(x mp4Box) bool {
+		if x.typ != "traf" {
 			return true
 		}
-		tfhd, ok := findBox(traf, "tfhd")
+		tfhd, ok := findBox(x.body, "tfhd")
 		body, flags, ok2 := fullBoxBody(tfhd)
 		if !ok || !ok2 || len(body) < 4 {
 			err = errors.New("a track fragment without a header")
@@ -365,12 +308,12 @@ func (f *mp4File) fragmentSamples(frag mp4Fragment, defaults map[uint32]trackDef
 			rest = rest[field.size:]
 		}
 		next := base
-		_ = walkBoxes(traf, func(typ string, trun []byte) bool {
-			if typ != "trun" {
+		_ = walkBoxes(x.body, func(y mp4Box) bool {
+			if y.typ != "trun" {
 				return true
 			}
 			var n, d uint64
-			n, d, next, err = f.trackRun(trun, base, next, def, hasSize)
+			n, d, next, err = f.trackRun(y.body, base, next, def, hasSize)
 			samples += n
 			ticks += d
 			return err == nil

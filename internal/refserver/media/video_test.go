@@ -90,7 +90,7 @@ func TestClipAudioTrackIsAudibleFLACAsLongAsTheVideo(t *testing.T) {
 			pcm = append(pcm, decodeFLACFrame(t, s)...)
 		}
 		require.NoError(t, validateFLAC(native), "CRCs and sample count check out")
-		d, err := flacDuration(native)
+		d, err := AudioDuration(native)
 		require.NoError(t, err)
 		assert.InDelta(t, time.Duration(v.ticks)*time.Second/time.Duration(v.scale), d, float64(time.Second/flacRate), "within a sample")
 		require.Equal(t, clipPCM(c), pcm, "lossless")
