@@ -14,7 +14,7 @@
 // One [Option] type configures the client in [New] and any single call:
 // pass [WithTimeout], [WithTransferTimeout], [WithMaxRetries], [WithHeader], [WithResponseInto],
 // [WithWebhookURL] or [WithMiddleware] to a method and it applies to that
-// call only, on top of the client's. Packages upload, poll and client/batch
+// call only, on top of the client's. Packages upload, poll and batch
 // have option types of their own, so an option given where it does not
 // apply does not compile; each carries client options to the requests it
 // makes in one option, WithClientOptions, which [CheckOptions] checks
