@@ -3,9 +3,12 @@ package poll
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/hub"
+	"github.com/mediagen/mediagen-go/webhook"
 )
 
 // Generation waits until the generation id reaches a terminal state and
@@ -24,29 +27,41 @@ func Generation(ctx context.Context, c *client.Client, id string, opts ...Option
 	if id == "" {
 		return nil, errors.New("poll: empty generation id")
 	}
-	if s.hub != nil {
-		return generationWithHub(ctx, c, s, id)
-	}
-	dl := newDeadline(s)
-	var last *mediagen.Generation
-	for n := 1; ; n++ {
-		g, err := c.GetGeneration(ctx, id, s.clientOpts...)
-		if err != nil {
-			if errors.Is(err, client.ErrNotFound) && ctx.Err() == nil {
-				return last, &GoneError{ID: id, Seen: last != nil, Err: err}
-			}
-			return last, giveUp(ctx, id, last, err)
-		}
-		s.observe(last, g)
-		last = g
-		if g.Terminal() {
-			return g, s.finish(ctx, c, g)
-		}
-		if err := dl.sleep(ctx, s.intervalFor(scheduleFor(g.Kind), n)); err != nil {
-			return last, giveUp(ctx, id, last, err)
-		}
-	}
+	return wait(ctx, s, hub.Key{ID: id}, generationSubject{c: c, s: s, id: id})
 }
+
+// generationSubject is the [subject] of a wait on a generation.
+type generationSubject struct {
+	c  *client.Client
+	s  *settings
+	id string
+}
+
+func (w generationSubject) get(ctx context.Context) (*mediagen.Generation, error) {
+	return w.c.GetGeneration(ctx, w.id, w.s.clientOpts...)
+}
+
+func (w generationSubject) fromEvent(ev *webhook.Event) *mediagen.Generation { return ev.Generation }
+
+func (w generationSubject) observe(last, g *mediagen.Generation) { w.s.observe(last, g) }
+
+func (w generationSubject) end(ctx context.Context, g *mediagen.Generation) error {
+	return w.s.finish(ctx, w.c, g)
+}
+
+func (w generationSubject) gone(seen bool, err error) error {
+	return &GoneError{ID: w.id, Seen: seen, Err: err}
+}
+
+func (w generationSubject) gaveUp(ctx context.Context, last *mediagen.Generation, err error) error {
+	return giveUp(ctx, w.id, last, err)
+}
+
+func (w generationSubject) interval(last *mediagen.Generation, n int) time.Duration {
+	return w.s.intervalFor(scheduleFor(last.Kind), n)
+}
+
+func (w generationSubject) backstop() time.Duration { return firstBackstop(w.s.kind) }
 
 // observe calls OnUpdate when g's status is new.
 func (s *settings) observe(prev, g *mediagen.Generation) {

@@ -3,9 +3,12 @@ package poll
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/hub"
+	"github.com/mediagen/mediagen-go/webhook"
 )
 
 // voiceSchedule is the interval of voice clone training checks: the
@@ -26,39 +29,49 @@ func Voice(ctx context.Context, c *client.Client, id string, opts ...Option) (*m
 	if id == "" {
 		return nil, errors.New("poll: empty voice id")
 	}
-	if s.hub != nil {
-		return voiceWithHub(ctx, c, s, id)
-	}
-	dl := newDeadline(s)
-	var last *mediagen.Voice
-	for n := 1; ; n++ {
-		v, err := c.GetVoice(ctx, id, s.clientOpts...)
-		if err != nil {
-			if errors.Is(err, client.ErrNotFound) && ctx.Err() == nil {
-				return last, &GoneError{ID: id, Voice: true, Seen: last != nil, Err: err}
-			}
-			return last, voiceGaveUp(ctx, id, last, err)
-		}
-		if s.onVoiceUpdate != nil && (last == nil || last.Status != v.Status) {
-			s.onVoiceUpdate(v)
-		}
-		last = v
-		switch v.Status {
-		case "", mediagen.VoiceStatusDone: // a catalog voice has no status
-			return v, nil
-		case mediagen.VoiceStatusError:
-			return v, &VoiceFailedError{Voice: v}
-		}
-		if err := dl.sleep(ctx, s.intervalFor(voiceSchedule, n)); err != nil {
-			return last, voiceGaveUp(ctx, id, last, err)
-		}
+	return wait(ctx, s, hub.Key{ID: id, Voice: true}, voiceSubject{c: c, s: s, id: id})
+}
+
+// voiceSubject is the [subject] of a wait on a voice clone.
+type voiceSubject struct {
+	c  *client.Client
+	s  *settings
+	id string
+}
+
+func (w voiceSubject) get(ctx context.Context) (*mediagen.Voice, error) {
+	return w.c.GetVoice(ctx, w.id, w.s.clientOpts...)
+}
+
+func (w voiceSubject) fromEvent(ev *webhook.Event) *mediagen.Voice { return ev.Voice }
+
+func (w voiceSubject) observe(last, v *mediagen.Voice) {
+	if w.s.onVoiceUpdate != nil && (last == nil || last.Status != v.Status) {
+		w.s.onVoiceUpdate(v)
 	}
 }
 
-func voiceGaveUp(ctx context.Context, id string, last *mediagen.Voice, err error) *GaveUpError {
-	e := giveUp(ctx, id, nil, err)
+func (w voiceSubject) end(_ context.Context, v *mediagen.Voice) error {
+	if v.Status == mediagen.VoiceStatusError {
+		return &VoiceFailedError{Voice: v}
+	}
+	return nil
+}
+
+func (w voiceSubject) gone(seen bool, err error) error {
+	return &GoneError{ID: w.id, Voice: true, Seen: seen, Err: err}
+}
+
+func (w voiceSubject) gaveUp(ctx context.Context, last *mediagen.Voice, err error) error {
+	e := giveUp(ctx, w.id, nil, err)
 	if last != nil {
 		e.Status = string(last.Status)
 	}
 	return e
 }
+
+func (w voiceSubject) interval(_ *mediagen.Voice, n int) time.Duration {
+	return w.s.intervalFor(voiceSchedule, n)
+}
+
+func (w voiceSubject) backstop() time.Duration { return voiceBackstop }

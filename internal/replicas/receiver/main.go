@@ -1,7 +1,7 @@
 // Command receiver is one replica of a webhook receiver, for the replicas
 // test: it verifies deliveries with MEDIAGEN_WEBHOOK_SECRET, drops repeats
-// through a webhook.SQLStore and hands each event to a poll.Hub that shares
-// it through a poll.SQLExchange, both in the database of -dialect and -dsn.
+// through a webhook.SQLStore and hands each event to a hub.Hub that shares
+// it through a hub.SQLExchange, both in the database of -dialect and -dsn.
 // It prints "URL=<its url>" once listening, then "deliver <id> <unix ns>"
 // for each generation event as it reaches the hub, and serves until SIGINT
 // or SIGTERM.
@@ -25,7 +25,8 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
 	_ "modernc.org/sqlite"             // registers "sqlite"
 
-	"github.com/mediagen/mediagen-go/poll"
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/hub"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
@@ -64,17 +65,24 @@ func run(ctx context.Context) error {
 	if err := createTable(ctx, store); err != nil {
 		return err
 	}
-	x, err := poll.NewSQLExchange(ctx, db, d)
+	xd := mediagen.SQLite
+	if d == webhook.DialectPostgreSQL {
+		xd = mediagen.PostgreSQL
+	}
+	x, err := hub.OpenSQLExchange(ctx, db, xd)
 	if err != nil {
 		return err
 	}
-	hub := poll.NewHub(poll.WithExchange(x, 0, func(err error) { fmt.Fprintln(os.Stderr, "receiver:", err) }))
-	defer hub.Close()
+	h, err := hub.New(hub.WithExchange(x, 0, func(err error) { fmt.Fprintln(os.Stderr, "receiver:", err) }))
+	if err != nil {
+		return err
+	}
+	defer h.Close()
 
 	var mu sync.Mutex
 	deliver := func(ctx context.Context, ev *webhook.Event) error {
 		at := time.Now()
-		err := hub.Deliver(ctx, ev)
+		err := h.Deliver(ctx, ev)
 		if ev.Generation != nil {
 			mu.Lock()
 			fmt.Printf("deliver %s %d\n", ev.Generation.ID, at.UnixNano())
@@ -113,7 +121,7 @@ func run(ctx context.Context) error {
 // CreateTable does not retry an SQLITE_BUSY that the busy timeout does not
 // cover (another process switching the file to WAL at the same moment), so
 // two receivers starting at once would fail now and then; this retries it,
-// as poll.NewSQLExchange and journal.Open do themselves.
+// as hub.OpenSQLExchange and journal.Open do themselves.
 func createTable(ctx context.Context, store *webhook.SQLStore) error {
 	var err error
 	for attempt := range 10 {

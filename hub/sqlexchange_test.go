@@ -1,4 +1,4 @@
-package poll
+package hub
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 // file, never a mock.
 type xEngine struct {
 	name    string
-	dialect webhook.Dialect
+	dialect mediagen.Dialect
 	driver  string
 	// database returns the DSN of a new, empty database; every *sql.DB
 	// opened on it sees the same rows, as replicas would.
@@ -34,11 +34,11 @@ type xEngine struct {
 }
 
 var xEngines = []xEngine{
-	{"SQLite", webhook.DialectSQLite, "sqlite", func(tb testing.TB) string {
+	{"SQLite", mediagen.SQLite, "sqlite", func(tb testing.TB) string {
 		return "file:" + filepath.Join(tb.TempDir(), "events.db") +
 			"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)"
 	}},
-	{"PostgreSQL", webhook.DialectPostgreSQL, "pgx", pgtest.DSN},
+	{"PostgreSQL", mediagen.PostgreSQL, "pgx", pgtest.DSN},
 }
 
 // forEachEngine runs fn on each engine with a new, empty database.
@@ -59,7 +59,7 @@ func (e xEngine) open(tb testing.TB, dsn string) *sql.DB {
 
 func (e xEngine) exchange(tb testing.TB, db *sql.DB, opts ...SQLExchangeOption) *SQLExchange {
 	tb.Helper()
-	x, err := NewSQLExchange(context.Background(), db, e.dialect, opts...)
+	x, err := OpenSQLExchange(context.Background(), db, e.dialect, opts...)
 	require.NoError(tb, err)
 	return x
 }
@@ -72,7 +72,7 @@ func (e xEngine) plant(t *testing.T, db *sql.DB, seq int64, age time.Duration, b
 	created := time.Now().Add(-age).UnixMilli()
 	_, err := db.Exec(fmt.Sprintf(`INSERT INTO mediagen_events (seq, body, created) VALUES (%d, '%s', %d)`, seq, body, created))
 	require.NoError(t, err)
-	if e.dialect == webhook.DialectPostgreSQL {
+	if e.dialect == mediagen.PostgreSQL {
 		_, err = db.Exec(`SELECT setval(pg_get_serial_sequence('mediagen_events', 'seq'), (SELECT max(seq) FROM mediagen_events))`)
 		require.NoError(t, err)
 	}
@@ -274,21 +274,21 @@ func TestSQLExchangeRetention(t *testing.T) {
 
 // Bad arguments and options are all reported; a custom table is used; many
 // replicas creating the table at once all succeed.
-func TestNewSQLExchange(t *testing.T) {
+func TestOpenSQLExchange(t *testing.T) {
 	db, err := sql.Open("sqlite", ":memory:")
 	require.NoError(t, err)
 	defer db.Close()
 	ctx := t.Context()
-	_, err = NewSQLExchange(ctx, nil, 0, WithExchangeTable("a-b"), WithExchangeRetention(0))
+	_, err = OpenSQLExchange(ctx, nil, 0, WithExchangeTable("a-b"), WithExchangeRetention(0))
 	require.Error(t, err)
 	for _, want := range []string{"nil *sql.DB", "unknown dialect", `WithExchangeTable("a-b")`, "WithExchangeRetention(0s)"} {
 		assert.ErrorContains(t, err, want)
 	}
 	for _, name := range []string{"", "1events", `x"; DROP TABLE y; --`, "public.events", strings.Repeat("e", 49)} {
-		_, err := NewSQLExchange(ctx, db, webhook.DialectSQLite, WithExchangeTable(name))
+		_, err := OpenSQLExchange(ctx, db, mediagen.SQLite, WithExchangeTable(name))
 		assert.ErrorContains(t, err, "WithExchangeTable", name)
 	}
-	_, err = NewSQLExchange(ctx, db, webhook.DialectSQLite, WithExchangeRetention(-time.Second))
+	_, err = OpenSQLExchange(ctx, db, mediagen.SQLite, WithExchangeRetention(-time.Second))
 	assert.ErrorContains(t, err, "positive")
 
 	forEachEngine(t, func(t *testing.T, e xEngine, dsn string) {
@@ -296,7 +296,7 @@ func TestNewSQLExchange(t *testing.T) {
 		for range 8 {
 			db := e.open(t, dsn)
 			wg.Go(func() {
-				_, err := NewSQLExchange(t.Context(), db, e.dialect, WithExchangeTable("Select"), nil)
+				_, err := OpenSQLExchange(t.Context(), db, e.dialect, WithExchangeTable("Select"), nil)
 				assert.NoError(t, err)
 			})
 		}
