@@ -4,7 +4,8 @@
 // [Client.CreateGeneration], passing typed arguments that know their
 // feature ([LogoRevealArgs], [VoiceoverArgs], ...) or [RawArgs]. Follow them
 // with package poll, [Client.GetGeneration] or a webhook, save what they
-// produce with [Client.SaveOutput], and read prices with [Client.Pricing]
+// produce with [Client.SaveOutput] (or [Client.SaveOutputFunc], to any
+// writer), and read prices with [Client.Pricing]
 // and [Pricing.Estimate].
 //
 //	g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "a lighthouse at dusk"})
