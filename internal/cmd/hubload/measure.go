@@ -386,4 +386,3 @@ func logo() []byte {
 	_ = png.Encode(&b, img) // writing to memory cannot fail
 	return b.Bytes()
 }
-
