@@ -49,27 +49,13 @@ func (c *Client) Download(ctx context.Context, rawURL string, w io.Writer, opts 
 	if err != nil {
 		return err
 	}
-	return c.download(ctx, cfg, rawURL, writerSink{w})
+	return c.download(ctx, cfg, rawURL, func(string) (io.Writer, error) { return w, nil }, false)
 }
 
-// sink is where a download's bytes go, attempt by attempt.
-type sink interface {
-	// start returns the writer of an attempt answered 200 with mediaType;
-	// after bytes went to an earlier attempt's writer, it starts over.
-	start(mediaType string) (io.Writer, error)
-	// restartable reports whether start can start over.
-	restartable() bool
-}
-
-// writerSink is one writer, which cannot take bytes again.
-type writerSink struct{ w io.Writer }
-
-func (s writerSink) start(string) (io.Writer, error) { return s.w, nil }
-func (writerSink) restartable() bool                 { return false }
-
-// download GETs rawURL into dst, retrying transient failures; a restartable
-// dst lets a retry start over after bytes went to it.
-func (c *Client) download(ctx context.Context, cfg *config, rawURL string, dst sink) error {
+// download GETs rawURL into the writer start returns for each attempt
+// answered 200, given the answer's media type, retrying transient failures.
+// Only a restartable start can take the bytes again after a transfer broke.
+func (c *Client) download(ctx context.Context, cfg *config, rawURL string, start func(mediaType string) (io.Writer, error), restartable bool) error {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return fmt.Errorf("%w: %s is not a storage URL", ErrInvalidArgument, redactURL(rawURL))
@@ -83,7 +69,7 @@ func (c *Client) download(ctx context.Context, cfg *config, rawURL string, dst s
 		if resp.ContentLength > limit {
 			return fmt.Errorf("mediagen: download: %w", tooLarge("the asset", limit, resp.ContentLength))
 		}
-		w, err := dst.start(resp.Header.Get("Content-Type"))
+		w, err := start(resp.Header.Get("Content-Type"))
 		if err != nil {
 			return fmt.Errorf("mediagen: download: %w", err)
 		}
@@ -102,7 +88,7 @@ func (c *Client) download(ctx context.Context, cfg *config, rawURL string, dst s
 		default:
 			return nil
 		}
-		if cw.n > 0 && !dst.restartable() {
+		if cw.n > 0 && !restartable {
 			// Only a 200's body reaches w: that answer broke midway, and w
 			// cannot take its bytes again.
 			return &StorageError{Method: http.MethodGet, StatusCode: http.StatusOK, Retryable: true, Message: broke.Error()}

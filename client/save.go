@@ -100,78 +100,65 @@ func (c *Client) save(ctx context.Context, g *mediagen.Generation, opts []Option
 		if g.Kind != mediagen.KindText && out.Text == "" {
 			return fmt.Errorf("mediagen: generation %s is done but its output has no URL", g.ID)
 		}
-		o := &output{ctx: ctx, g: g, name: "output", mediaType: "text/plain", open: open}
-		w, err := o.start("")
-		if err == nil {
-			_, err = io.WriteString(w, out.Text)
+		w, err := open(ctx, g, "output", "text/plain")
+		if err != nil {
+			return err
 		}
-		if err := o.end(err); err != nil {
+		if _, err := io.WriteString(w, out.Text); err != nil {
+			drop(w)
+			return err
+		}
+		if err := w.Close(); err != nil {
 			return err
 		}
 		return c.markSaved(ctx, cfg)
 	}
-	o := &output{ctx: ctx, g: g, name: "output", mediaType: out.MIME, open: open}
-	if err := o.end(c.download(ctx, cfg, out.URL(), o)); err != nil {
+	if err := c.saveOne(ctx, cfg, g, "output", out.MIME, out.URL(), open); err != nil {
 		return err
 	}
 	if out.Poster != "" {
-		o := &output{ctx: ctx, g: g, name: "poster", open: open}
-		if err := o.end(c.download(ctx, cfg, out.Poster, o)); err != nil {
+		if err := c.saveOne(ctx, cfg, g, "poster", "", out.Poster, open); err != nil {
 			return err
 		}
 	}
 	return c.markSaved(ctx, cfg)
 }
 
-// output is the [sink] of one output being saved: each attempt gets a new
-// writer from open, the writer of a broken one dropped.
-type output struct {
-	ctx       context.Context
-	g         *mediagen.Generation
-	name      string
-	mediaType string // known before the answer, or the first answer's
-	open      OpenFunc
-	w         io.WriteCloser
+// saveOne downloads one output to the writers open returns: each attempt
+// answered gets a new one, the writer of a broken attempt dropped, and the
+// last is closed once the transfer is whole. A mediaType of "" is the
+// answer's.
+func (c *Client) saveOne(ctx context.Context, cfg *config, g *mediagen.Generation, name, mediaType, rawURL string, open OpenFunc) error {
+	var w io.WriteCloser
+	err := c.download(ctx, cfg, rawURL, func(answered string) (io.Writer, error) {
+		if w != nil {
+			drop(w)
+		}
+		if mediaType == "" {
+			mediaType = answered
+		}
+		var err error
+		w, err = open(ctx, g, name, mediaType)
+		return w, err
+	}, true)
+	switch {
+	case err != nil && w != nil:
+		drop(w)
+	case err == nil:
+		err = w.Close()
+	}
+	return err
 }
 
-func (o *output) start(answered string) (io.Writer, error) {
-	o.drop()
-	if o.mediaType == "" {
-		o.mediaType = answered
-	}
-	w, err := o.open(o.ctx, o.g, o.name, o.mediaType)
-	if err != nil {
-		return nil, err
-	}
-	o.w = w
-	return w, nil
-}
-
-func (*output) restartable() bool { return true }
-
-// drop abandons the current writer: a partial file is removed; another
-// writer is closed, as it has no other way to end.
-func (o *output) drop() {
-	if o.w == nil {
+// drop abandons a writer: a partial file is removed; another writer is
+// closed, as it has no other way to end.
+func drop(w io.WriteCloser) {
+	if p, ok := w.(*partFile); ok {
+		_ = p.File.Close()
+		_ = os.Remove(p.Name())
 		return
 	}
-	if p, ok := o.w.(*partFile); ok {
-		p.abort()
-	} else {
-		_ = o.w.Close()
-	}
-	o.w = nil
-}
-
-// end closes the writer when the transfer succeeded, and drops it when not.
-func (o *output) end(err error) error {
-	if err != nil {
-		o.drop()
-		return err
-	}
-	w := o.w
-	o.w = nil
-	return w.Close()
+	_ = w.Close()
 }
 
 // partFile is a file written under a temporary name beside final and
@@ -193,11 +180,6 @@ func (p *partFile) Close() error {
 	}
 	*p.path = p.final
 	return nil
-}
-
-func (p *partFile) abort() {
-	_ = p.File.Close()
-	_ = os.Remove(p.Name())
 }
 
 // createPart creates a new temporary file beside base. Unlike

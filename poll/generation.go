@@ -27,41 +27,23 @@ func Generation(ctx context.Context, c *client.Client, id string, opts ...Option
 	if id == "" {
 		return nil, errors.New("poll: empty generation id")
 	}
-	return wait(ctx, s, hub.Key{ID: id}, generationSubject{c: c, s: s, id: id})
+	return wait(ctx, s, subject[*mediagen.Generation]{
+		key: hub.Key{ID: id},
+		get: func(ctx context.Context) (*mediagen.Generation, error) {
+			return c.GetGeneration(ctx, id, s.clientOpts...)
+		},
+		fromEvent: func(ev *webhook.Event) *mediagen.Generation { return ev.Generation },
+		observe:   s.observe,
+		end:       func(ctx context.Context, g *mediagen.Generation) error { return s.finish(ctx, c, g) },
+		gaveUp: func(ctx context.Context, last *mediagen.Generation, err error) error {
+			return giveUp(ctx, id, last, err)
+		},
+		interval: func(last *mediagen.Generation, n int) time.Duration {
+			return s.intervalFor(scheduleFor(last.Kind), n)
+		},
+		backstop: firstBackstop(s.kind),
+	})
 }
-
-// generationSubject is the [subject] of a wait on a generation.
-type generationSubject struct {
-	c  *client.Client
-	s  *settings
-	id string
-}
-
-func (w generationSubject) get(ctx context.Context) (*mediagen.Generation, error) {
-	return w.c.GetGeneration(ctx, w.id, w.s.clientOpts...)
-}
-
-func (w generationSubject) fromEvent(ev *webhook.Event) *mediagen.Generation { return ev.Generation }
-
-func (w generationSubject) observe(last, g *mediagen.Generation) { w.s.observe(last, g) }
-
-func (w generationSubject) end(ctx context.Context, g *mediagen.Generation) error {
-	return w.s.finish(ctx, w.c, g)
-}
-
-func (w generationSubject) gone(seen bool, err error) error {
-	return &GoneError{ID: w.id, Seen: seen, Err: err}
-}
-
-func (w generationSubject) gaveUp(ctx context.Context, last *mediagen.Generation, err error) error {
-	return giveUp(ctx, w.id, last, err)
-}
-
-func (w generationSubject) interval(last *mediagen.Generation, n int) time.Duration {
-	return w.s.intervalFor(scheduleFor(last.Kind), n)
-}
-
-func (w generationSubject) backstop() time.Duration { return firstBackstop(w.s.kind) }
 
 // observe calls OnUpdate when g's status is new.
 func (s *settings) observe(prev, g *mediagen.Generation) {

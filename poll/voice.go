@@ -29,49 +29,29 @@ func Voice(ctx context.Context, c *client.Client, id string, opts ...Option) (*m
 	if id == "" {
 		return nil, errors.New("poll: empty voice id")
 	}
-	return wait(ctx, s, hub.Key{ID: id, Voice: true}, voiceSubject{c: c, s: s, id: id})
+	return wait(ctx, s, subject[*mediagen.Voice]{
+		key:       hub.Key{ID: id, Voice: true},
+		get:       func(ctx context.Context) (*mediagen.Voice, error) { return c.GetVoice(ctx, id, s.clientOpts...) },
+		fromEvent: func(ev *webhook.Event) *mediagen.Voice { return ev.Voice },
+		observe: func(last, v *mediagen.Voice) {
+			if s.onVoiceUpdate != nil && (last == nil || last.Status != v.Status) {
+				s.onVoiceUpdate(v)
+			}
+		},
+		end: func(_ context.Context, v *mediagen.Voice) error {
+			if v.Status == mediagen.VoiceStatusError {
+				return &VoiceFailedError{Voice: v}
+			}
+			return nil
+		},
+		gaveUp: func(ctx context.Context, last *mediagen.Voice, err error) error {
+			e := giveUp(ctx, id, nil, err)
+			if last != nil {
+				e.Status = string(last.Status)
+			}
+			return e
+		},
+		interval: func(_ *mediagen.Voice, n int) time.Duration { return s.intervalFor(voiceSchedule, n) },
+		backstop: voiceBackstop,
+	})
 }
-
-// voiceSubject is the [subject] of a wait on a voice clone.
-type voiceSubject struct {
-	c  *client.Client
-	s  *settings
-	id string
-}
-
-func (w voiceSubject) get(ctx context.Context) (*mediagen.Voice, error) {
-	return w.c.GetVoice(ctx, w.id, w.s.clientOpts...)
-}
-
-func (w voiceSubject) fromEvent(ev *webhook.Event) *mediagen.Voice { return ev.Voice }
-
-func (w voiceSubject) observe(last, v *mediagen.Voice) {
-	if w.s.onVoiceUpdate != nil && (last == nil || last.Status != v.Status) {
-		w.s.onVoiceUpdate(v)
-	}
-}
-
-func (w voiceSubject) end(_ context.Context, v *mediagen.Voice) error {
-	if v.Status == mediagen.VoiceStatusError {
-		return &VoiceFailedError{Voice: v}
-	}
-	return nil
-}
-
-func (w voiceSubject) gone(seen bool, err error) error {
-	return &GoneError{ID: w.id, Voice: true, Seen: seen, Err: err}
-}
-
-func (w voiceSubject) gaveUp(ctx context.Context, last *mediagen.Voice, err error) error {
-	e := giveUp(ctx, w.id, nil, err)
-	if last != nil {
-		e.Status = string(last.Status)
-	}
-	return e
-}
-
-func (w voiceSubject) interval(_ *mediagen.Voice, n int) time.Duration {
-	return w.s.intervalFor(voiceSchedule, n)
-}
-
-func (w voiceSubject) backstop() time.Duration { return voiceBackstop }

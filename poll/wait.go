@@ -63,39 +63,34 @@ func firstBackstop(kind mediagen.Kind) time.Duration {
 
 // subject is what one wait waits for, a generation or a voice clone (T):
 // how to read it, what ends the wait, and how the wait reports.
-type subject[T interface{ Terminal() bool }] interface {
-	get(ctx context.Context) (T, error)
-	// fromEvent is the subject in a terminal event the hub holds.
-	fromEvent(ev *webhook.Event) T
-	// observe reports v when its status differs from last's.
-	observe(last, v T)
-	// end is the error a terminal v ends the wait with.
-	end(ctx context.Context, v T) error
-	gone(seen bool, err error) error
-	gaveUp(ctx context.Context, last T, err error) error
-	// interval is the wait before check n when polling alone.
-	interval(last T, n int) time.Duration
-	// backstop is the first check's wait when fed by a hub.
-	backstop() time.Duration
+type subject[T interface{ Terminal() bool }] struct {
+	key       hub.Key
+	get       func(context.Context) (T, error)
+	fromEvent func(*webhook.Event) T // the subject of a terminal event the hub holds
+	observe   func(last, v T)        // reports v when its status is new
+	end       func(context.Context, T) error
+	gaveUp    func(ctx context.Context, last T, err error) error
+	interval  func(last T, n int) time.Duration // before check n, polling alone
+	backstop  time.Duration                     // before the first check, fed by a hub
 }
 
-// wait is the one wait loop: check, report, sleep, until the subject named
-// key is terminal or the wait gives up. Fed by a hub, an event ends it and
-// checks are the backstop.
-func wait[T interface{ Terminal() bool }](ctx context.Context, s *settings, key hub.Key, w subject[T]) (T, error) {
-	p := newPacer(ctx, s, key)
+// wait is the one wait loop: check, report, sleep, until the subject is
+// terminal or the wait gives up. Fed by a hub, an event ends it and checks
+// are the backstop.
+func wait[T interface{ Terminal() bool }](ctx context.Context, s *settings, w subject[T]) (T, error) {
+	p := newPacer(ctx, s, w.key)
 	defer func() { p.stop() }() // the last watch
 	var last T
 	seen := false
 	for n := 0; ; n++ {
-		if ev, ok := p.event(key); ok {
+		if ev, ok := p.event(w.key); ok {
 			v := w.fromEvent(ev)
 			w.observe(last, v)
 			return v, w.end(ctx, v)
 		}
 		woke, err := p.pause(ctx, n, func() time.Duration {
 			if s.hub != nil {
-				return w.backstop()
+				return w.backstop
 			}
 			return w.interval(last, n)
 		})
@@ -109,7 +104,7 @@ func wait[T interface{ Terminal() bool }](ctx context.Context, s *settings, key 
 		v, err := w.get(ctx)
 		if err != nil {
 			if errors.Is(err, client.ErrNotFound) && ctx.Err() == nil {
-				return last, w.gone(seen, err)
+				return last, &GoneError{ID: w.key.ID, Voice: w.key.Voice, Seen: seen, Err: err}
 			}
 			return last, w.gaveUp(ctx, last, err)
 		}
