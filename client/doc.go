@@ -4,7 +4,8 @@
 // [Client.CreateGeneration], passing typed arguments that know their
 // feature ([LogoRevealArgs], [VoiceoverArgs], ...) or [RawArgs]. Follow them
 // with package poll, [Client.GetGeneration] or a webhook, save what they
-// produce with [Client.SaveOutput], and read prices with [Client.Pricing]
+// produce with [Client.SaveOutput] (or [Client.SaveOutputFunc], to any
+// writer), and read prices with [Client.Pricing]
 // and [Pricing.Estimate].
 //
 //	g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "a lighthouse at dusk"})
@@ -14,7 +15,7 @@
 // One [Option] type configures the client in [New] and any single call:
 // pass [WithTimeout], [WithTransferTimeout], [WithMaxRetries], [WithHeader], [WithResponseInto],
 // [WithWebhookURL] or [WithMiddleware] to a method and it applies to that
-// call only, on top of the client's. Packages upload, poll and client/batch
+// call only, on top of the client's. Packages upload, poll and batch
 // have option types of their own, so an option given where it does not
 // apply does not compile; each carries client options to the requests it
 // makes in one option, WithClientOptions, which [CheckOptions] checks

@@ -109,7 +109,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/client/batch"
+	"github.com/mediagen/mediagen-go/batch"
 	"github.com/mediagen/mediagen-go/poll"
 	"github.com/mediagen/mediagen-go/upload"
 )

@@ -172,6 +172,7 @@ var snippetImports = map[string]string{
 	"client":     modulePath + "/client",
 	"clienttest": modulePath + "/client/clienttest",
 	"poll":       modulePath + "/poll",
+	"hub":        modulePath + "/hub",
 	"upload":     modulePath + "/upload",
 	"webhook":    modulePath + "/webhook",
 	"require":    "github.com/stretchr/testify/require",

@@ -37,6 +37,11 @@
 // endpoint, a page of 100 per request, instead of one GET per id, and
 // returns a [Result] per id.
 //
+// Waiting is this package's one job, in one loop for every kind of wait.
+// Verified webhook events end waits early through a hub of package hub
+// ([WithHub]); [WithSaveTo] and [WithSaveFunc] hand done generations to the
+// client's one save (client.Client.SaveOutput).
+//
 // Waits read the time and sleep on the client's clock: against the test
 // kit's reference server (package clienttest), a wait moves the server's
 // clock instead of the wall clock, so a test that submits and waits

@@ -3,9 +3,12 @@ package poll
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/hub"
+	"github.com/mediagen/mediagen-go/webhook"
 )
 
 // Generation waits until the generation id reaches a terminal state and
@@ -24,28 +27,22 @@ func Generation(ctx context.Context, c *client.Client, id string, opts ...Option
 	if id == "" {
 		return nil, errors.New("poll: empty generation id")
 	}
-	if s.hub != nil {
-		return generationWithHub(ctx, c, s, id)
-	}
-	dl := newDeadline(s)
-	var last *mediagen.Generation
-	for n := 1; ; n++ {
-		g, err := c.GetGeneration(ctx, id, s.clientOpts...)
-		if err != nil {
-			if errors.Is(err, client.ErrNotFound) && ctx.Err() == nil {
-				return last, &GoneError{ID: id, Seen: last != nil, Err: err}
-			}
-			return last, giveUp(ctx, id, last, err)
-		}
-		s.observe(last, g)
-		last = g
-		if g.Terminal() {
-			return g, s.finish(ctx, c, g)
-		}
-		if err := dl.sleep(ctx, s.intervalFor(scheduleFor(g.Kind), n)); err != nil {
-			return last, giveUp(ctx, id, last, err)
-		}
-	}
+	return wait(ctx, s, subject[*mediagen.Generation]{
+		key: hub.Key{ID: id},
+		get: func(ctx context.Context) (*mediagen.Generation, error) {
+			return c.GetGeneration(ctx, id, s.clientOpts...)
+		},
+		fromEvent: func(ev *webhook.Event) *mediagen.Generation { return ev.Generation },
+		observe:   s.observe,
+		end:       func(ctx context.Context, g *mediagen.Generation) error { return s.finish(ctx, c, g) },
+		gaveUp: func(ctx context.Context, last *mediagen.Generation, err error) error {
+			return giveUp(ctx, id, last, err)
+		},
+		interval: func(last *mediagen.Generation, n int) time.Duration {
+			return s.intervalFor(scheduleFor(last.Kind), n)
+		},
+		backstop: firstBackstop(s.kind),
+	})
 }
 
 // observe calls OnUpdate when g's status is new.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/hub"
 )
 
 // pageSize is the largest page the list endpoint serves.
@@ -79,42 +81,31 @@ type batch struct {
 }
 
 func (b *batch) run(ctx context.Context) {
-	dl := newDeadline(b.s)
-	var events <-chan struct{}
-	if b.s.hub != nil {
-		keys := make([]hubKey, 0, len(b.waiting))
-		for id := range b.waiting {
-			keys = append(keys, hubKey{id: id})
-		}
-		ch, stop := b.s.hub.watch(keys...)
-		defer stop()
-		events = ch
+	keys := make([]hub.Key, 0, len(b.waiting))
+	for id := range b.waiting {
+		keys = append(keys, hub.Key{ID: id})
 	}
+	p := newPacer(ctx, b.s, keys...)
+	defer func() { p.stop() }() // the last watch
 	for n := 0; len(b.waiting) > 0; n++ {
-		if events != nil {
-			// Fed by a hub: events end waits; a scan happens only when a
-			// backstop check is due.
-			if !b.takeEvents(ctx) {
-				return
+		// Fed by a hub, events end waits; a scan happens only when a
+		// backstop check is due.
+		if !b.takeEvents(ctx, p) {
+			return
+		}
+		woke, err := p.pause(ctx, n, func() time.Duration {
+			if b.s.hub != nil {
+				return firstBackstop(b.s.kind)
 			}
-			d := BackstopInterval
-			if n == 0 {
-				d = firstBackstop(b.s.kind)
-			}
-			woke, err := sleepOrEvent(ctx, dl, d, events)
-			if woke {
-				n--
-				continue
-			}
-			if err != nil {
-				b.giveUpAll(ctx, err)
-				return
-			}
-		} else if n > 0 {
-			if err := dl.sleep(ctx, b.s.intervalFor(b.schedule(), n)); err != nil {
-				b.giveUpAll(ctx, err)
-				return
-			}
+			return b.s.intervalFor(b.schedule(), n)
+		})
+		switch {
+		case woke:
+			n--
+			continue
+		case err != nil:
+			b.giveUpAll(ctx, err)
+			return
 		}
 		seen, err := b.scan(ctx)
 		if err != nil {
@@ -148,10 +139,10 @@ func (b *batch) run(ctx context.Context) {
 
 // takeEvents ends the waits the hub has terminal events for, and reports
 // whether any wait is left.
-func (b *batch) takeEvents(ctx context.Context) bool {
+func (b *batch) takeEvents(ctx context.Context, p *pacer) bool {
 	for id := range b.waiting {
-		if e, ok := b.s.hub.lookup(hubKey{id: id}); ok {
-			b.update(ctx, id, e.gen)
+		if ev, ok := p.event(hub.Key{ID: id}); ok {
+			b.update(ctx, id, ev.Generation)
 		}
 	}
 	return len(b.waiting) > 0

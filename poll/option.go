@@ -9,6 +9,7 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/hub"
 )
 
 // Option configures one wait: [Generation], [Generations] or [Voice]. An
@@ -109,11 +110,11 @@ type settings struct {
 	onVoiceUpdate func(*mediagen.Voice)
 	clientOpts    []client.Option // for the wait's requests; shared, clipped on append
 	clock         client.Clock
-	jitter        func() float64 // uniform in [0, 1)
-	hub           *Hub           // events end the wait; polling is the backstop
-	kind          mediagen.Kind  // of the generation, when told
-	saveDir       string         // where done outputs are saved
-	saveFunc      OpenFunc       // or where they are written
+	jitter        func() float64  // uniform in [0, 1)
+	hub           *hub.Hub        // events end the wait; polling is the backstop
+	kind          mediagen.Kind   // of the generation, when told
+	saveDir       string          // where done outputs are saved
+	saveFunc      client.OpenFunc // or where they are written
 }
 
 // waitKind says what a wait waits on, for the options that belong to one.

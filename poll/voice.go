@@ -3,9 +3,12 @@ package poll
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/hub"
+	"github.com/mediagen/mediagen-go/webhook"
 )
 
 // voiceSchedule is the interval of voice clone training checks: the
@@ -26,39 +29,29 @@ func Voice(ctx context.Context, c *client.Client, id string, opts ...Option) (*m
 	if id == "" {
 		return nil, errors.New("poll: empty voice id")
 	}
-	if s.hub != nil {
-		return voiceWithHub(ctx, c, s, id)
-	}
-	dl := newDeadline(s)
-	var last *mediagen.Voice
-	for n := 1; ; n++ {
-		v, err := c.GetVoice(ctx, id, s.clientOpts...)
-		if err != nil {
-			if errors.Is(err, client.ErrNotFound) && ctx.Err() == nil {
-				return last, &GoneError{ID: id, Voice: true, Seen: last != nil, Err: err}
+	return wait(ctx, s, subject[*mediagen.Voice]{
+		key:       hub.Key{ID: id, Voice: true},
+		get:       func(ctx context.Context) (*mediagen.Voice, error) { return c.GetVoice(ctx, id, s.clientOpts...) },
+		fromEvent: func(ev *webhook.Event) *mediagen.Voice { return ev.Voice },
+		observe: func(last, v *mediagen.Voice) {
+			if s.onVoiceUpdate != nil && (last == nil || last.Status != v.Status) {
+				s.onVoiceUpdate(v)
 			}
-			return last, voiceGaveUp(ctx, id, last, err)
-		}
-		if s.onVoiceUpdate != nil && (last == nil || last.Status != v.Status) {
-			s.onVoiceUpdate(v)
-		}
-		last = v
-		switch v.Status {
-		case "", mediagen.VoiceStatusDone: // a catalog voice has no status
-			return v, nil
-		case mediagen.VoiceStatusError:
-			return v, &VoiceFailedError{Voice: v}
-		}
-		if err := dl.sleep(ctx, s.intervalFor(voiceSchedule, n)); err != nil {
-			return last, voiceGaveUp(ctx, id, last, err)
-		}
-	}
-}
-
-func voiceGaveUp(ctx context.Context, id string, last *mediagen.Voice, err error) *GaveUpError {
-	e := giveUp(ctx, id, nil, err)
-	if last != nil {
-		e.Status = string(last.Status)
-	}
-	return e
+		},
+		end: func(_ context.Context, v *mediagen.Voice) error {
+			if v.Status == mediagen.VoiceStatusError {
+				return &VoiceFailedError{Voice: v}
+			}
+			return nil
+		},
+		gaveUp: func(ctx context.Context, last *mediagen.Voice, err error) error {
+			e := giveUp(ctx, id, nil, err)
+			if last != nil {
+				e.Status = string(last.Status)
+			}
+			return e
+		},
+		interval: func(_ *mediagen.Voice, n int) time.Duration { return s.intervalFor(voiceSchedule, n) },
+		backstop: voiceBackstop,
+	})
 }

@@ -17,8 +17,8 @@ import (
 	_ "modernc.org/sqlite" // the journal's database/sql driver
 
 	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/batch"
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/client/batch"
 	"github.com/mediagen/mediagen-go/client/journal"
 )
 

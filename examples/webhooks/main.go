@@ -1,6 +1,6 @@
 // Webhooks: a receiver and waits together, as a program that submits work
 // and must know when it is done would run them. Signed events end the waits
-// at once through a poll.Hub; polling runs only as a backstop for events
+// at once through a hub.Hub; polling runs only as a backstop for events
 // that were lost; each finished image is saved before its URL expires; and a
 // repeated delivery is acknowledged without being processed twice.
 //
@@ -44,6 +44,7 @@ import (
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
+	"github.com/mediagen/mediagen-go/hub"
 	"github.com/mediagen/mediagen-go/poll"
 	"github.com/mediagen/mediagen-go/webhook"
 )
@@ -94,7 +95,10 @@ func run(ctx context.Context, w io.Writer) error {
 	// The handler verifies each signature, drops deliveries it has already
 	// taken (by the store, so across restarts and replicas), answers within
 	// the service's 5-second window, and gives every event to the hub.
-	hub := poll.NewHub()
+	h, err := hub.New()
+	if err != nil {
+		return err
+	}
 	var mu sync.Mutex
 	calls := map[string]int{} // hub deliveries per generation id
 	var first []byte          // the first event's signed body, to replay
@@ -109,7 +113,7 @@ func run(ctx context.Context, w io.Writer) error {
 			mu.Unlock()
 			fmt.Fprintf(out, "event %s %s\n", ev.Name, ev.Generation.ID)
 		}
-		return hub.Deliver(ctx, ev)
+		return h.Deliver(ctx, ev)
 	}, webhook.WithStore(store))
 	if err != nil {
 		return err
@@ -147,7 +151,7 @@ func run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir) // a real receiver keeps its outputs
-	results, err := poll.Generations(ctx, c, ids, poll.WithHub(hub), poll.WithKind(mediagen.KindImage), poll.WithSaveTo(dir))
+	results, err := poll.Generations(ctx, c, ids, poll.WithHub(h), poll.WithKind(mediagen.KindImage), poll.WithSaveTo(dir))
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-// Command hubload measures waits fed by a [poll.Hub] against polling alone
+// Command hubload measures waits fed by a [hub.Hub] against polling alone
 // (issue 22, item 4), on the reference server command over loopback.
 //
 // It builds ./internal/cmd/refserver, and for each side starts a fresh

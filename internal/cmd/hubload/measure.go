@@ -17,6 +17,7 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/hub"
 	"github.com/mediagen/mediagen-go/poll"
 	"github.com/mediagen/mediagen-go/upload"
 	"github.com/mediagen/mediagen-go/webhook"
@@ -192,21 +193,25 @@ func runSide(ctx context.Context, cfg config, bin, side string, jobs []job, stde
 	}
 
 	res := &sideResult{side: side, records: make([]record, len(jobs))}
-	var hub *poll.Hub
+	var h *hub.Hub
 	var hookURL string
 	var recv *receiver
 	var refused *refuser
 	switch side {
 	case sideHub:
-		hub = poll.NewHub()
-		if recv, err = newReceiver(srv.secret, hub); err != nil {
+		if h, err = hub.New(); err != nil {
+			return nil, err
+		}
+		if recv, err = newReceiver(srv.secret, h); err != nil {
 			return nil, err
 		}
 		ts := httptest.NewServer(recv)
 		defer ts.Close()
 		hookURL = ts.URL
 	case sideDropped:
-		hub = poll.NewHub() // it never hears of an event
+		if h, err = hub.New(); err != nil { // it never hears of an event
+			return nil, err
+		}
 		refused = &refuser{}
 		ts := httptest.NewServer(refused)
 		defer ts.Close()
@@ -243,8 +248,8 @@ func runSide(ctx context.Context, cfg config, bin, side string, jobs []job, stde
 			}
 			rec.id = g.ID
 			var wait []poll.Option
-			if hub != nil {
-				wait = append(wait, poll.WithHub(hub), poll.WithKind(g.Kind))
+			if h != nil {
+				wait = append(wait, poll.WithHub(h), poll.WithKind(g.Kind))
 			}
 			rec.waitStart = time.Now()
 			got, err := poll.Generation(ctx, c, g.ID, wait...)
@@ -331,7 +336,7 @@ type receiver struct {
 	delivered int
 }
 
-func newReceiver(secret string, hub *poll.Hub) (*receiver, error) {
+func newReceiver(secret string, h *hub.Hub) (*receiver, error) {
 	rc := &receiver{arrival: map[string]time.Time{}, handed: map[string]time.Time{}}
 	var err error
 	rc.h, err = webhook.Handler(secret, func(ctx context.Context, ev *webhook.Event) error {
@@ -345,7 +350,7 @@ func newReceiver(secret string, hub *poll.Hub) (*receiver, error) {
 			rc.delivered++
 			rc.mu.Unlock()
 		}
-		return hub.Deliver(ctx, ev)
+		return h.Deliver(ctx, ev)
 	})
 	return rc, err
 }

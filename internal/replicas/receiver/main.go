@@ -1,7 +1,7 @@
 // Command receiver is one replica of a webhook receiver, for the replicas
 // test: it verifies deliveries with MEDIAGEN_WEBHOOK_SECRET, drops repeats
-// through a webhook.SQLStore and hands each event to a poll.Hub that shares
-// it through a poll.SQLExchange, both in the database of -dialect and -dsn.
+// through a webhook.SQLStore and hands each event to a hub.Hub that shares
+// it through a hub.SQLExchange, both in the database of -dialect and -dsn.
 // It prints "URL=<its url>" once listening, then "deliver <id> <unix ns>"
 // for each generation event as it reaches the hub, and serves until SIGINT
 // or SIGTERM.
@@ -25,7 +25,7 @@ import (
 	_ "modernc.org/sqlite"             // registers "sqlite"
 
 	"github.com/mediagen/mediagen-go"
-	"github.com/mediagen/mediagen-go/poll"
+	"github.com/mediagen/mediagen-go/hub"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
@@ -61,17 +61,20 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	x, err := poll.NewSQLExchange(ctx, db, d)
+	x, err := hub.OpenSQLExchange(ctx, db, d)
 	if err != nil {
 		return err
 	}
-	hub := poll.NewHub(poll.WithExchange(x, 0, func(err error) { fmt.Fprintln(os.Stderr, "receiver:", err) }))
-	defer hub.Close()
+	h, err := hub.New(hub.WithExchange(x, 0, func(err error) { fmt.Fprintln(os.Stderr, "receiver:", err) }))
+	if err != nil {
+		return err
+	}
+	defer h.Close()
 
 	var mu sync.Mutex
 	deliver := func(ctx context.Context, ev *webhook.Event) error {
 		at := time.Now()
-		err := hub.Deliver(ctx, ev)
+		err := h.Deliver(ctx, ev)
 		if ev.Generation != nil {
 			mu.Lock()
 			fmt.Printf("deliver %s %d\n", ev.Generation.ID, at.UnixNano())
@@ -84,11 +87,11 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := webhook.Handler(secret, deliver, webhook.WithStore(store))
+	handler, err := webhook.Handler(secret, deliver, webhook.WithStore(store))
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
 	fmt.Printf("URL=http://%s/webhook\n", ln.Addr())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

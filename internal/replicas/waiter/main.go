@@ -2,8 +2,8 @@
 // creates -n generations of mixed kinds (images, voiceovers with a catalog
 // voice, logo reveals of an uploaded PNG) against MEDIAGEN_BASE_URL, sending
 // their webhooks to the receivers of -receivers in turn, and waits on each
-// with its own poll.Hub, which learns of the events only through the
-// poll.SQLExchange in the database of -dialect and -dsn. It prints
+// with its own hub.Hub, which learns of the events only through the
+// hub.SQLExchange in the database of -dialect and -dsn. It prints
 // "wait <id> <kind> <status> <unix ns at return>" for each wait, then
 // "requests generations <n>" (creates, GETs and lists of generations) and
 // "requests other <n>" (the voice list and the upload).
@@ -31,6 +31,7 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/hub"
 	"github.com/mediagen/mediagen-go/poll"
 	"github.com/mediagen/mediagen-go/upload"
 )
@@ -64,12 +65,15 @@ func run() error {
 		return err
 	}
 	defer db.Close()
-	x, err := poll.NewSQLExchange(ctx, db, d)
+	x, err := hub.OpenSQLExchange(ctx, db, d)
 	if err != nil {
 		return err
 	}
-	hub := poll.NewHub(poll.WithExchange(x, 0, func(err error) { fmt.Fprintln(os.Stderr, "waiter:", err) }))
-	defer hub.Close()
+	h, err := hub.New(hub.WithExchange(x, 0, func(err error) { fmt.Fprintln(os.Stderr, "waiter:", err) }))
+	if err != nil {
+		return err
+	}
+	defer h.Close()
 
 	var genRequests, otherRequests atomic.Int64
 	count := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
@@ -115,7 +119,7 @@ func run() error {
 			return fmt.Errorf("create %d: %w", i, err)
 		}
 		wg.Go(func() {
-			got, err := poll.Generation(ctx, c, g.ID, poll.WithHub(hub), poll.WithKind(g.Kind))
+			got, err := poll.Generation(ctx, c, g.ID, poll.WithHub(h), poll.WithKind(g.Kind))
 			at := time.Now()
 			status := mediagen.GenerationStatus("none")
 			if got != nil {

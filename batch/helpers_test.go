@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mediagen/mediagen-go/batch"
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/client/batch"
 )
 
 // images returns n image items; each prompt is its key, so the server's

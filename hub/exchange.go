@@ -1,7 +1,8 @@
-package poll
+package hub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,13 +24,13 @@ type Exchange interface {
 // x, and read those others shared every interval (0 for
 // [DefaultExchangeInterval]). Errors reading x go to onError, when not
 // nil; the hub tries again at the next interval. Close the hub when done.
-func WithExchange(x Exchange, interval time.Duration, onError func(error)) HubOption {
+func WithExchange(x Exchange, interval time.Duration, onError func(error)) Option {
 	return func(h *Hub) error {
 		if x == nil {
-			return fmt.Errorf("poll: WithExchange: nil exchange")
+			return errors.New("hub.WithExchange: nil exchange")
 		}
 		if interval < 0 {
-			return fmt.Errorf("poll: WithExchange: negative interval %s", interval)
+			return fmt.Errorf("hub.WithExchange: negative interval %s", interval)
 		}
 		if interval > 0 {
 			h.every = interval
@@ -52,7 +53,7 @@ func (h *Hub) exchange() {
 	for {
 		evs, next, err := h.x.Since(context.Background(), cursor)
 		if err != nil {
-			h.onError(fmt.Errorf("poll: reading shared events: %w", err))
+			h.onError(fmt.Errorf("hub: reading shared events: %w", err))
 		} else {
 			cursor = next
 			for _, ev := range evs {

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/batch"
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/client/batch"
 	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/poll"
 )

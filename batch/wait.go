@@ -129,14 +129,3 @@ func tooLong(err error, patience time.Duration) error {
 	}
 	return fmt.Errorf("batch: the service asks to wait %s before trying again, longer than the run waits (%s): %w", apiErr.RetryAfter, patience, err)
 }
-
-// retryTransient runs fn until it succeeds, fails for good, or has failed
-// maxRewaits times, waiting on clock between tries as the failure asks, in
-// the SDK's one retry loop; a wait longer than patience ends it at once.
-func retryTransient(ctx context.Context, clock client.Clock, patience time.Duration, fn func() error) error {
-	p := retry.Policy{MaxRetries: maxRewaits - 1, WaitMax: patience}
-	return retry.Do(ctx, clock, p, func(int) retry.Outcome {
-		err := fn()
-		return retry.Outcome{Err: err, Retry: transient(err), After: retryAfter(err)}
-	}, nil)
-}

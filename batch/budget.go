@@ -50,12 +50,11 @@ func (l *ledger) settle(est, charged money) {
 
 // price estimates every item at the most it can cost, in item order.
 func price(ctx context.Context, c *client.Client, items []Item, s *settings) ([]money, error) {
-	var prices client.Pricing
-	err := retryTransient(ctx, c.Clock(s.clientOpts...), s.maxPause, func() error {
-		var err error
-		prices, err = c.Pricing(ctx, s.clientOpts...)
-		return err
-	})
+	// The client's retries read it, waiting out a Retry-After up to the
+	// run's pause, as for the creates; the run's client options come after.
+	p := c.RetryPolicy()
+	p.WaitMin, p.WaitMax = min(p.WaitMin, s.maxPause), s.maxPause
+	prices, err := c.Pricing(ctx, append([]client.Option{client.WithRetryPolicy(p)}, s.clientOpts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("batch: reading the price list: %w", err)
 	}

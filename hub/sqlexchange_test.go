@@ -1,4 +1,4 @@
-package poll
+package hub
 
 import (
 	"context"
@@ -59,7 +59,7 @@ func (e xEngine) open(tb testing.TB, dsn string) *sql.DB {
 
 func (e xEngine) exchange(tb testing.TB, db *sql.DB, opts ...SQLExchangeOption) *SQLExchange {
 	tb.Helper()
-	x, err := NewSQLExchange(context.Background(), db, e.dialect, opts...)
+	x, err := OpenSQLExchange(context.Background(), db, e.dialect, opts...)
 	require.NoError(tb, err)
 	return x
 }
@@ -274,21 +274,21 @@ func TestSQLExchangeRetention(t *testing.T) {
 
 // Bad arguments and options are all reported; a custom table is used; many
 // replicas creating the table at once all succeed.
-func TestNewSQLExchange(t *testing.T) {
+func TestOpenSQLExchange(t *testing.T) {
 	db, err := sql.Open("sqlite", ":memory:")
 	require.NoError(t, err)
 	defer db.Close()
 	ctx := t.Context()
-	_, err = NewSQLExchange(ctx, nil, 0, WithExchangeTable("a-b"), WithExchangeRetention(0))
+	_, err = OpenSQLExchange(ctx, nil, 0, WithExchangeTable("a-b"), WithExchangeRetention(0))
 	require.Error(t, err)
 	for _, want := range []string{"nil *sql.DB", "unknown dialect", `WithExchangeTable("a-b")`, "WithExchangeRetention(0s)"} {
 		assert.ErrorContains(t, err, want)
 	}
 	for _, name := range []string{"", "1events", `x"; DROP TABLE y; --`, "public.events", strings.Repeat("e", 49)} {
-		_, err := NewSQLExchange(ctx, db, mediagen.SQLite, WithExchangeTable(name))
+		_, err := OpenSQLExchange(ctx, db, mediagen.SQLite, WithExchangeTable(name))
 		assert.ErrorContains(t, err, "WithExchangeTable", name)
 	}
-	_, err = NewSQLExchange(ctx, db, mediagen.SQLite, WithExchangeRetention(-time.Second))
+	_, err = OpenSQLExchange(ctx, db, mediagen.SQLite, WithExchangeRetention(-time.Second))
 	assert.ErrorContains(t, err, "positive")
 
 	forEachEngine(t, func(t *testing.T, e xEngine, dsn string) {
@@ -296,7 +296,7 @@ func TestNewSQLExchange(t *testing.T) {
 		for range 8 {
 			db := e.open(t, dsn)
 			wg.Go(func() {
-				_, err := NewSQLExchange(t.Context(), db, e.dialect, WithExchangeTable("Select"), nil)
+				_, err := OpenSQLExchange(t.Context(), db, e.dialect, WithExchangeTable("Select"), nil)
 				assert.NoError(t, err)
 			})
 		}

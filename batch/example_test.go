@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/mediagen/mediagen-go/batch"
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/client/batch"
 	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/client/journal"
 	"github.com/mediagen/mediagen-go/poll"

@@ -1,7 +1,6 @@
-package poll
+package hub
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -11,8 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mediagen/mediagen-go"
-	"github.com/mediagen/mediagen-go/client/clienttest"
-	"github.com/mediagen/mediagen-go/webhook"
 )
 
 // Two writers on their own connections publish thousands of events at
@@ -89,56 +86,4 @@ func naiveRead(t *testing.T, x *SQLExchange, cursor int64, seen map[string]bool)
 	}
 	require.NoError(t, rows.Err())
 	return cursor
-}
-
-// Two hubs on a real SQLExchange, as two replicas: the event delivered to
-// one ends a wait on the other within 250 ms, and a hub started later
-// still finds it.
-func TestSQLExchangeBetweenHubs(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e xEngine, dsn string) {
-		a := NewHub(WithExchange(e.exchange(t, e.open(t, dsn)), 0, func(err error) { t.Error(err) }))
-		b := NewHub(WithExchange(e.exchange(t, e.open(t, dsn)), 0, func(err error) { t.Error(err) }))
-		t.Cleanup(func() { a.Close(); b.Close() })
-		env := newEnv(t, clienttest.WithWallClock())
-		done := make(chan *mediagen.Generation)
-		voiced := make(chan *mediagen.Voice)
-		go func() {
-			g, err := Generation(context.Background(), env.c, "gen_x", WithHub(b), WithKind(mediagen.KindImage))
-			assert.NoError(t, err)
-			done <- g
-		}()
-		go func() {
-			v, err := Voice(context.Background(), env.c, "voice_x", WithHub(b))
-			assert.NoError(t, err)
-			voiced <- v
-		}()
-		time.Sleep(150 * time.Millisecond)
-		start := time.Now()
-		require.NoError(t, a.Deliver(t.Context(), genEvent("gen_x", mediagen.GenerationStatusDone)))
-		require.NoError(t, a.Deliver(t.Context(), &webhook.Event{Name: webhook.EventVoiceDone,
-			Voice: &mediagen.Voice{ID: "voice_x", Status: mediagen.VoiceStatusDone}}))
-		for range 2 {
-			select {
-			case g := <-done:
-				assert.Equal(t, "gen_x", g.ID)
-				assert.Less(t, time.Since(start), 250*time.Millisecond)
-			case v := <-voiced:
-				assert.Equal(t, "voice_x", v.ID)
-				assert.Less(t, time.Since(start), 250*time.Millisecond)
-			case <-time.After(5 * time.Second):
-				t.Fatal("the wait on the other replica did not end")
-			}
-		}
-		assert.Zero(t, env.count.requests())
-
-		// A replica that starts after the event finds it.
-		c := NewHub(WithExchange(e.exchange(t, e.open(t, dsn)), 0, nil))
-		t.Cleanup(func() { c.Close() })
-		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-		defer cancel()
-		g, err := Generation(ctx, env.c, "gen_x", WithHub(c), WithKind(mediagen.KindImage))
-		require.NoError(t, err)
-		assert.Equal(t, mediagen.GenerationStatusDone, g.Status)
-		assert.Zero(t, env.count.requests())
-	})
 }

@@ -1,4 +1,4 @@
-package poll
+package hub
 
 import (
 	"context"
@@ -17,12 +17,12 @@ import (
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
-// Defaults of [NewSQLExchange].
+// Defaults of [OpenSQLExchange].
 const (
 	// DefaultExchangeTable is the table an [SQLExchange] keeps its events in.
 	DefaultExchangeTable = "mediagen_events"
 	// DefaultExchangeRetention is how long an [SQLExchange] keeps an event:
-	// as long as a hub remembers one ([DefaultHubRetention]).
+	// as long as a hub remembers one ([DefaultRetention]).
 	DefaultExchangeRetention = time.Hour
 )
 
@@ -77,19 +77,19 @@ type SQLExchange struct {
 
 var _ Exchange = (*SQLExchange)(nil)
 
-// NewSQLExchange returns an exchange over db in the table of
+// OpenSQLExchange returns an exchange over db in the table of
 // [WithExchangeTable], creating the table and its index when they do not
-// exist yet (see [mediagen.Dialect.CreateTable]), so every replica may call
-// it at start-up. The error names every invalid argument and option, or is
-// the database's.
-func NewSQLExchange(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...SQLExchangeOption) (*SQLExchange, error) {
+// exist yet, so every replica may call it at start-up. d is
+// mediagen.PostgreSQL or mediagen.SQLite. The error names every invalid
+// argument and option, or is the database's.
+func OpenSQLExchange(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...SQLExchangeOption) (*SQLExchange, error) {
 	o := &sqlExchangeOptions{table: DefaultExchangeTable, retain: DefaultExchangeRetention}
 	var errs []error
 	if db == nil {
-		errs = append(errs, errors.New("poll: NewSQLExchange: nil *sql.DB"))
+		errs = append(errs, errors.New("hub: OpenSQLExchange: nil *sql.DB"))
 	}
 	if err := d.Check(); err != nil {
-		errs = append(errs, fmt.Errorf("poll: NewSQLExchange: %w", err))
+		errs = append(errs, fmt.Errorf("hub: OpenSQLExchange: %w", err))
 	}
 	for _, opt := range opts {
 		if opt == nil {
@@ -158,15 +158,15 @@ func (x *SQLExchange) Publish(ctx context.Context, ev *webhook.Event) error {
 func eventBody(ev *webhook.Event) (string, error) {
 	switch {
 	case ev == nil:
-		return "", errors.New("poll: SQL exchange publish: nil event")
+		return "", errors.New("hub: SQL exchange publish: nil event")
 	case ev.Generation == nil && ev.Voice == nil && len(ev.Raw) == 0:
-		return "", fmt.Errorf("poll: SQL exchange publish: event %q carries neither a generation nor a voice", ev.Name)
+		return "", fmt.Errorf("hub: SQL exchange publish: event %q carries neither a generation nor a voice", ev.Name)
 	case len(ev.Raw) > 0 && utf8.Valid(ev.Raw) && json.Valid(ev.Raw):
 		return string(ev.Raw), nil
 	}
 	b, err := json.Marshal(exchangedEvent{Event: ev.Name, Generation: ev.Generation, Voice: ev.Voice})
 	if err != nil {
-		return "", fmt.Errorf("poll: SQL exchange publish: %w", err)
+		return "", fmt.Errorf("hub: SQL exchange publish: %w", err)
 	}
 	return string(b), nil
 }
@@ -204,7 +204,7 @@ type exchangedEvent struct {
 // has values left: such rows would be read only by the waits' backstop.
 func (x *SQLExchange) Since(ctx context.Context, cursor int64) ([]*webhook.Event, int64, error) {
 	if cursor < 0 {
-		return nil, cursor, fmt.Errorf("poll: SQL exchange since: negative cursor %d", cursor)
+		return nil, cursor, fmt.Errorf("hub: SQL exchange since: negative cursor %d", cursor)
 	}
 	var evs []*webhook.Event
 	next, from, held := cursor, cursor, false
@@ -286,7 +286,7 @@ func (x *SQLExchange) Cleanup(ctx context.Context) (int64, error) {
 }
 
 // maybeCleanup starts a Cleanup when a minute has passed since the last one
-// this exchange started (or since NewSQLExchange). It runs apart from the
+// this exchange started (or since OpenSQLExchange). It runs apart from the
 // Publish, so the delivery is not kept waiting, and is cut off after a
 // minute so that runs never pile up.
 func (x *SQLExchange) maybeCleanup(ctx context.Context) {
@@ -302,7 +302,7 @@ func (x *SQLExchange) maybeCleanup(ctx context.Context) {
 		defer cancel()
 		if _, err := x.Cleanup(ctx); err != nil {
 			// Nobody waits for this run; the next one retries.
-			slog.WarnContext(ctx, "poll: background cleanup of shared events failed", "table", x.table, "err", err)
+			slog.WarnContext(ctx, "hub: background cleanup of shared events failed", "table", x.table, "err", err)
 		}
 	}()
 }
@@ -313,5 +313,5 @@ func (x *SQLExchange) fail(ctx context.Context, op string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		err = ctxErr
 	}
-	return fmt.Errorf("poll: SQL exchange %s: %w", op, err)
+	return fmt.Errorf("hub: SQL exchange %s: %w", op, err)
 }

@@ -1,4 +1,4 @@
-package poll
+package hub
 
 import (
 	"fmt"
@@ -7,9 +7,9 @@ import (
 	"github.com/mediagen/mediagen-go"
 )
 
-// SQLExchangeOption configures [NewSQLExchange], in the shape of every
+// SQLExchangeOption configures [OpenSQLExchange], in the shape of every
 // option of the SDK: it returns an error for a value it refuses, and
-// NewSQLExchange reports all of them.
+// OpenSQLExchange reports all of them.
 type SQLExchangeOption func(*sqlExchangeOptions) error
 
 type sqlExchangeOptions struct {
@@ -25,7 +25,7 @@ type sqlExchangeOptions struct {
 func WithExchangeTable(name string) SQLExchangeOption {
 	return func(o *sqlExchangeOptions) error {
 		if err := mediagen.CheckTable(name); err != nil {
-			return fmt.Errorf("poll: WithExchangeTable(%q): %w", name, err)
+			return fmt.Errorf("hub: WithExchangeTable(%q): %w", name, err)
 		}
 		o.table = name
 		return nil
@@ -40,7 +40,7 @@ func WithExchangeTable(name string) SQLExchangeOption {
 func WithExchangeRetention(d time.Duration) SQLExchangeOption {
 	return func(o *sqlExchangeOptions) error {
 		if d <= 0 {
-			return fmt.Errorf("poll: WithExchangeRetention(%s): want a positive duration", d)
+			return fmt.Errorf("hub: WithExchangeRetention(%s): want a positive duration", d)
 		}
 		o.retain = d
 		return nil

@@ -21,8 +21,8 @@ import (
 // The load benchmarks: batch.Run against the reference server command with
 // 10% of answers replaced by 429s. Run from anywhere in the module:
 //
-//	go test ./client/batch -run '^$' -bench 'Load$' -benchtime 1x -load-n 2000
-//	go test ./client/batch -run '^$' -bench 'LoadKillResume' -benchtime 1x -load-n 10000
+//	go test ./batch -run '^$' -bench 'Load$' -benchtime 1x -load-n 2000
+//	go test ./batch -run '^$' -bench 'LoadKillResume' -benchtime 1x -load-n 10000
 var (
 	loadN       = flag.Int("load-n", 2000, "load benchmarks: image generations per run")
 	loadWindows = flag.String("load-windows", "1,2,4,8,16,32,64", "BenchmarkLoad: the fixed windows of the sweep")

@@ -1,0 +1,224 @@
+// Package hub lets verified webhook events end waits: a [Hub] remembers the
+// terminal events of generations and voice clones, wakes the waits watching
+// their ids, and, through an [Exchange] such as [SQLExchange], shares them
+// with the hubs of other replicas. Package poll's waits read it
+// (poll.WithHub).
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mediagen/mediagen-go/webhook"
+)
+
+// Defaults of [New].
+const (
+	// DefaultSize is how many terminal events a hub remembers; when full it
+	// drops the oldest.
+	DefaultSize = 10000
+	// DefaultRetention is how long a hub remembers a terminal event, for a
+	// wait that begins after its event arrived.
+	DefaultRetention = time.Hour
+	// DefaultExchangeInterval is how often a hub reads the events other
+	// replicas shared ([WithExchange]).
+	DefaultExchangeInterval = 100 * time.Millisecond
+)
+
+// Hub lets verified webhook events end waits: give its Deliver to
+// webhook.Handler, and poll.WithHub to the waits. A wait then returns as
+// soon as a terminal event for its id arrives, even one that arrived before
+// the wait began, and polls only as a backstop, rarely, for events that
+// were lost. A Hub is safe for concurrent use; one serves every wait of a
+// program.
+//
+// The service sends in an event the same body as a GET of the generation,
+// and the event was verified (signature and age) before it reached the hub,
+// so it is as good as a read and costs no request. A terminal state never
+// changes, so a late or repeated event cannot take a wait back.
+type Hub struct {
+	mu       sync.Mutex
+	size     int
+	keep     time.Duration
+	events   map[Key]held
+	order    []Key // oldest first, for eviction
+	watchers map[Key]map[*watcher]struct{}
+	x        Exchange
+	every    time.Duration
+	stop     chan struct{}
+	done     chan struct{}
+	onError  func(error)
+}
+
+// Key names what a wait watches: a generation, or a voice clone when Voice
+// is set.
+type Key struct {
+	ID    string
+	Voice bool
+}
+
+// held is a remembered terminal event.
+type held struct {
+	ev *webhook.Event
+	at time.Time
+}
+
+// watcher is one wait's interest in some keys; an event for one of them
+// ends its context.
+type watcher struct{ cancel context.CancelFunc }
+
+// Option configures [New].
+type Option func(*Hub) error
+
+// WithSize sets how many terminal events the hub remembers (default
+// [DefaultSize]); when full it drops the oldest. n must be positive.
+func WithSize(n int) Option {
+	return func(h *Hub) error {
+		if n < 1 {
+			return fmt.Errorf("hub.WithSize(%d): want at least 1", n)
+		}
+		h.size = n
+		return nil
+	}
+}
+
+// WithRetention sets how long the hub remembers a terminal event (default
+// [DefaultRetention]); d must be positive.
+func WithRetention(d time.Duration) Option {
+	return func(h *Hub) error {
+		if d <= 0 {
+			return fmt.Errorf("hub.WithRetention(%s): want a positive duration", d)
+		}
+		h.keep = d
+		return nil
+	}
+}
+
+// New returns a hub with opts over the defaults; the error joins every
+// invalid option. Close it when an [Exchange] was given.
+func New(opts ...Option) (*Hub, error) {
+	h := &Hub{size: DefaultSize, keep: DefaultRetention, every: DefaultExchangeInterval,
+		events: map[Key]held{}, watchers: map[Key]map[*watcher]struct{}{}, onError: func(error) {}}
+	var errs []error
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(h); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if h.x != nil {
+		h.stop, h.done = make(chan struct{}), make(chan struct{})
+		go h.exchange()
+	}
+	return h, nil
+}
+
+// Deliver takes a verified webhook event: a terminal one is remembered and
+// ends the waits on its id; others (an event this SDK does not know) are
+// ignored. Its signature is webhook.Handler's callback's. It does not block
+// on waits; with an [Exchange] it also shares the event, and fails when that
+// fails, so the service sends it again.
+func (h *Hub) Deliver(ctx context.Context, ev *webhook.Event) error {
+	if !h.remember(ev) {
+		return nil
+	}
+	if h.x != nil {
+		if err := h.x.Publish(ctx, ev); err != nil {
+			return fmt.Errorf("hub: sharing the event: %w", err)
+		}
+	}
+	return nil
+}
+
+// remember stores a terminal event and wakes its watchers; it reports
+// whether ev was terminal.
+func (h *Hub) remember(ev *webhook.Event) bool {
+	var k Key
+	switch {
+	case ev == nil:
+		return false
+	case ev.Generation != nil && ev.Generation.Terminal() && ev.Generation.ID != "":
+		k = Key{ID: ev.Generation.ID}
+	case ev.Voice != nil && ev.Voice.Status != "" && ev.Voice.Terminal() && ev.Voice.ID != "":
+		k = Key{ID: ev.Voice.ID, Voice: true}
+	default:
+		return false
+	}
+	e := held{ev: ev, at: time.Now()}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.events[k]; !ok {
+		h.order = append(h.order, k)
+	}
+	h.events[k] = e
+	h.evict(e.at)
+	for w := range h.watchers[k] {
+		w.cancel()
+	}
+	return true
+}
+
+// evict drops events past the retention or beyond the size, oldest first.
+// The caller holds h.mu.
+func (h *Hub) evict(now time.Time) {
+	drop := 0
+	for drop < len(h.order) {
+		e, ok := h.events[h.order[drop]]
+		if ok && len(h.order)-drop <= h.size && now.Sub(e.at) < h.keep {
+			break
+		}
+		delete(h.events, h.order[drop])
+		drop++
+	}
+	if drop > 0 {
+		h.order = append(h.order[:0], h.order[drop:]...)
+	}
+}
+
+// Lookup returns the terminal event the hub holds for k: its Generation is
+// set for a generation's key, its Voice for a voice's.
+func (h *Hub) Lookup(k Key) (*webhook.Event, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e, ok := h.events[k]
+	if !ok || time.Since(e.at) >= h.keep {
+		return nil, false
+	}
+	return e.ev, true
+}
+
+// Watch returns a context derived from ctx that also ends when a terminal
+// event for one of keys arrives, so a wait's sleep on it ends at once, and
+// the function that ends the watch; call it when done. The hub ends the
+// context itself: no goroutine waits for the event.
+func (h *Hub) Watch(ctx context.Context, keys ...Key) (context.Context, context.CancelFunc) {
+	wctx, cancel := context.WithCancel(ctx)
+	w := &watcher{cancel: cancel}
+	h.mu.Lock()
+	for _, k := range keys {
+		if h.watchers[k] == nil {
+			h.watchers[k] = map[*watcher]struct{}{}
+		}
+		h.watchers[k][w] = struct{}{}
+	}
+	h.mu.Unlock()
+	return wctx, func() {
+		cancel()
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for _, k := range keys {
+			delete(h.watchers[k], w)
+			if len(h.watchers[k]) == 0 {
+				delete(h.watchers, k)
+			}
+		}
+	}
+}

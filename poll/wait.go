@@ -1,0 +1,167 @@
+package poll
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/hub"
+	"github.com/mediagen/mediagen-go/webhook"
+)
+
+// BackstopInterval is how often a wait with a hub checks after its first
+// backstop check, in case the events were lost.
+const BackstopInterval = 15 * time.Second
+
+// voiceBackstop is when a clone's training is normally over.
+const voiceBackstop = 35 * time.Second
+
+// WithHub makes a wait ([Generation], [Generations], [Voice]) end as soon as
+// h receives a terminal event for its id, and poll only as a backstop: a
+// first check when a render of the kind is normally over ([WithKind]; the
+// slowest kind's time without it), then every [BackstopInterval]. Without
+// events (all lost) a wait still ends: for renders that take their usual
+// time, at most one backstop interval after polling alone would have seen
+// it. A render much faster than usual, or one already over when the wait
+// begins (a wait resumed after a restart), is seen only at the first
+// check: for such a wait, read the generation first ([client.Client.GetGeneration])
+// or wait without a hub.
+func WithHub(h *hub.Hub) Option {
+	return func(s *settings) error {
+		if h == nil {
+			return errors.New("poll.WithHub: needs a hub")
+		}
+		s.hub = h
+		return nil
+	}
+}
+
+// WithKind tells a wait the kind of the generation (g.Kind from
+// CreateGeneration): with a hub ([WithHub]) its first backstop check then
+// comes when a render of that kind is normally over, not when the slowest
+// kind's is.
+func WithKind(k mediagen.Kind) Option {
+	return func(s *settings) error {
+		s.kind = k
+		return nil
+	}
+}
+
+// firstBackstop is when a render of kind is normally over: the first check
+// of a wait fed by a hub. Unknown kinds wait as long as video.
+func firstBackstop(kind mediagen.Kind) time.Duration {
+	switch kind {
+	case mediagen.KindImage, mediagen.KindText:
+		return 10 * time.Second
+	case mediagen.KindAudio:
+		return 20 * time.Second
+	}
+	return time.Minute
+}
+
+// subject is what one wait waits for, a generation or a voice clone (T):
+// how to read it, what ends the wait, and how the wait reports.
+type subject[T interface{ Terminal() bool }] struct {
+	key       hub.Key
+	get       func(context.Context) (T, error)
+	fromEvent func(*webhook.Event) T // the subject of a terminal event the hub holds
+	observe   func(last, v T)        // reports v when its status is new
+	end       func(context.Context, T) error
+	gaveUp    func(ctx context.Context, last T, err error) error
+	interval  func(last T, n int) time.Duration // before check n, polling alone
+	backstop  time.Duration                     // before the first check, fed by a hub
+}
+
+// wait is the one wait loop: check, report, sleep, until the subject is
+// terminal or the wait gives up. Fed by a hub, an event ends it and checks
+// are the backstop.
+func wait[T interface{ Terminal() bool }](ctx context.Context, s *settings, w subject[T]) (T, error) {
+	p := newPacer(ctx, s, w.key)
+	defer func() { p.stop() }() // the last watch
+	var last T
+	seen := false
+	for n := 0; ; n++ {
+		if ev, ok := p.event(w.key); ok {
+			v := w.fromEvent(ev)
+			w.observe(last, v)
+			return v, w.end(ctx, v)
+		}
+		woke, err := p.pause(ctx, n, func() time.Duration {
+			if s.hub != nil {
+				return w.backstop
+			}
+			return w.interval(last, n)
+		})
+		switch {
+		case woke:
+			n--
+			continue
+		case err != nil:
+			return last, w.gaveUp(ctx, last, err)
+		}
+		v, err := w.get(ctx)
+		if err != nil {
+			if errors.Is(err, client.ErrNotFound) && ctx.Err() == nil {
+				return last, &GoneError{ID: w.key.ID, Voice: w.key.Voice, Seen: seen, Err: err}
+			}
+			return last, w.gaveUp(ctx, last, err)
+		}
+		w.observe(last, v)
+		last, seen = v, true
+		if v.Terminal() {
+			return v, w.end(ctx, v)
+		}
+	}
+}
+
+// pacer times the checks of a wait: on the schedule when polling alone;
+// fed by a hub, at the backstop times, a hub watch ending a sleep early.
+type pacer struct {
+	s     *settings
+	dl    deadline
+	keys  []hub.Key
+	watch context.Context // ends when an event for keys arrives
+	stop  context.CancelFunc
+}
+
+func newPacer(ctx context.Context, s *settings, keys ...hub.Key) *pacer {
+	p := &pacer{s: s, dl: newDeadline(s), keys: keys, watch: ctx, stop: func() {}}
+	if s.hub != nil {
+		p.watch, p.stop = s.hub.Watch(ctx, keys...)
+	}
+	return p
+}
+
+// event returns the terminal event the hub holds for k.
+func (p *pacer) event(k hub.Key) (*webhook.Event, bool) {
+	if p.s.hub == nil {
+		return nil, false
+	}
+	return p.s.hub.Lookup(k)
+}
+
+// pause waits before check n (the first, 0, is at once when polling
+// alone): first() for the first backstop check with a hub, then
+// [BackstopInterval]; first() before each check without one. It reports
+// whether a hub event ended the sleep, and watches again for the next.
+func (p *pacer) pause(ctx context.Context, n int, first func() time.Duration) (bool, error) {
+	if p.s.hub == nil {
+		if n == 0 {
+			return false, nil
+		}
+		return false, p.dl.sleep(ctx, first())
+	}
+	d := BackstopInterval
+	if n == 0 {
+		d = first()
+	}
+	err := p.dl.sleep(p.watch, d)
+	if err != nil && ctx.Err() == nil && p.watch.Err() != nil {
+		p.stop()
+		p.watch, p.stop = p.s.hub.Watch(ctx, p.keys...)
+		return true, nil
+	}
+	return false, err
+}
