@@ -86,19 +86,19 @@ func (a Arg) check(v any) error {
 		if n := utf8.RuneCountInString(str); !isStr || n < a.MinLength || n > a.MaxLength {
 			return fmt.Errorf("args.%s must be a string of %d to %d characters", a.Name, a.MinLength, a.MaxLength)
 		}
-		if !visible(str) {
+		if !Visible(str) {
 			return fmt.Errorf("args.%s has no visible character: it is all control, space or invisible format characters", a.Name)
 		}
 	}
 	return nil
 }
 
-// visible reports whether s has a character that shows: one that is not a
+// Visible reports whether s has a character that shows: one that is not a
 // control, a space, a format character (zero-width spaces and joiners,
 // bidirectional marks, soft hyphens, tags) or another code point Unicode
 // has renderers show as nothing (Hangul fillers, variation selectors, the
 // combining grapheme joiner).
-func visible(s string) bool {
+func Visible(s string) bool {
 	for _, r := range s {
 		if !unicode.IsControl(r) && !unicode.IsSpace(r) &&
 			!unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point) {

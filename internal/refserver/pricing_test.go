@@ -61,7 +61,7 @@ func TestCostFormula(t *testing.T) {
 		{feature.VoiceClone, nil, 1},
 	}
 	for _, tc := range cases {
-		assert.Equal(t, tc.want, fromUnits(cost(tc.feature, tc.args)), "%s %v", tc.feature, len(stringArg(tc.args, "script")))
+		assert.Equal(t, tc.want, fromUnits(cost(tc.feature, tc.args)), "%s %v", tc.feature, len(stringArg(feature.Info{}, tc.args, "script")))
 	}
 }
 
