@@ -64,14 +64,15 @@ func (f Info) Default(args map[string]any, name string) any {
 }
 
 // VariantKey returns the price list's key for value v of a priced argument:
-// "off"/"on" for a boolean, the value itself for a string or a number.
-// ok is false when v is not a scalar.
+// the contract's key for the value, else "off"/"on" for a boolean (the price
+// list's rule) and the value itself for a string or a number. ok is false
+// when v is not a scalar.
 func (a Arg) VariantKey(v any) (key string, ok bool) {
 	switch x := v.(type) {
 	case bool:
-		key = "false"
-		if x {
-			key = "true"
+		key = strconv.FormatBool(x)
+		if _, mapped := a.Variant[key]; !mapped {
+			return map[bool]string{false: "off", true: "on"}[x], true
 		}
 	case string:
 		key = x
@@ -82,7 +83,7 @@ func (a Arg) VariantKey(v any) (key string, ok bool) {
 	default:
 		return "", false
 	}
-	if k, ok := a.Variant[key]; ok {
+	if k, mapped := a.Variant[key]; mapped {
 		return k, true
 	}
 	return key, true
