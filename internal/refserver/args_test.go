@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/feature"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"
 )
@@ -16,15 +17,15 @@ import (
 // validArgs returns minimal accepted arguments of every feature.
 func validArgs(img string) map[string]map[string]any {
 	return map[string]map[string]any{
-		"image/generation":        {"prompt": "a lighthouse"},
-		"image/self-portrait":     {"image": img, "prompt": "me", "permissionConfirmed": true},
-		"image/product-shot":      {"image": img, "prompt": "on marble"},
-		"image/youtube-thumbnail": {"prompt": "big reveal"},
-		"image/ad":                {"image": img, "prompt": "summer sale"},
-		"video/logo-reveal":       {"image": img, "prompt": "neon sparks"},
-		"video/object-reveal":     {"image": img, "prompt": "spin"},
-		"video/avatar":            {"voiceId": "ava-warm-narrator", "script": "Hello!", "permissionConfirmed": true},
-		"audio/voiceover":         {"voiceId": "80cb22f0-6f42-4d9f-b729-57ddd40c66a8", "script": "Hello!"},
+		"image/generation":                        {"prompt": "a lighthouse"},
+		"image/self-portrait":                     {"image": img, "prompt": "me", "permissionConfirmed": true},
+		"image/product-shot":                      {"image": img, "prompt": "on marble"},
+		"image/youtube-thumbnail":                 {"prompt": "big reveal"},
+		"image/ad":                                {"image": img, "prompt": "summer sale"},
+		"video/logo-reveal":                       {"image": img, "prompt": "neon sparks"},
+		string(mediagen.FeatureVideoObjectReveal): {"image": img, "prompt": "spin"},
+		"video/avatar":                            {"voiceId": "ava-warm-narrator", "script": "Hello!", "permissionConfirmed": true},
+		"audio/voiceover":                         {"voiceId": "80cb22f0-6f42-4d9f-b729-57ddd40c66a8", "script": "Hello!"},
 	}
 }
 
@@ -108,7 +109,7 @@ func TestInvalidArgsAnswer400NamingTheArgument(t *testing.T) {
 	add("resolution", "resolution", f, a)
 	f, a = with("video/logo-reveal", "generateAudio", 1)
 	add("generateAudio", "generateAudio", f, a)
-	f, a = with("video/object-reveal", "fineDetails", true)
+	f, a = with(string(mediagen.FeatureVideoObjectReveal), "fineDetails", true)
 	add("argument of another feature", "fineDetails", f, a)
 	f, a = with("video/avatar", "script", strings.Repeat("a", maxLength("video/avatar", "script")+1))
 	add("avatar script too long", "script", f, a)
