@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/feature"
 )
 
 // Multiplier is one priced argument of an [Estimate]: the value the call
@@ -80,18 +82,6 @@ func unitNoun(u mediagen.PricingUnit) string {
 	}
 }
 
-// variantDefaults are the values the service counts absent priced arguments
-// at.
-var variantDefaults = map[string]any{
-	"fineDetails":   false,
-	"generateAudio": false,
-	"resolution":    string(Resolution720p),
-}
-
-// defaultDuration is the clip length, in seconds, of a reveal without a
-// duration argument.
-const defaultDuration = 5
-
 // Avatar clips last about one second per 15 characters of script; the real
 // length is known only after rendering, so an estimate allows this range
 // around it.
@@ -114,21 +104,22 @@ func (p Pricing) Estimate(args Args) (Estimate, error) {
 	if err != nil {
 		return Estimate{}, err
 	}
-	feature, m := a.feature, a.params()
-	name := CanonicalFeature(feature)
-	if name == "" {
-		name = feature
-	}
+	m := a.params()
+	name := cmp.Or(CanonicalFeature(a.feature), a.feature)
 	entry, ok := p[name]
 	if !ok {
-		return Estimate{}, fmt.Errorf("%w: no price for feature %q on this plan", ErrInvalidArgument, feature)
+		return Estimate{}, fmt.Errorf("%w: no price for feature %q on this plan", ErrInvalidArgument, a.feature)
 	}
-	e := Estimate{Feature: name, Price: entry.Price, Unit: documentedUnit(name)}
+	info, _ := feature.Lookup(string(name))
+	e := Estimate{Feature: name, Price: entry.Price, Unit: mediagen.PricingUnitCall}
+	if info.Unit != "" {
+		e.Unit = mediagen.PricingUnit(info.Unit)
+	}
 	if entry.Unit != "" {
 		e.Unit = entry.Unit
 	}
 	if entry.Variants != nil {
-		if e.Multipliers, err = multipliers(entry.Variants, m); err != nil {
+		if e.Multipliers, err = multipliers(info, entry.Variants, m); err != nil {
 			return Estimate{}, err
 		}
 	}
@@ -142,7 +133,7 @@ func (p Pricing) Estimate(args Args) (Estimate, error) {
 			return Estimate{}, fmt.Errorf("mediagen: the price list gives %s=%s a multiplier of %v; not a price", mult.Argument, mult.Value, mult.Factor)
 		}
 	}
-	if e.MinUnits, e.MaxUnits, err = units(e.Unit, m); err != nil {
+	if e.MinUnits, e.MaxUnits, err = units(e.Unit, info, m); err != nil {
 		return Estimate{}, err
 	}
 	e.Min, e.Max = e.cost(e.MinUnits), e.cost(e.MaxUnits)
@@ -161,21 +152,6 @@ func validFactor(x float64) bool { return x >= 0 && !math.IsInf(x, 0) }
 // no longer holds every whole number, and an int may hold fewer.
 const maxDuration = min(1<<53, math.MaxInt)
 
-// documentedUnit is the unit the interface document states for feature, for
-// a price entry that does not carry one.
-func documentedUnit(feature mediagen.Feature) mediagen.PricingUnit {
-	switch feature {
-	case mediagen.FeatureVideoLogoReveal, mediagen.FeatureVideoObjectReveal:
-		return mediagen.PricingUnitSecond
-	case mediagen.FeatureVideoAvatar:
-		return mediagen.PricingUnitPer15Seconds
-	case mediagen.FeatureAudioVoiceover:
-		return mediagen.PricingUnitPer1000Chars
-	default:
-		return mediagen.PricingUnitCall
-	}
-}
-
 // cost multiplies in the service's order (price, then each multiplier by
 // argument name, then units) so that float rounding agrees to the unit.
 func (e Estimate) cost(units int) float64 {
@@ -187,8 +163,9 @@ func (e Estimate) cost(units int) float64 {
 	return math.Round(x*1e4) / 1e4
 }
 
-// multipliers picks each priced argument's factor, by argument name.
-func multipliers(variants map[string]map[string]float64, args map[string]any) ([]Multiplier, error) {
+// multipliers picks each priced argument's factor, by argument name; an
+// absent argument counts at its default in the feature table.
+func multipliers(info feature.Info, variants map[string]map[string]float64, args map[string]any) ([]Multiplier, error) {
 	names := make([]string, 0, len(variants))
 	for name := range variants {
 		names = append(names, name)
@@ -196,27 +173,18 @@ func multipliers(variants map[string]map[string]float64, args map[string]any) ([
 	slices.Sort(names)
 	out := make([]Multiplier, 0, len(names))
 	for _, name := range names {
-		v, present := args[name]
-		if !present {
-			v = variantDefaults[name]
-		}
+		_, present := args[name]
+		v := info.Default(args, name)
 		m := Multiplier{Argument: name, Factor: 1, Default: !present}
-		switch x := v.(type) {
-		case nil:
+		if v == nil {
 			// No documented default: the service applies no factor.
 			m.Value = "default"
 			out = append(out, m)
 			continue
-		case bool:
-			m.Value = "off"
-			if x {
-				m.Value = "on"
-			}
-		case string:
-			m.Value = x
-		case float64:
-			m.Value = strconv.FormatFloat(x, 'f', -1, 64)
-		default:
+		}
+		a, _ := info.Arg(name)
+		var ok bool
+		if m.Value, ok = a.VariantKey(v); !ok {
 			return nil, fmt.Errorf("%w: priced argument %s has a %T value", ErrInvalidArgument, name, v)
 		}
 		f, ok := variants[name][m.Value]
@@ -239,10 +207,10 @@ func sortedKeys(m map[string]float64) []string {
 }
 
 // units counts the units a call is billed for: at least and at most.
-func units(u mediagen.PricingUnit, args map[string]any) (int, int, error) {
+func units(u mediagen.PricingUnit, info feature.Info, args map[string]any) (int, int, error) {
 	switch u {
 	case mediagen.PricingUnitSecond:
-		d := defaultDuration
+		d, _ := feature.AsInt(info.Default(nil, "duration"))
 		if v, ok := args["duration"]; ok {
 			f, isNum := v.(float64)
 			if !isNum || f != math.Trunc(f) || f < 0 {

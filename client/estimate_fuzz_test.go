@@ -21,7 +21,7 @@ const defaultPricing = `{
 	"image/youtube-thumbnail": {"price": 0.05, "unit": "call", "variants": {"fineDetails": {"off": 1, "on": 1.5}}},
 	"video/avatar": {"price": 0.5, "unit": "15s", "variants": {"resolution": {"720p": 1, "1080p": 1.5}}},
 	"video/logo-reveal": {"price": 0.1, "unit": "second", "variants": {"resolution": {"720p": 1, "1080p": 1.5}}},
-	"video/object-reveal": {"price": 0.12, "unit": "second", "variants": {"resolution": {"720p": 1, "1080p": 1.5}}}
+	"` + string(mediagen.FeatureVideoObjectReveal) + `": {"price": 0.12, "unit": "second", "variants": {"resolution": {"720p": 1, "1080p": 1.5}}}
 }`
 
 // FuzzEstimate prices arbitrary arguments of any feature, on the reference

@@ -183,7 +183,7 @@ func TestEstimateMatchesCharges(t *testing.T) {
 	for _, v := range []string{
 		"image/generation fineDetails=on", "image/generation fineDetails=off",
 		"video/logo-reveal resolution=1080p", "video/logo-reveal resolution=720p",
-		"video/object-reveal resolution=1080p", "video/avatar resolution=1080p", "video/avatar resolution=720p",
+		string(mediagen.FeatureVideoObjectReveal) + " resolution=1080p", "video/avatar resolution=1080p", "video/avatar resolution=720p",
 	} {
 		assert.True(t, covered[v], v)
 	}

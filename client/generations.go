@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"time"
 
 	"github.com/mediagen/mediagen-go"
@@ -14,6 +13,7 @@ import (
 	"github.com/mediagen/mediagen-go/internal/api"
 	"github.com/mediagen/mediagen-go/internal/charge"
 	"github.com/mediagen/mediagen-go/internal/engine"
+	"github.com/mediagen/mediagen-go/internal/feature"
 )
 
 // CreateGeneration submits a generation with args, typed (such as
@@ -22,9 +22,11 @@ import (
 // timeout; follow it with package poll, [Client.GetGeneration] or a webhook
 // ([WithWebhookURL]).
 //
-// Values the interface document rules out (a logo reveal's mode and aspect
-// ratio, a missing image or prompt) are refused before anything is sent,
-// with an error matching [ErrInvalidArgument].
+// Arguments the contract rules out for a known feature (one missing,
+// unknown, null, of the wrong type or out of bounds) are refused before
+// anything is sent, with an error matching [ErrInvalidArgument] whose text
+// ends with the message the service would answer. Whether a file or voice
+// exists, and the likeness permission, are the service's to judge.
 //
 // Retries never charge twice: when an attempt fails ambiguously the client
 // finds the generation the attempt created, if any, and returns it instead of
@@ -174,17 +176,15 @@ func (a *encodedArgs) params() map[string]any {
 	return a.m
 }
 
-// generationArgs encodes args and makes the checks the interface document
-// allows the client to make.
+// generationArgs encodes args and checks them against the contract's schema
+// of their feature, as the service does first.
 func generationArgs(args Args) (encodedArgs, error) {
 	a, err := encodeArgs(args)
 	if err != nil {
 		return encodedArgs{}, err
 	}
-	if CanonicalFeature(a.feature) == mediagen.FeatureVideoLogoReveal {
-		if err := checkArgs(a.feature, a.params()); err != nil {
-			return encodedArgs{}, err
-		}
+	if err := feature.Check(string(a.feature), a.params()); err != nil {
+		return encodedArgs{}, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
 	return a, nil
 }
@@ -210,43 +210,4 @@ func encodeArgs(args Args) (encodedArgs, error) {
 		return encodedArgs{}, fmt.Errorf("%w: arguments must encode as a JSON object, got %T", ErrInvalidArgument, args)
 	}
 	return encodedArgs{feature: feature, raw: raw}, nil
-}
-
-// checkArgs applies what the interface document states about arguments; the
-// service judges everything else.
-func checkArgs(feature mediagen.Feature, args map[string]any) error {
-	if CanonicalFeature(feature) != mediagen.FeatureVideoLogoReveal {
-		return nil
-	}
-	var errs []error
-	for _, name := range []string{"image", "prompt"} {
-		if s, ok := args[name].(string); !ok || s == "" {
-			errs = append(errs, fmt.Errorf("%s is required", name))
-		}
-	}
-	oneOf := func(name string, allowed ...string) {
-		v, ok := args[name]
-		if !ok {
-			return
-		}
-		if s, isStr := v.(string); !isStr || !slices.Contains(allowed, s) {
-			errs = append(errs, fmt.Errorf("%s %v is not one of %q", name, v, allowed))
-		}
-	}
-	oneOf("mode", string(ModeIntro), string(ModeOutro))
-	oneOf("aspectRatio", string(Aspect16x9), string(Aspect9x16))
-	if v, ok := args["generateAudio"]; ok {
-		if _, isBool := v.(bool); !isBool {
-			errs = append(errs, fmt.Errorf("generateAudio %v is not a boolean", v))
-		}
-	}
-	if v, ok := args["duration"]; ok {
-		if f, isNum := v.(float64); !isNum || f != float64(int64(f)) {
-			errs = append(errs, fmt.Errorf("duration %v is not an integer", v))
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrInvalidArgument, mediagen.FeatureVideoLogoReveal, err)
-	}
-	return nil
 }

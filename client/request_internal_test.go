@@ -69,7 +69,7 @@ func TestHandBuiltRequestsMatchGenerated(t *testing.T) {
 			{LogoRevealArgs{Image: "file_1", Prompt: "sparks", Duration: 7}, "https://example.com/hook"},
 			{RawArgs{FeatureName: "logo-reveal", Values: map[string]any{"image": "file_2", "prompt": "ü", "n": 1e21}}, ""},
 		} {
-			a, err := generationArgs(tc.args)
+			a, err := encodeArgs(tc.args) // as sent; the check before sending is tested in check_test.go
 			require.NoError(t, err)
 			want, err := api.NewCreateGenerationRequest(server, api.CreateGenerationRequest{Feature: mediagen.Feature(a.feature), Args: a.params(), WebhookURL: tc.webhook})
 			require.NoError(t, err)

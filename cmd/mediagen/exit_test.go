@@ -165,8 +165,10 @@ func TestExitCodes(t *testing.T) {
 	})
 }
 
-// TestBadInputChargesNothing submits what the service must refuse: each
-// exits 2 with one line, and the balance and the list are as before.
+// TestBadInputChargesNothing submits what the service must refuse (the
+// client refuses what the contract rules out with the service's message
+// before sending): each exits 2 with one line, and the balance and the list
+// are as before.
 func TestBadInputChargesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs mediagen serve")
@@ -179,9 +181,9 @@ func TestBadInputChargesNothing(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"generate", "video/logo-reveal", "--file", "image=logo.png", "--arg", "prompt=x", "--arg", "duration=abc"}, "duration abc is not an integer"},
-		{[]string{"generate", "video/logo-reveal", "--file", "image=logo.png", "--arg", "prompt=x", "--arg", "duration=99"}, "400 invalid_argument: args.duration"},
-		{[]string{"generate", "video/logo-reveal", "--file", "image=logo.png", "--arg", "prompt=x", "--arg", "background=blue"}, "400 invalid_argument"},
+		{[]string{"generate", "video/logo-reveal", "--file", "image=logo.png", "--arg", "prompt=x", "--arg", "duration=abc"}, "invalid argument: args.duration must be an integer from 3 to 10"},
+		{[]string{"generate", "video/logo-reveal", "--file", "image=logo.png", "--arg", "prompt=x", "--arg", "duration=99"}, "invalid argument: args.duration must be an integer from 3 to 10"},
+		{[]string{"generate", "video/logo-reveal", "--file", "image=logo.png", "--arg", "prompt=x", "--arg", "background=blue"}, "invalid argument: args.background must be a CSS hex colour"},
 		{[]string{"generate", "image/generation"}, "prompt"},
 		{[]string{"generate", "image/self-portrait", "--file", "image=logo.png", "--arg", "prompt=x"}, "403 permission_required"},
 		{[]string{"generate", "audio/voiceover", "--arg", "voiceId=nobody", "--arg", "script=hi"}, "nobody"},

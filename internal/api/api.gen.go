@@ -428,7 +428,7 @@ type AdArgs struct {
 	// Image Photo of the product advertised. A file id from the upload endpoints, never a URL or base64.
 	Image string `json:"image"`
 
-	// Prompt What to make. Any feature accepts a prompt taken from a template.
+	// Prompt What to make. Any feature accepts a prompt taken from a template. At most 10,000 characters.
 	Prompt string `json:"prompt"`
 }
 
@@ -446,7 +446,7 @@ type AvatarArgs struct {
 	// PermissionConfirmed Confirms the caller has permission to produce this likeness. Missing or false answers 403 `permission_required`.
 	PermissionConfirmed bool `json:"permissionConfirmed,omitempty,omitzero"`
 
-	// Prompt Optional delivery direction, such as a template's prompt (any feature accepts one).
+	// Prompt Optional delivery direction, such as a template's prompt (any feature accepts one). At most 10,000 characters.
 	Prompt string `json:"prompt,omitempty,omitzero"`
 
 	// Resolution Output resolution; priced as the `resolution` variant.
@@ -572,7 +572,7 @@ type ImageGenerationArgs struct {
 	// Image Optional reference image. A file id from the upload endpoints, never a URL or base64.
 	Image string `json:"image,omitempty,omitzero"`
 
-	// Prompt What to make. Any feature accepts a prompt taken from a template.
+	// Prompt What to make. Any feature accepts a prompt taken from a template. At most 10,000 characters.
 	Prompt string `json:"prompt"`
 }
 
@@ -641,7 +641,7 @@ type LogoRevealArgs struct {
 	// Mode `intro` builds the logo in; `outro` starts on the logo and takes it apart. The default is this contract's choice.
 	Mode LogoRevealArgsMode `json:"mode,omitempty,omitzero"`
 
-	// Prompt Motion direction: effect, scene, mood. Describes what happens around the logo, not the logo, and not beat durations.
+	// Prompt Motion direction: effect, scene, mood. Describes what happens around the logo, not the logo, and not beat durations. At most 10,000 characters.
 	Prompt string `json:"prompt"`
 
 	// Resolution Output resolution; priced as the `resolution` variant.
@@ -668,7 +668,7 @@ type ObjectRevealArgs struct {
 	// Image Photo of the object revealed. A file id from the upload endpoints, never a URL or base64.
 	Image string `json:"image"`
 
-	// Prompt What to make. Any feature accepts a prompt taken from a template.
+	// Prompt What to make. Any feature accepts a prompt taken from a template. At most 10,000 characters.
 	Prompt string `json:"prompt"`
 
 	// Resolution Output resolution; priced as the `resolution` variant.
@@ -698,7 +698,7 @@ type ProductShotArgs struct {
 	// Image Photo of the product. A file id from the upload endpoints, never a URL or base64.
 	Image string `json:"image"`
 
-	// Prompt What to make. Any feature accepts a prompt taken from a template.
+	// Prompt What to make. Any feature accepts a prompt taken from a template. At most 10,000 characters.
 	Prompt string `json:"prompt"`
 }
 
@@ -716,7 +716,7 @@ type SelfPortraitArgs struct {
 	// PermissionConfirmed Confirms the caller has permission to produce this likeness. Missing or false answers 403 `permission_required`.
 	PermissionConfirmed bool `json:"permissionConfirmed,omitempty,omitzero"`
 
-	// Prompt What to make. Any feature accepts a prompt taken from a template.
+	// Prompt What to make. Any feature accepts a prompt taken from a template. At most 10,000 characters.
 	Prompt string `json:"prompt"`
 }
 
@@ -773,7 +773,7 @@ type VoiceList struct {
 
 // VoiceoverArgs Arguments of `audio/voiceover`. Every input is validated before the generation is accepted or billed (400, nothing charged). `voiceId` is documented; `script` is this contract's choice.
 type VoiceoverArgs struct {
-	// Prompt Optional delivery direction, such as a template's prompt (any feature accepts one).
+	// Prompt Optional delivery direction, such as a template's prompt (any feature accepts one). At most 10,000 characters.
 	Prompt string `json:"prompt,omitempty,omitzero"`
 
 	// Script Text to speak; billed per started 1,000 characters.
@@ -794,7 +794,7 @@ type YoutubeThumbnailArgs struct {
 	// Image Optional reference image. A file id from the upload endpoints, never a URL or base64.
 	Image string `json:"image,omitempty,omitzero"`
 
-	// Prompt What to make. Any feature accepts a prompt taken from a template.
+	// Prompt What to make. Any feature accepts a prompt taken from a template. At most 10,000 characters.
 	Prompt string `json:"prompt"`
 }
 

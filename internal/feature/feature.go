@@ -1,29 +1,92 @@
-// Package feature is the table of the service's features: canonical names
-// (`<kind>/<name>`), the kind of asset each produces, and the older flat
-// spellings the service still accepts. The client, the reference server and
-// its catalog share it, so the three can never disagree on a name.
+// Package feature is the table of the service's features, generated from
+// the contract (openapi/openapi.json): canonical names (`<kind>/<name>`),
+// the kind of asset each produces, the older flat spellings the service
+// still accepts, the billing unit, the MCP tool, and every argument's schema
+// with its priced variants. The client, the reference server, its catalog
+// and its agent endpoint all read it, so they can never disagree.
 package feature
 
-import "strings"
+//go:generate go run ../cmd/featuregen -in ../../openapi/openapi.json -out table.gen.go
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+)
 
 // Info describes one feature.
 type Info struct {
-	Name   string // canonical spelling, e.g. "video/logo-reveal"
-	Kind   string // "image", "video", "audio" or "text"
-	Legacy string // older flat spelling, e.g. "logo-reveal"
+	Name            string // canonical spelling, e.g. "video/logo-reveal"
+	Kind            string // "image", "video", "audio" or "text"
+	Legacy          string // older flat spelling, e.g. "logo-reveal"
+	Unit            string // what a price is per: "call", "second", "15s" or "1000chars"
+	Tool            string // the MCP tool of the feature; "" when create_generation alone covers it
+	ToolDescription string
+	Args            []Arg // in the contract's order
 }
 
-// All lists every feature in the interface document's order.
-var All = []Info{
-	{"image/self-portrait", "image", "self-portrait"},
-	{"image/generation", "image", "image-generation"},
-	{"image/product-shot", "image", "product-shot"},
-	{"image/youtube-thumbnail", "image", "youtube-thumbnail"},
-	{"image/ad", "image", "ad"},
-	{"video/logo-reveal", "video", "logo-reveal"},
-	{"video/object-reveal", "video", "object-reveal"},
-	{"video/avatar", "video", "avatar-video"},
-	{"audio/voiceover", "audio", "voiceover"},
+// Arg is the schema of one argument.
+type Arg struct {
+	Name     string
+	Type     string         // "string", "boolean" or "integer"
+	Format   string         // "file-id", "voice-id", "hex-color" or "" (text, or an enum)
+	Pattern  *regexp.Regexp // hex colours
+	Required bool
+	// Bounds: characters of text, the range of an integer.
+	MinLength, MaxLength, Minimum, Maximum int
+	Enum                                   []string
+	Default                                any // the value counted when absent; nil when the contract gives none
+	// Variant maps the argument's values (booleans as "true" and "false")
+	// to the price list's variant keys; nil when the argument is not priced.
+	Variant     map[string]string
+	Description string
+}
+
+// Arg returns the argument name of the feature.
+func (f Info) Arg(name string) (Arg, bool) {
+	for _, a := range f.Args {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Arg{}, false
+}
+
+// Default returns the value the service counts for argument name when args
+// leaves it out: the argument itself when present, else the contract's
+// default (nil when there is none).
+func (f Info) Default(args map[string]any, name string) any {
+	if v, ok := args[name]; ok {
+		return v
+	}
+	a, _ := f.Arg(name)
+	return a.Default
+}
+
+// VariantKey returns the price list's key for value v of a priced argument:
+// the contract's key for the value, else "off"/"on" for a boolean (the price
+// list's rule) and the value itself for a string or a number. ok is false
+// when v is not a scalar.
+func (a Arg) VariantKey(v any) (key string, ok bool) {
+	switch x := v.(type) {
+	case bool:
+		key = strconv.FormatBool(x)
+		if _, mapped := a.Variant[key]; !mapped {
+			return map[bool]string{false: "off", true: "on"}[x], true
+		}
+	case string:
+		key = x
+	case float64:
+		key = strconv.FormatFloat(x, 'f', -1, 64)
+	case int:
+		key = strconv.Itoa(x)
+	default:
+		return "", false
+	}
+	if k, mapped := a.Variant[key]; mapped {
+		return k, true
+	}
+	return key, true
 }
 
 // VoiceClone is the pricing key of voice cloning. It is priced like a
@@ -68,4 +131,13 @@ func KindOf(name string) string {
 		return kind
 	}
 	return ""
+}
+
+// Names returns the canonical names, in the interface document's order.
+func Names() []string {
+	out := make([]string, len(All))
+	for i, f := range All {
+		out[i] = f.Name
+	}
+	return out
 }

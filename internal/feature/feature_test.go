@@ -57,3 +57,31 @@ func TestLookup(t *testing.T) {
 	_, ok := feature.Lookup(feature.VoiceClone)
 	assert.False(t, ok, "voice cloning is priced but is not a generation feature")
 }
+
+func TestAsInt(t *testing.T) {
+	for v, want := range map[any]bool{5.0: true, 5.5: false, "5": false, true: false, 3: true, 1e12: false} {
+		_, ok := feature.AsInt(v)
+		assert.Equal(t, want, ok, v)
+	}
+}
+
+// The bounds DESIGN.md states, as the contract carries them.
+func TestBoundsOfTheDesign(t *testing.T) {
+	bound := func(f, arg string) feature.Arg {
+		info, ok := feature.Lookup(f)
+		require.True(t, ok, f)
+		a, ok := info.Arg(arg)
+		require.True(t, ok, "%s %s", f, arg)
+		return a
+	}
+	assert.Equal(t, 10000, bound("image/generation", "prompt").MaxLength)
+	assert.Equal(t, 5000, bound("video/avatar", "script").MaxLength)
+	assert.Equal(t, 20000, bound("audio/voiceover", "script").MaxLength)
+	for _, f := range []string{"video/logo-reveal", "logo-reveal"} {
+		d := bound(f, "duration")
+		assert.Equal(t, []any{3, 10, 5}, []any{d.Minimum, d.Maximum, d.Default})
+	}
+	assert.Equal(t, "16:9", bound("image/youtube-thumbnail", "aspectRatio").Default)
+	assert.Equal(t, map[string]string{"false": "off", "true": "on"}, bound("image/ad", "fineDetails").Variant)
+	assert.Equal(t, "720p", bound("video/avatar", "resolution").Default)
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/feature"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"
 )
@@ -16,15 +17,15 @@ import (
 // validArgs returns minimal accepted arguments of every feature.
 func validArgs(img string) map[string]map[string]any {
 	return map[string]map[string]any{
-		"image/generation":        {"prompt": "a lighthouse"},
-		"image/self-portrait":     {"image": img, "prompt": "me", "permissionConfirmed": true},
-		"image/product-shot":      {"image": img, "prompt": "on marble"},
-		"image/youtube-thumbnail": {"prompt": "big reveal"},
-		"image/ad":                {"image": img, "prompt": "summer sale"},
-		"video/logo-reveal":       {"image": img, "prompt": "neon sparks"},
-		"video/object-reveal":     {"image": img, "prompt": "spin"},
-		"video/avatar":            {"voiceId": "ava-warm-narrator", "script": "Hello!", "permissionConfirmed": true},
-		"audio/voiceover":         {"voiceId": "80cb22f0-6f42-4d9f-b729-57ddd40c66a8", "script": "Hello!"},
+		"image/generation":                        {"prompt": "a lighthouse"},
+		"image/self-portrait":                     {"image": img, "prompt": "me", "permissionConfirmed": true},
+		"image/product-shot":                      {"image": img, "prompt": "on marble"},
+		"image/youtube-thumbnail":                 {"prompt": "big reveal"},
+		"image/ad":                                {"image": img, "prompt": "summer sale"},
+		"video/logo-reveal":                       {"image": img, "prompt": "neon sparks"},
+		string(mediagen.FeatureVideoObjectReveal): {"image": img, "prompt": "spin"},
+		"video/avatar":                            {"voiceId": "ava-warm-narrator", "script": "Hello!", "permissionConfirmed": true},
+		"audio/voiceover":                         {"voiceId": "80cb22f0-6f42-4d9f-b729-57ddd40c66a8", "script": "Hello!"},
 	}
 }
 
@@ -74,7 +75,7 @@ func TestInvalidArgsAnswer400NamingTheArgument(t *testing.T) {
 	add("blank prompt", "prompt", f, a)
 	f, a = with("image/generation", "prompt", 42)
 	add("prompt number", "prompt", f, a)
-	f, a = with("image/generation", "prompt", strings.Repeat("x", maxPrompt+1))
+	f, a = with("image/generation", "prompt", strings.Repeat("x", maxLength("image/generation", "prompt")+1))
 	add("prompt too long", "prompt", f, a)
 	f, a = with("image/generation", "aspect_ratio", "16:9")
 	add("unknown argument", "aspect_ratio", f, a)
@@ -108,15 +109,15 @@ func TestInvalidArgsAnswer400NamingTheArgument(t *testing.T) {
 	add("resolution", "resolution", f, a)
 	f, a = with("video/logo-reveal", "generateAudio", 1)
 	add("generateAudio", "generateAudio", f, a)
-	f, a = with("video/object-reveal", "fineDetails", true)
+	f, a = with(string(mediagen.FeatureVideoObjectReveal), "fineDetails", true)
 	add("argument of another feature", "fineDetails", f, a)
-	f, a = with("video/avatar", "script", strings.Repeat("a", maxAvatarScript+1))
+	f, a = with("video/avatar", "script", strings.Repeat("a", maxLength("video/avatar", "script")+1))
 	add("avatar script too long", "script", f, a)
 	f, a = with("video/avatar", "voiceId", "no-such-voice")
 	add("unknown voice", "voiceId", f, a)
 	f, a = with("audio/voiceover", "script", "")
 	add("empty script", "script", f, a)
-	f, a = with("audio/voiceover", "script", strings.Repeat("a", maxVoiceScript+1))
+	f, a = with("audio/voiceover", "script", strings.Repeat("a", maxLength("audio/voiceover", "script")+1))
 	add("voiceover script too long", "script", f, a)
 	f, a = with("audio/voiceover", "voiceId", nil)
 	add("missing voice", "voiceId", f, a)
@@ -145,7 +146,7 @@ func TestBoundaryValuesAreAccepted(t *testing.T) {
 	} {
 		h.mustCreate(keyA, "video/logo-reveal", args)
 	}
-	h.mustCreate(keyA, "audio/voiceover", map[string]any{"voiceId": "ava-warm-narrator", "script": strings.Repeat("é", maxVoiceScript)})
+	h.mustCreate(keyA, "audio/voiceover", map[string]any{"voiceId": "ava-warm-narrator", "script": strings.Repeat("é", maxLength("audio/voiceover", "script"))})
 	// Any feature accepts a prompt taken from a template.
 	h.mustCreate(keyA, "audio/voiceover", map[string]any{"voiceId": "ava-warm-narrator", "script": "hi", "prompt": "warm and slow"})
 	h.mustCreate(keyA, "video/avatar", map[string]any{"voiceId": "ava-warm-narrator", "script": "hi", "prompt": "studio", "permissionConfirmed": true})
@@ -174,9 +175,9 @@ func TestFileValidation(t *testing.T) {
 	h.srv.mu.Unlock()
 }
 
-func TestAsInt(t *testing.T) {
-	for v, want := range map[any]bool{5.0: true, 5.5: false, "5": false, true: false, 3: true, 1e12: false} {
-		_, ok := asInt(v)
-		assert.Equal(t, want, ok, v)
-	}
+// maxLength is the contract's bound on the characters of a text argument.
+func maxLength(f, arg string) int {
+	info, _ := feature.Lookup(f)
+	a, _ := info.Arg(arg)
+	return a.MaxLength
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go"
 )
 
 // playerPage shows one video at a time, filling a 1280x720 viewport.
@@ -100,7 +102,7 @@ func TestChromiumPlaysVideoOutputs(t *testing.T) {
 		// The quickstart's logo reveal, with sound.
 		{"video/logo-reveal", map[string]any{"image": img, "prompt": "sparks gather into a burst of light over a dark stage", "mode": "intro", "aspectRatio": "16:9", "duration": 5, "generateAudio": true}, true},
 		{"video/avatar", map[string]any{"voiceId": "ava-warm-narrator", "script": "Hello, and welcome to the product tour.", "permissionConfirmed": true, "aspectRatio": "9:16"}, true},
-		{"video/object-reveal", map[string]any{"image": img, "prompt": "a teapot", "resolution": "1080p", "aspectRatio": "4:3", "duration": 3}, false},
+		{string(mediagen.FeatureVideoObjectReveal), map[string]any{"image": img, "prompt": "a teapot", "resolution": "1080p", "aspectRatio": "4:3", "duration": 3}, false},
 	}
 
 	// The page and the storage host share an origin, so the canvas may be

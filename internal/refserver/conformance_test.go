@@ -36,6 +36,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/refserver"
 	"github.com/mediagen/mediagen-go/webhook"
 )
@@ -541,20 +542,20 @@ func TestConformanceCreateGeneration(t *testing.T) {
 		c := c.at(t)
 		img := c.image(cfKey)
 		argsOf := map[string]map[string]any{
-			"image/self-portrait":     {"image": img, "prompt": "p", "permissionConfirmed": true},
-			"image/generation":        {"prompt": "p"},
-			"image/product-shot":      {"image": img, "prompt": "p"},
-			"image/youtube-thumbnail": {"prompt": "p"},
-			"image/ad":                {"image": img, "prompt": "p"},
-			"video/logo-reveal":       {"image": img, "prompt": "p"},
-			"video/object-reveal":     {"image": img, "prompt": "p"},
-			"video/avatar":            {"voiceId": cfVoiceSlug, "script": "hello there", "permissionConfirmed": true},
-			"audio/voiceover":         {"voiceId": cfVoiceSlug, "script": "hello there"},
+			"image/self-portrait":                     {"image": img, "prompt": "p", "permissionConfirmed": true},
+			"image/generation":                        {"prompt": "p"},
+			"image/product-shot":                      {"image": img, "prompt": "p"},
+			"image/youtube-thumbnail":                 {"prompt": "p"},
+			"image/ad":                                {"image": img, "prompt": "p"},
+			"video/logo-reveal":                       {"image": img, "prompt": "p"},
+			string(mediagen.FeatureVideoObjectReveal): {"image": img, "prompt": "p"},
+			"video/avatar":                            {"voiceId": cfVoiceSlug, "script": "hello there", "permissionConfirmed": true},
+			"audio/voiceover":                         {"voiceId": cfVoiceSlug, "script": "hello there"},
 		}
 		legacy := map[string]string{
 			"image/self-portrait": "self-portrait", "image/generation": "image-generation", "image/product-shot": "product-shot",
 			"image/youtube-thumbnail": "youtube-thumbnail", "image/ad": "ad", "video/logo-reveal": "logo-reveal",
-			"video/object-reveal": "object-reveal", "video/avatar": "avatar-video", "audio/voiceover": "voiceover",
+			string(mediagen.FeatureVideoObjectReveal): string(mediagen.FeatureLegacyObjectReveal), "video/avatar": "avatar-video", "audio/voiceover": "voiceover",
 		}
 		for feat, args := range argsOf {
 			for _, spelling := range []string{feat, legacy[feat]} {
@@ -593,7 +594,7 @@ func TestConformanceCreateGeneration(t *testing.T) {
 			{"logo-reveal duration an integer", map[string]any{"feature": "video/logo-reveal", "args": map[string]any{"image": img, "prompt": "p", "duration": 4.5}}},
 			{"logo-reveal background a CSS hex colour", map[string]any{"feature": "video/logo-reveal", "args": map[string]any{"image": img, "prompt": "p", "background": "blue-ish"}}},
 			{"logo-reveal generateAudio a boolean", map[string]any{"feature": "video/logo-reveal", "args": map[string]any{"image": img, "prompt": "p", "generateAudio": "yes"}}},
-			{"resolution 720p or 1080p", map[string]any{"feature": "video/object-reveal", "args": map[string]any{"image": img, "prompt": "p", "resolution": "4k"}}},
+			{"resolution 720p or 1080p", map[string]any{"feature": string(mediagen.FeatureVideoObjectReveal), "args": map[string]any{"image": img, "prompt": "p", "resolution": "4k"}}},
 			{"avatar script 1 to 5,000 characters", map[string]any{"feature": "video/avatar", "args": map[string]any{"voiceId": cfVoiceSlug, "script": strings.Repeat("a", 5001), "permissionConfirmed": true}}},
 			{"voiceover script 1 to 20,000 characters", map[string]any{"feature": "audio/voiceover", "args": map[string]any{"voiceId": cfVoiceSlug, "script": strings.Repeat("a", 20001)}}},
 			{"voiceover script empty", map[string]any{"feature": "audio/voiceover", "args": map[string]any{"voiceId": cfVoiceSlug, "script": ""}}},
@@ -724,7 +725,7 @@ func TestConformanceGenerationLifecycle(t *testing.T) {
 		}{
 			{"video/logo-reveal", map[string]any{"image": img, "prompt": "p", "duration": 6, "resolution": "1080p", "aspectRatio": "9:16"}, 6000},
 			{"logo-reveal", map[string]any{"image": img, "prompt": "p"}, 5000},
-			{"video/object-reveal", map[string]any{"image": img, "prompt": "p", "duration": 3}, 3000},
+			{string(mediagen.FeatureVideoObjectReveal), map[string]any{"image": img, "prompt": "p", "duration": 3}, 3000},
 			{"video/avatar", map[string]any{"voiceId": cfVoiceSlug, "script": strings.Repeat("b", 30), "permissionConfirmed": true}, 2000},
 		} {
 			id := c.gen(cfKey, tc.feat, tc.args)["id"].(string)
@@ -746,7 +747,7 @@ func TestConformanceGenerationLifecycle(t *testing.T) {
 				assert.InDelta(t, 720, out["height"], 0, "resolution default 720p")
 			}
 			sniff(t, c, out["video"].(string), "video/mp4")
-			if tc.feat == "video/object-reveal" { // posters are full-frame PNGs: fetch the smallest only
+			if tc.feat == string(mediagen.FeatureVideoObjectReveal) { // posters are full-frame PNGs: fetch the smallest only
 				sniff(t, c, out["poster"].(string), "image/png")
 			}
 		}
@@ -1199,7 +1200,7 @@ func TestConformancePricing(t *testing.T) {
 	prices := m["prices"].(map[string]any)
 	t.Run("one entry per priced feature, and a key audio/voice-clone", func(t *testing.T) {
 		for _, f := range []string{"image/self-portrait", "image/generation", "image/product-shot", "image/youtube-thumbnail",
-			"image/ad", "video/logo-reveal", "video/object-reveal", "video/avatar", "audio/voiceover", "audio/voice-clone"} {
+			"image/ad", "video/logo-reveal", string(mediagen.FeatureVideoObjectReveal), "video/avatar", "audio/voiceover", "audio/voice-clone"} {
 			e, ok := prices[f].(map[string]any)
 			require.True(t, ok, "%s priced", f)
 			assert.Greater(t, e["price"], 0.0, f)
@@ -1209,7 +1210,7 @@ func TestConformancePricing(t *testing.T) {
 	t.Run("price unit: per call, per second for reveals, per started 15 seconds for avatar, per started 1,000 characters for voiceover", func(t *testing.T) {
 		assert.Equal(t, "call", prices["image/generation"].(map[string]any)["unit"])
 		assert.Equal(t, "second", prices["video/logo-reveal"].(map[string]any)["unit"])
-		assert.Equal(t, "second", prices["video/object-reveal"].(map[string]any)["unit"])
+		assert.Equal(t, "second", prices[string(mediagen.FeatureVideoObjectReveal)].(map[string]any)["unit"])
 		assert.Equal(t, "15s", prices["video/avatar"].(map[string]any)["unit"])
 		assert.Equal(t, "1000chars", prices["audio/voiceover"].(map[string]any)["unit"])
 	})
@@ -1247,7 +1248,7 @@ func TestConformancePricing(t *testing.T) {
 			{"image/generation", map[string]any{"prompt": "p", "fineDetails": true}, p("image/generation") * c.multiplier("image/generation", "fineDetails", "on")},
 			{"video/logo-reveal", map[string]any{"image": img, "prompt": "p", "duration": 6, "resolution": "1080p"}, 6 * p("video/logo-reveal") * c.multiplier("video/logo-reveal", "resolution", "1080p")},
 			{"video/logo-reveal", map[string]any{"image": img, "prompt": "p"}, 5 * p("video/logo-reveal")},
-			{"video/object-reveal", map[string]any{"image": img, "prompt": "p", "duration": 10}, 10 * p("video/object-reveal")},
+			{string(mediagen.FeatureVideoObjectReveal), map[string]any{"image": img, "prompt": "p", "duration": 10}, 10 * p(string(mediagen.FeatureVideoObjectReveal))},
 			{"video/avatar", map[string]any{"voiceId": cfVoiceSlug, "script": strings.Repeat("a", 225), "permissionConfirmed": true}, p("video/avatar")},
 			{"video/avatar", map[string]any{"voiceId": cfVoiceSlug, "script": strings.Repeat("a", 226), "permissionConfirmed": true}, 2 * p("video/avatar")},
 			{"audio/voiceover", map[string]any{"voiceId": cfVoiceSlug, "script": strings.Repeat("a", 1000)}, p("audio/voiceover")},
@@ -1715,7 +1716,7 @@ func TestConformanceTemplates(t *testing.T) {
 	t.Run("previews: gender (any for non-person features), image URL, video only for video features", func(t *testing.T) {
 		c := c.at(t)
 		for _, f := range []string{"image/self-portrait", "image/generation", "image/product-shot", "image/youtube-thumbnail",
-			"image/ad", "video/logo-reveal", "video/object-reveal", "video/avatar", "audio/voiceover"} {
+			"image/ad", "video/logo-reveal", string(mediagen.FeatureVideoObjectReveal), "video/avatar", "audio/voiceover"} {
 			list := templates(t, c, "feature="+f)
 			assert.NotEmpty(t, list, "ready-made styles per feature: %s", f)
 			person := f == "image/self-portrait" || f == "video/avatar"

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/needs"
 	"github.com/mediagen/mediagen-go/internal/refserver/media"
 )
@@ -62,9 +63,9 @@ func TestFFmpegDecodesEveryOutput(t *testing.T) {
 		{"logo 9:16 1080p sound", "video/logo-reveal", map[string]any{"image": img, "prompt": "p", "aspectRatio": "9:16", "resolution": "1080p", "duration": 3, "generateAudio": true, "background": "#123"}, 1080, 1920, 3, true},
 		{"logo 16:9 1080p silent", "video/logo-reveal", map[string]any{"image": img, "prompt": "p", "resolution": "1080p", "duration": 3, "generateAudio": false}, 1920, 1080, 3, false},
 		{"logo default", "video/logo-reveal", map[string]any{"image": img, "prompt": "p"}, 1280, 720, 5, false},
-		{"object 1:1 720p", "video/object-reveal", map[string]any{"image": img, "prompt": "p", "aspectRatio": "1:1", "duration": 3}, 720, 720, 3, false},
-		{"object 4:3 1080p", "video/object-reveal", map[string]any{"image": img, "prompt": "p", "aspectRatio": "4:3", "resolution": "1080p", "duration": 3}, 1440, 1080, 3, false},
-		{"object 3:4 720p", "video/object-reveal", map[string]any{"image": img, "prompt": "p", "aspectRatio": "3:4", "duration": 3}, 720, 960, 3, false},
+		{"object 1:1 720p", string(mediagen.FeatureVideoObjectReveal), map[string]any{"image": img, "prompt": "p", "aspectRatio": "1:1", "duration": 3}, 720, 720, 3, false},
+		{"object 4:3 1080p", string(mediagen.FeatureVideoObjectReveal), map[string]any{"image": img, "prompt": "p", "aspectRatio": "4:3", "resolution": "1080p", "duration": 3}, 1440, 1080, 3, false},
+		{"object 3:4 720p", string(mediagen.FeatureVideoObjectReveal), map[string]any{"image": img, "prompt": "p", "aspectRatio": "3:4", "duration": 3}, 720, 960, 3, false},
 		{"avatar 16:9 720p", "video/avatar", avatar("Forty characters of script, to be read.", "16:9", "720p"), 1280, 720, 3, true},
 		{"avatar 3:4 1080p", "video/avatar", avatar("Twenty characters!!!", "3:4", "1080p"), 1080, 1440, 2, true},
 	}

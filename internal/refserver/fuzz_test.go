@@ -293,7 +293,7 @@ var documented = map[string]map[string]docArg{
 	"video/logo-reveal": {"image": docImage, "prompt": docPrompt, "mode": docEnum("intro", "outro"),
 		"aspectRatio": docEnum("16:9", "9:16"), "background": docColour, "generateAudio": docBool,
 		"duration": docDuration, "resolution": docRes},
-	"video/object-reveal": {"image": docImage, "prompt": docPrompt, "aspectRatio": docAspect, "duration": docDuration, "resolution": docRes},
+	string(mediagen.FeatureVideoObjectReveal): {"image": docImage, "prompt": docPrompt, "aspectRatio": docAspect, "duration": docDuration, "resolution": docRes},
 	// Any feature takes an optional prompt from a template.
 	"video/avatar": {"voiceId": docVoice, "script": docText(true, 5000), "image": docOptImage, "aspectRatio": docAspect,
 		"resolution": docRes, "permissionConfirmed": docBool, "prompt": docOptPrompt},

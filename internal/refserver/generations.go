@@ -175,10 +175,10 @@ func (s *Server) CreateGeneration(ctx context.Context, req api.CreateGenerationR
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
-	if err := s.validateArgs(p, info.Name, req.Body.Args, now); err != nil {
+	if err := s.validateArgs(p, info, req.Body.Args, now); err != nil {
 		return err, nil
 	}
-	if err := checkPermission(info.Name, req.Body.Args); err != nil {
+	if err := checkPermission(info, req.Body.Args); err != nil {
 		return err, nil
 	}
 	charge := cost(info.Name, req.Body.Args)
@@ -218,11 +218,7 @@ func (s *Server) CreateGeneration(ctx context.Context, req api.CreateGenerationR
 
 // featureNames lists the canonical feature names for messages.
 func featureNames() string {
-	names := make([]string, len(feature.All))
-	for i, f := range feature.All {
-		names[i] = f.Name
-	}
-	return strings.Join(names, ", ")
+	return strings.Join(feature.Names(), ", ")
 }
 
 // GetGeneration answers GET /v3/generations/{id}.

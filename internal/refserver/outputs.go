@@ -43,41 +43,36 @@ type outputSpec struct {
 func outputFor(info feature.Info, args map[string]any) outputSpec {
 	switch info.Kind {
 	case "video":
-		aspect := stringArgOr(args, "aspectRatio", "16:9")
-		w, h := videoSize(aspect, stringArgOr(args, "resolution", "720p"))
+		w, h := videoSize(stringArg(info, args, "aspectRatio"), stringArg(info, args, "resolution"))
 		spec := outputSpec{
 			mime: mimeMP4, width: w, height: h,
-			duration:   time.Duration(intArg(args, "duration", defaultDuration)) * time.Second,
-			palette:    stringArg(args, "prompt"),
-			background: stringArg(args, "background"),
+			duration:   time.Duration(intArg(info, args, "duration")) * time.Second,
+			palette:    stringArg(info, args, "prompt"),
+			background: stringArg(info, args, "background"),
 		}
 		if on, _ := args["generateAudio"].(bool); on {
 			spec.sound = media.Chime
 		}
 		if info.Name == "video/avatar" {
 			// The clip lasts as long as its script takes to say, and says it.
-			script := stringArg(args, "script")
+			script := stringArg(info, args, "script")
 			spec.duration = time.Duration(clipSeconds(script)) * time.Second
-			spec.sound, spec.voice, spec.script = media.Speech, stringArg(args, "voiceId"), script
+			spec.sound, spec.voice, spec.script = media.Speech, stringArg(info, args, "voiceId"), script
 			if spec.palette == "" {
 				spec.palette = script
 			}
 		}
 		return spec
 	case "audio":
-		script := stringArg(args, "script")
+		script := stringArg(info, args, "script")
 		return outputSpec{
 			mime: mimeWAV, duration: time.Duration(clipSeconds(script)) * time.Second, chars: runeCount(script),
-			voice: stringArg(args, "voiceId"), script: script,
+			voice: stringArg(info, args, "voiceId"), script: script,
 		}
 	case "text":
-		return outputSpec{mime: mimeText, text: "Draft for: " + stringArg(args, "prompt")}
+		return outputSpec{mime: mimeText, text: "Draft for: " + stringArg(info, args, "prompt")}
 	default:
-		def := "1:1"
-		if info.Name == "image/youtube-thumbnail" {
-			def = "16:9"
-		}
-		w, h := imageSize(stringArgOr(args, "aspectRatio", def))
+		w, h := imageSize(stringArg(info, args, "aspectRatio"))
 		return outputSpec{mime: mimePNG, width: w, height: h}
 	}
 }

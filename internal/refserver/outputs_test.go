@@ -68,7 +68,7 @@ func TestVideoOutputs(t *testing.T) {
 	}{
 		{"video/logo-reveal", map[string]any{"image": img, "prompt": "p"}, 1280, 720, 5 * time.Second, false},
 		{"video/logo-reveal", map[string]any{"image": img, "prompt": "p", "aspectRatio": "9:16", "duration": 8, "generateAudio": true}, 720, 1280, 8 * time.Second, true},
-		{"video/object-reveal", map[string]any{"image": img, "prompt": "p", "resolution": "1080p", "aspectRatio": "4:3", "duration": 3}, 1440, 1080, 3 * time.Second, false},
+		{string(mediagen.FeatureVideoObjectReveal), map[string]any{"image": img, "prompt": "p", "resolution": "1080p", "aspectRatio": "4:3", "duration": 3}, 1440, 1080, 3 * time.Second, false},
 		{"video/avatar", map[string]any{"voiceId": "ava-warm-narrator", "script": "Thirty characters of script!!", "permissionConfirmed": true, "aspectRatio": "1:1"}, 720, 720, 2 * time.Second, true},
 	}
 	for _, tc := range cases {

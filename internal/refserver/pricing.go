@@ -11,46 +11,61 @@ import (
 	"github.com/mediagen/mediagen-go/internal/feature"
 )
 
-// Billing units of the price table.
-const (
-	unitCall      = "call"      // one charge per generation
-	unitSecond    = "second"    // per second of finished clip
-	unit15s       = "15s"       // per started 15 seconds of clip
-	unit1000Chars = "1000chars" // per started 1,000 characters of script
-)
-
-// priceEntry is one row of the price table.
-type priceEntry struct {
-	price    float64
-	unit     string
-	variants map[string]map[string]float64 // argument -> value -> multiplier
+// prices is the base price, in USD per billing unit, of each feature on the
+// default plan, served by GET /v3/pricing and used for every charge. Units
+// and priced arguments are the feature table's; voice cloning is per call.
+var prices = map[string]float64{
+	string(mediagen.FeatureImageSelfPortrait):     0.06,
+	string(mediagen.FeatureImageGeneration):       0.04,
+	string(mediagen.FeatureImageProductShot):      0.05,
+	string(mediagen.FeatureImageYoutubeThumbnail): 0.05,
+	string(mediagen.FeatureImageAd):               0.08,
+	string(mediagen.FeatureVideoLogoReveal):       0.10,
+	string(mediagen.FeatureVideoObjectReveal):     0.12,
+	string(mediagen.FeatureVideoAvatar):           0.50,
+	string(mediagen.FeatureAudioVoiceover):        0.15,
+	feature.VoiceClone:                            1.00,
 }
 
-var (
-	fineDetailsVariant = map[string]map[string]float64{"fineDetails": {"off": 1, "on": 1.5}}
-	resolutionVariant  = map[string]map[string]float64{"resolution": {"720p": 1, "1080p": 1.5}}
-)
-
-// prices is the one price table of the default plan, served by
-// GET /v3/pricing and used for every charge.
-var prices = map[string]priceEntry{
-	"image/self-portrait":     {0.06, unitCall, nil},
-	"image/generation":        {0.04, unitCall, fineDetailsVariant},
-	"image/product-shot":      {0.05, unitCall, fineDetailsVariant},
-	"image/youtube-thumbnail": {0.05, unitCall, fineDetailsVariant},
-	"image/ad":                {0.08, unitCall, fineDetailsVariant},
-	"video/logo-reveal":       {0.10, unitSecond, resolutionVariant},
-	"video/object-reveal":     {0.12, unitSecond, resolutionVariant},
-	"video/avatar":            {0.50, unit15s, resolutionVariant},
-	"audio/voiceover":         {0.15, unit1000Chars, nil},
-	feature.VoiceClone:        {1.00, unitCall, nil},
+// multipliers are the default plan's factors by priced argument and variant
+// key; a key not listed costs 1x, and an argument not listed (such as
+// generateAudio) is not priced on this plan.
+var multipliers = map[string]map[string]float64{
+	"fineDetails": {"on": 1.5},
+	"resolution":  {"1080p": 1.5},
 }
 
-// variantDefaults are the values absent variant arguments count at.
-var variantDefaults = map[string]any{
-	"fineDetails":   false,
-	"resolution":    "720p",
-	"generateAudio": false,
+// variants returns the price list's variants of a feature: for each priced
+// argument the plan prices, every variant key with its multiplier; nil when
+// none.
+func variants(info feature.Info) map[string]map[string]float64 {
+	var out map[string]map[string]float64
+	for _, a := range info.Args {
+		m, priced := multipliers[a.Name]
+		if a.Variant == nil || !priced {
+			continue
+		}
+		if out == nil {
+			out = map[string]map[string]float64{}
+		}
+		out[a.Name] = map[string]float64{}
+		for _, key := range a.Variant {
+			out[a.Name][key] = 1
+			if f, ok := m[key]; ok {
+				out[a.Name][key] = f
+			}
+		}
+	}
+	return out
+}
+
+// unit is what a price is per: the feature table's unit, per call for a
+// voice clone.
+func unit(info feature.Info) string {
+	if info.Unit == "" {
+		return string(mediagen.PricingUnitCall)
+	}
+	return info.Unit
 }
 
 // cost computes the charge of a call in balance units: price x the
@@ -58,40 +73,33 @@ var variantDefaults = map[string]any{
 // units, rounded to 1/10,000 USD. The client's estimate uses the same
 // formula, so the two agree to the unit.
 func cost(canonical string, args map[string]any) int64 {
-	e, ok := prices[canonical]
+	price, ok := prices[canonical]
 	if !ok {
 		return 0
 	}
-	x := e.price
-	for _, name := range slices.Sorted(maps.Keys(e.variants)) {
-		v, ok := args[name]
-		if !ok {
-			v = variantDefaults[name]
-		}
-		key, _ := v.(string)
-		if b, isBool := v.(bool); isBool {
-			key = "off"
-			if b {
-				key = "on"
-			}
-		}
-		if m, ok := e.variants[name][key]; ok {
+	info, _ := feature.Lookup(canonical)
+	x := price
+	v := variants(info)
+	for _, name := range slices.Sorted(maps.Keys(v)) {
+		a, _ := info.Arg(name)
+		key, _ := a.VariantKey(info.Default(args, name))
+		if m, ok := v[name][key]; ok {
 			x *= m
 		}
 	}
-	x *= float64(billingUnits(e.unit, args))
+	x *= float64(billingUnits(info, args))
 	return toUnits(math.Round(x*1e4) / 1e4)
 }
 
 // billingUnits counts the units a call is billed for.
-func billingUnits(unit string, args map[string]any) int {
-	switch unit {
-	case unitSecond:
-		return intArg(args, "duration", defaultDuration)
-	case unit15s:
-		return ceilDiv(clipSeconds(stringArg(args, "script")), 15)
-	case unit1000Chars:
-		return ceilDiv(runeCount(stringArg(args, "script")), 1000)
+func billingUnits(info feature.Info, args map[string]any) int {
+	switch mediagen.PricingUnit(unit(info)) {
+	case mediagen.PricingUnitSecond:
+		return intArg(info, args, "duration")
+	case mediagen.PricingUnitPer15Seconds:
+		return ceilDiv(clipSeconds(stringArg(info, args, "script")), 15)
+	case mediagen.PricingUnitPer1000Chars:
+		return ceilDiv(runeCount(stringArg(info, args, "script")), 1000)
 	default:
 		return 1
 	}
@@ -108,17 +116,10 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // pricingTable renders the price table as GET /v3/pricing answers it.
 func pricingTable() api.PricingTable {
 	t := api.PricingTable{Prices: make(map[string]mediagen.PricingEntry, len(prices))}
-	for name, e := range prices {
-		entry := mediagen.PricingEntry{Price: e.price, Unit: mediagen.PricingUnit(e.unit)}
-		if e.variants != nil {
-			// A deep copy: the shared table must not be reachable from an answer.
-			v := make(map[string]map[string]float64, len(e.variants))
-			for arg, m := range e.variants {
-				v[arg] = maps.Clone(m)
-			}
-			entry.Variants = v
-		}
-		t.Prices[name] = entry
+	for name, price := range prices {
+		info, _ := feature.Lookup(name)
+		// variants builds fresh maps: the shared table is never reachable from an answer.
+		t.Prices[name] = mediagen.PricingEntry{Price: price, Unit: mediagen.PricingUnit(unit(info)), Variants: variants(info)}
 	}
 	return t
 }

@@ -31,7 +31,7 @@ func TestPricingTableIsServed(t *testing.T) {
 	assert.Equal(t, map[string]map[string]float64{"fineDetails": {"off": 1, "on": 1.5}}, got["image/generation"].Variants)
 	require.NotNil(t, got["video/logo-reveal"].Variants)
 	assert.Equal(t, map[string]float64{"720p": 1, "1080p": 1.5}, (got["video/logo-reveal"].Variants)["resolution"])
-	assert.Equal(t, mediagen.PricingUnitSecond, got["video/object-reveal"].Unit)
+	assert.Equal(t, mediagen.PricingUnitSecond, got[string(mediagen.FeatureVideoObjectReveal)].Unit)
 	assert.Equal(t, mediagen.PricingUnitPer15Seconds, got["video/avatar"].Unit)
 	assert.Equal(t, mediagen.PricingUnitPer1000Chars, got["audio/voiceover"].Unit)
 	assert.Contains(t, string(resp.Body), `"price"`)
@@ -50,7 +50,7 @@ func TestCostFormula(t *testing.T) {
 		{"image/self-portrait", map[string]any{}, 0.06},
 		{"video/logo-reveal", map[string]any{}, 0.5},
 		{"video/logo-reveal", map[string]any{"duration": 10.0, "resolution": "1080p"}, 1.5},
-		{"video/object-reveal", map[string]any{"duration": 3.0}, 0.36},
+		{string(mediagen.FeatureVideoObjectReveal), map[string]any{"duration": 3.0}, 0.36},
 		{"video/avatar", map[string]any{"script": "hi"}, 0.5},
 		{"video/avatar", map[string]any{"script": strings.Repeat("a", 225)}, 0.5}, // 15 s clip
 		{"video/avatar", map[string]any{"script": strings.Repeat("a", 226)}, 1.0}, // 16 s clip
@@ -61,7 +61,7 @@ func TestCostFormula(t *testing.T) {
 		{feature.VoiceClone, nil, 1},
 	}
 	for _, tc := range cases {
-		assert.Equal(t, tc.want, fromUnits(cost(tc.feature, tc.args)), "%s %v", tc.feature, len(stringArg(tc.args, "script")))
+		assert.Equal(t, tc.want, fromUnits(cost(tc.feature, tc.args)), "%s %v", tc.feature, len(stringArg(feature.Info{}, tc.args, "script")))
 	}
 }
 

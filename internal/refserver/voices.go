@@ -82,7 +82,7 @@ func (s *Server) CreateVoice(ctx context.Context, req api.CreateVoiceRequestObje
 	if name == "" {
 		return invalidf("name is required"), nil
 	}
-	if !visible(name) {
+	if !feature.Visible(name) {
 		return invalidf("name has no visible character: it is all control, space or invisible format characters"), nil
 	}
 	if req.Body.Audio == "" {

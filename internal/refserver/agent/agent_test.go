@@ -20,6 +20,7 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/feature"
 )
 
 // projectKey is where the test middleware stores the caller, as the reference
@@ -548,4 +549,52 @@ func TestExactUSD(t *testing.T) {
 	for v, want := range map[float64]string{0: "0.00 USD", 0.2: "0.20 USD", 2: "2.00 USD", 0.0375: "0.0375 USD", 17.25: "17.25 USD"} {
 		assert.Equal(t, want, exactUSD(v), "%v", v)
 	}
+}
+
+// Every named tool's input schema is its feature's argument schema from the
+// contract, and its arguments are checked as the route checks them.
+func TestToolSchemasComeFromTheFeatureTable(t *testing.T) {
+	ops := newFakeOps()
+	session, _ := setup(t, ops)
+	res, err := session.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	byName := map[string]*mcp.Tool{}
+	for _, tool := range res.Tools {
+		byName[tool.Name] = tool
+	}
+	for _, f := range feature.All {
+		if f.Tool == "" {
+			continue
+		}
+		tool, ok := byName[f.Tool]
+		require.True(t, ok, f.Tool)
+		assert.Equal(t, f.ToolDescription, tool.Description)
+		schema := tool.InputSchema.(map[string]any)
+		assert.Equal(t, false, schema["additionalProperties"], f.Tool)
+		props := schema["properties"].(map[string]any)
+		assert.Len(t, props, len(f.Args)+1, "the arguments and webhookUrl")
+		var required []any
+		for _, a := range f.Args {
+			p := props[a.Name].(map[string]any)
+			assert.Equal(t, a.Type, p["type"], "%s %s", f.Tool, a.Name)
+			assert.Equal(t, a.Description, p["description"], "%s %s", f.Tool, a.Name)
+			if a.Required {
+				required = append(required, a.Name)
+			}
+		}
+		assert.ElementsMatch(t, required, schema["required"], f.Tool)
+	}
+	duration := byName["generate_logo_reveal"].InputSchema.(map[string]any)["properties"].(map[string]any)["duration"].(map[string]any)
+	assert.Equal(t, []any{3.0, 10.0, 5.0}, []any{duration["minimum"], duration["maximum"], duration["default"]})
+
+	bad := call(t, session, "generate_logo_reveal", map[string]any{"image": "f", "prompt": "p", "duration": 11})
+	require.True(t, bad.IsError)
+	want := feature.Check("video/logo-reveal", map[string]any{"image": "f", "prompt": "p", "duration": 11.0})
+	require.Error(t, want)
+	assert.Equal(t, want.Error(), structured[api.Error](t, bad).Error.Message, "the route's message")
+	assert.Contains(t, text(bad), "HTTP 400 invalid_argument")
+	unknown := call(t, session, "generate_voiceover", map[string]any{"voiceId": "v", "script": "s", "speed": 2})
+	require.True(t, unknown.IsError)
+	assert.Contains(t, text(unknown), "args.speed is not an argument of audio/voiceover")
+	assert.Empty(t, ops.created, "nothing is submitted")
 }

@@ -3,92 +3,34 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
+	"github.com/mediagen/mediagen-go/internal/feature"
 )
 
-// webhook is the optional callback every generation tool accepts.
-type webhook struct {
-	WebhookURL string `json:"webhookUrl,omitempty" jsonschema:"Optional https URL, publicly reachable, that receives the signed generation.done, generation.error or generation.timeout event. A reference server run with -allow-http-webhooks also accepts http or https on a loopback host, for local tests."`
-}
-
-type adInput struct {
-	Image       string `json:"image" jsonschema:"File id of the product photo advertised, from create_upload_url (never a URL or base64)."`
-	Prompt      string `json:"prompt" jsonschema:"What the ad shows: setting, copy style, mood. A prompt from get_template_prompt may be used as is."`
-	AspectRatio string `json:"aspectRatio,omitempty" jsonschema:"Aspect ratio: 1:1, 16:9, 9:16, 4:3 or 3:4."`
-	FineDetails bool   `json:"fineDetails,omitempty" jsonschema:"Render finer details; costs more (pricing variant fineDetails)."`
-	webhook
-}
-
-type youtubeThumbnailInput struct {
-	Prompt      string `json:"prompt" jsonschema:"What the thumbnail shows. A prompt from get_template_prompt may be used as is."`
-	Image       string `json:"image,omitempty" jsonschema:"Optional file id of a reference image, from create_upload_url (never a URL or base64)."`
-	AspectRatio string `json:"aspectRatio,omitempty" jsonschema:"Aspect ratio: 16:9 (default), 1:1, 9:16, 4:3 or 3:4."`
-	FineDetails bool   `json:"fineDetails,omitempty" jsonschema:"Render finer details; costs more (pricing variant fineDetails)."`
-	webhook
-}
-
-type selfPortraitInput struct {
-	Image               string `json:"image" jsonschema:"File id of a photo of the person, from create_upload_url (never a URL or base64)."`
-	Prompt              string `json:"prompt" jsonschema:"Style and scene of the portrait. A prompt from get_template_prompt may be used as is."`
-	AspectRatio         string `json:"aspectRatio,omitempty" jsonschema:"Aspect ratio: 1:1, 16:9, 9:16, 4:3 or 3:4."`
-	PermissionConfirmed bool   `json:"permissionConfirmed,omitempty" jsonschema:"Must be true: confirms the caller has permission to produce this person's likeness; missing or false is refused (403 permission_required)."`
-	webhook
-}
-
-type productShotInput struct {
-	Image       string `json:"image" jsonschema:"File id of the product photo, from create_upload_url (never a URL or base64)."`
-	Prompt      string `json:"prompt" jsonschema:"Scene, lighting and mood of the shot. A prompt from get_template_prompt may be used as is."`
-	AspectRatio string `json:"aspectRatio,omitempty" jsonschema:"Aspect ratio: 1:1, 16:9, 9:16, 4:3 or 3:4."`
-	FineDetails bool   `json:"fineDetails,omitempty" jsonschema:"Render finer details; costs more (pricing variant fineDetails)."`
-	webhook
-}
-
-type avatarVideoInput struct {
-	VoiceID             string `json:"voiceId" jsonschema:"Voice id, or a catalog voice's slug, from list_voices."`
-	Script              string `json:"script" jsonschema:"What the avatar says, 1 to 5000 characters. The clip lasts about one second per 15 characters; billed per started 15 seconds."`
-	Image               string `json:"image,omitempty" jsonschema:"Optional file id of a portrait to animate, from create_upload_url (never a URL or base64)."`
-	AspectRatio         string `json:"aspectRatio,omitempty" jsonschema:"Aspect ratio: 1:1, 16:9, 9:16, 4:3 or 3:4."`
-	Resolution          string `json:"resolution,omitempty" jsonschema:"Output resolution: 720p (default) or 1080p; 1080p costs more (pricing variant resolution)."`
-	PermissionConfirmed bool   `json:"permissionConfirmed,omitempty" jsonschema:"Must be true: confirms the caller has permission to produce this person's likeness; missing or false is refused (403 permission_required)."`
-	webhook
-}
-
-type logoRevealInput struct {
-	Image         string `json:"image" jsonschema:"File id of the logo image, from create_upload_url (never a URL or base64). A backdrop baked into the file is absorbed before rendering."`
-	Prompt        string `json:"prompt" jsonschema:"Motion direction: effect, scene, mood. Describe what happens around the logo, not the logo itself, and not beat durations."`
-	Mode          string `json:"mode,omitempty" jsonschema:"intro (default) builds the logo in; outro starts on the logo and takes it apart."`
-	AspectRatio   string `json:"aspectRatio,omitempty" jsonschema:"Aspect ratio: 16:9 (default) or 9:16."`
-	Background    string `json:"background,omitempty" jsonschema:"Background colour as a CSS hex colour such as #101820."`
-	GenerateAudio bool   `json:"generateAudio,omitempty" jsonschema:"Add sound (default false)."`
-	Duration      *int   `json:"duration,omitempty" jsonschema:"Seconds of video, 3 to 10 (default 5); billed per second."`
-	Resolution    string `json:"resolution,omitempty" jsonschema:"Output resolution: 720p (default) or 1080p; 1080p costs more (pricing variant resolution)."`
-	webhook
-}
-
-type objectRevealInput struct {
-	Image       string `json:"image" jsonschema:"File id of a photo of the object revealed, from create_upload_url (never a URL or base64)."`
-	Prompt      string `json:"prompt" jsonschema:"How the object is revealed: effect, scene, mood. A prompt from get_template_prompt may be used as is."`
-	AspectRatio string `json:"aspectRatio,omitempty" jsonschema:"Aspect ratio: 1:1, 16:9, 9:16, 4:3 or 3:4."`
-	Duration    *int   `json:"duration,omitempty" jsonschema:"Seconds of video, 3 to 10 (default 5); billed per second."`
-	Resolution  string `json:"resolution,omitempty" jsonschema:"Output resolution: 720p (default) or 1080p; 1080p costs more (pricing variant resolution)."`
-	webhook
-}
-
-type voiceoverInput struct {
-	VoiceID string `json:"voiceId" jsonschema:"Voice id, or a catalog voice's slug, from list_voices."`
-	Script  string `json:"script" jsonschema:"Text to speak, 1 to 20000 characters; billed per started 1000 characters."`
-	webhook
-}
+// webhookURLDoc describes the optional callback every generation tool accepts.
+const webhookURLDoc = "Optional https URL, publicly reachable, that receives the signed generation.done, generation.error or generation.timeout event. A reference server run with -allow-http-webhooks also accepts http or https on a loopback host, for local tests."
 
 type createGenerationInput struct {
-	Feature    string         `json:"feature" jsonschema:"Feature key: image/self-portrait, image/generation, image/product-shot, image/youtube-thumbnail, image/ad, video/logo-reveal, video/object-reveal, video/avatar or audio/voiceover (older flat spellings such as logo-reveal are accepted)."`
-	Args       map[string]any `json:"args" jsonschema:"The feature's arguments, as the matching generate_* tool takes them (image/generation: prompt, aspectRatio, fineDetails, image). File ids, never URLs."`
-	WebhookURL string         `json:"webhookUrl,omitempty" jsonschema:"Optional https URL, publicly reachable, that receives the signed generation.done, generation.error or generation.timeout event. A reference server run with -allow-http-webhooks also accepts http or https on a loopback host, for local tests."`
+	Feature    string         `json:"feature"`
+	Args       map[string]any `json:"args"`
+	WebhookURL string         `json:"webhookUrl,omitempty"`
+}
+
+// packedSchema is the input schema of create_generation, naming the
+// features of the table.
+func packedSchema() map[string]any {
+	return map[string]any{"type": "object", "required": []string{"feature", "args"}, "properties": map[string]any{
+		"feature": map[string]any{"type": "string", "description": "Feature key: " + strings.Join(feature.Names(), ", ") +
+			" (older flat spellings such as logo-reveal are accepted)."},
+		"args": map[string]any{"type": "object", "description": "The feature's arguments, as the matching generate_* tool takes them " +
+			"(image/generation: prompt, aspectRatio, fineDetails, image). File ids, never URLs."},
+		"webhookUrl": map[string]any{"type": "string", "description": webhookURLDoc},
+	}}
 }
 
 type idInput struct {
@@ -125,33 +67,19 @@ type listVoicesInput struct {
 	Favorites bool     `json:"favorites,omitempty" jsonschema:"Only voices the project starred."`
 }
 
-// generateTools are the documented named tools, one per feature but
-// image/generation, which create_generation covers.
-var generateTools = []struct {
-	name, feature, desc string
-	add                 func(s *mcp.Server, ops api.StrictServerInterface, name string, feature mediagen.Feature, desc string)
-}{
-	{"generate_ad", "image/ad", "Submit an ad image made from a product photo (image/ad). Returns the generation id at once; poll get_generation.", addGenerate[adInput]},
-	{"generate_youtube_thumbnail", "image/youtube-thumbnail", "Submit a YouTube thumbnail (image/youtube-thumbnail). Returns the generation id at once; poll get_generation.", addGenerate[youtubeThumbnailInput]},
-	{"generate_self_portrait", "image/self-portrait", "Submit a stylised portrait of the person in a photo (image/self-portrait); requires permissionConfirmed. Returns the generation id at once; poll get_generation.", addGenerate[selfPortraitInput]},
-	{"generate_product_shot", "image/product-shot", "Submit a studio product shot made from a product photo (image/product-shot). Returns the generation id at once; poll get_generation.", addGenerate[productShotInput]},
-	{"generate_avatar_video", "video/avatar", "Submit a talking-avatar video speaking a script with a voice (video/avatar); requires permissionConfirmed. Billed per started 15 s. Returns the generation id at once; poll get_generation every 5 to 10 s.", addGenerate[avatarVideoInput]},
-	{"generate_logo_reveal", "video/logo-reveal", "Submit an animated logo reveal video (video/logo-reveal). Billed per second. Returns the generation id at once; poll get_generation every 5 to 10 s.", addGenerate[logoRevealInput]},
-	{"generate_object_reveal", "video/object-reveal", "Submit an object reveal video made from a photo (video/object-reveal). Billed per second. Returns the generation id at once; poll get_generation every 5 to 10 s.", addGenerate[objectRevealInput]},
-	{"generate_voiceover", "audio/voiceover", "Submit a voiceover of a script in a voice (audio/voiceover). Billed per started 1000 characters. Returns the generation id at once; poll get_generation.", addGenerate[voiceoverInput]},
-}
-
 func readOnly() *mcp.ToolAnnotations {
 	return &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
 }
 
 // addTools registers every tool of the endpoint.
 func addTools(s *mcp.Server, ops api.StrictServerInterface) {
-	for _, t := range generateTools {
-		t.add(s, ops, t.name, mediagen.Feature(t.feature), t.desc)
+	for _, f := range feature.All {
+		if f.Tool != "" {
+			addGenerate(s, ops, f)
+		}
 	}
 
-	addTool(s, &mcp.Tool{Name: "create_generation",
+	addTool(s, &mcp.Tool{Name: "create_generation", InputSchema: packedSchema(),
 		Description: "Submit a generation of any feature in packed form: feature plus its args. Charges the balance and returns the generation id at once with status pending; poll get_generation."},
 		summarizeGeneration,
 		func(ctx context.Context, in createGenerationInput) (answer, error) {
@@ -253,33 +181,78 @@ func addTool[In any](s *mcp.Server, t *mcp.Tool, summarize func([]byte) string, 
 	})
 }
 
-// addGenerate registers a named generation tool: its typed input becomes the
-// feature's args, minus webhookUrl, which belongs to the request.
-func addGenerate[In any](s *mcp.Server, ops api.StrictServerInterface, name string, feature mediagen.Feature, desc string) {
-	addTool(s, &mcp.Tool{Name: name, Description: desc}, summarizeGeneration,
-		func(ctx context.Context, in In) (answer, error) {
-			args, err := toArgs(in)
+// addGenerate registers the named generation tool of feature f. Its input
+// schema is the contract's schema of f's arguments, plus webhookUrl, which
+// belongs to the request; arguments are checked as the route checks them
+// (feature.Check) before the operation is called.
+func addGenerate(s *mcp.Server, ops api.StrictServerInterface, f feature.Info) {
+	s.AddTool(&mcp.Tool{Name: f.Tool, Description: f.ToolDescription, InputSchema: inputSchema(f)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			a, err := generate(ctx, ops, f, req.Params.Arguments)
 			if err != nil {
-				return answer{}, err
+				return failure(err), nil
 			}
-			webhookURL, _ := args["webhookUrl"].(string)
-			delete(args, "webhookUrl")
-			return create(ctx, ops, feature, args, webhookURL)
+			return toolResult(a, summarizeGeneration), nil
 		})
 }
 
-// toArgs turns a typed input into the JSON object an HTTP caller would send,
-// so the operation sees the same value types (numbers as float64).
-func toArgs(in any) (map[string]any, error) {
-	b, err := json.Marshal(in)
-	if err != nil {
-		return nil, fmt.Errorf("encode args: %w", err)
+// generate submits raw, the arguments of f's tool, unless they fail the
+// route's checks, which answer as the route would: 400 invalid_argument.
+func generate(ctx context.Context, ops api.StrictServerInterface, f feature.Info, raw json.RawMessage) (answer, error) {
+	var args map[string]any
+	if err := json.Unmarshal(raw, &args); err != nil || args == nil {
+		return invalid("the arguments must be a JSON object")
 	}
-	args := map[string]any{}
-	if err := json.Unmarshal(b, &args); err != nil {
-		return nil, fmt.Errorf("decode args: %w", err)
+	webhookURL, ok := args["webhookUrl"].(string)
+	if _, present := args["webhookUrl"]; present && !ok {
+		return invalid("webhookUrl must be a string")
 	}
-	return args, nil
+	delete(args, "webhookUrl")
+	if err := feature.Check(f.Name, args); err != nil {
+		return invalid(err.Error())
+	}
+	return create(ctx, ops, mediagen.Feature(f.Name), args, webhookURL)
+}
+
+// invalid is the route's 400 answer with message.
+func invalid(message string) (answer, error) {
+	resp := api.CreateGeneration400JSONResponse{BadRequestJSONResponse: api.BadRequestJSONResponse{
+		Error: api.ErrorDetail{Code: api.ErrorCodeInvalidArgument, Message: message},
+	}}
+	return record(api.CreateGenerationResponseObject(resp), nil, api.CreateGenerationResponseObject.VisitCreateGenerationResponse)
+}
+
+// inputSchema is the JSON schema of f's tool input: each argument with the
+// contract's type, description, bounds, enum and default.
+func inputSchema(f feature.Info) map[string]any {
+	props := map[string]any{"webhookUrl": map[string]any{"type": "string", "description": webhookURLDoc}}
+	required := []string{}
+	for _, a := range f.Args {
+		p := map[string]any{"type": a.Type, "description": a.Description}
+		if a.Enum != nil {
+			p["enum"] = a.Enum
+		}
+		if a.Default != nil {
+			p["default"] = a.Default
+		}
+		if a.Pattern != nil {
+			p["pattern"] = a.Pattern.String()
+		}
+		if a.MinLength > 0 {
+			p["minLength"] = a.MinLength
+		}
+		if a.MaxLength > 0 {
+			p["maxLength"] = a.MaxLength
+		}
+		if a.Type == "integer" {
+			p["minimum"], p["maximum"] = a.Minimum, a.Maximum
+		}
+		props[a.Name] = p
+		if a.Required {
+			required = append(required, a.Name)
+		}
+	}
+	return map[string]any{"type": "object", "properties": props, "required": required, "additionalProperties": false}
 }
 
 // create submits a generation through the same operation as POST /v3/generations.

@@ -1,0 +1,135 @@
+package feature
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Check applies the contract's schema of the feature name (either spelling)
+// to args: unknown, missing and null arguments, types, bounds, enums and
+// formats. Its error's text is the reference server's 400 message, word for
+// word, since the server runs Check too. What needs the service's state
+// (whether a file or voice exists and is usable, the likeness permission)
+// is not checked, and neither is a name that is not a feature: a newer
+// service may have features this table does not know.
+//
+// Arguments are checked in order of name, so the first problem reported is
+// the same on every call.
+func Check(name string, args map[string]any) error {
+	f, ok := Lookup(name)
+	if !ok {
+		return nil
+	}
+	names := make([]string, len(f.Args))
+	for i, a := range f.Args {
+		names[i] = a.Name
+	}
+	slices.Sort(names)
+	for _, n := range slices.Sorted(maps.Keys(args)) {
+		if !slices.Contains(names, n) {
+			return fmt.Errorf("args.%s is not an argument of %s (arguments: %s)", n, f.Name, strings.Join(names, ", "))
+		}
+	}
+	for _, n := range names {
+		a, _ := f.Arg(n)
+		v, present := args[n]
+		switch {
+		case v == nil && a.Required:
+			return fmt.Errorf("args.%s is required", n)
+		case v == nil && present:
+			return fmt.Errorf("args.%s must not be null", n)
+		case v == nil:
+			continue
+		}
+		if err := a.check(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check validates one present value.
+func (a Arg) check(v any) error {
+	str, isStr := v.(string)
+	switch {
+	case a.Type == "boolean":
+		if _, ok := v.(bool); !ok {
+			return fmt.Errorf("args.%s must be a boolean", a.Name)
+		}
+	case a.Type == "integer":
+		if n, ok := AsInt(v); !ok || n < a.Minimum || n > a.Maximum {
+			return fmt.Errorf("args.%s must be an integer from %d to %d", a.Name, a.Minimum, a.Maximum)
+		}
+	case a.Enum != nil:
+		if !isStr || !slices.Contains(a.Enum, str) {
+			return fmt.Errorf("args.%s must be one of %s", a.Name, strings.Join(a.Enum, ", "))
+		}
+	case a.Format == "hex-color":
+		if !isStr || !a.Pattern.MatchString(str) {
+			return fmt.Errorf("args.%s must be a CSS hex colour such as #101820", a.Name)
+		}
+	case a.Format == "file-id":
+		if !isStr || str == "" {
+			return fmt.Errorf("args.%s must be a file id (a string from the upload endpoints)", a.Name)
+		}
+	case a.Format == "voice-id":
+		if !isStr || str == "" {
+			return fmt.Errorf("args.%s must be a voice id or slug", a.Name)
+		}
+	default:
+		if n := utf8.RuneCountInString(str); !isStr || n < a.MinLength || n > a.MaxLength {
+			return fmt.Errorf("args.%s must be a string of %d to %d characters", a.Name, a.MinLength, a.MaxLength)
+		}
+		if !Visible(str) {
+			return fmt.Errorf("args.%s has no visible character: it is all control, space or invisible format characters", a.Name)
+		}
+	}
+	return nil
+}
+
+// Visible reports whether s has a character that shows: one that is not a
+// control, a space, a format character (zero-width spaces and joiners,
+// bidirectional marks, soft hyphens, tags) or another code point Unicode
+// has renderers show as nothing (Hangul fillers, variation selectors, the
+// combining grapheme joiner).
+func Visible(s string) bool {
+	for _, r := range s {
+		if !unicode.IsControl(r) && !unicode.IsSpace(r) &&
+			!unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point) {
+			return true
+		}
+	}
+	return false
+}
+
+// AsInt reads an integral JSON number; fractions, numbers beyond ±2^31
+// and non-numbers fail.
+func AsInt(v any) (int, bool) {
+	var f float64
+	switch n := v.(type) {
+	case float64:
+		f = n
+	case int:
+		return n, true
+	case int64:
+		f = float64(n)
+	case json.Number:
+		i, err := n.Int64()
+		if err != nil {
+			return 0, false
+		}
+		f = float64(i)
+	default:
+		return 0, false
+	}
+	if f != math.Trunc(f) || math.Abs(f) > 1<<31 {
+		return 0, false
+	}
+	return int(f), true
+}
