@@ -94,19 +94,18 @@ func Start(opts ...Option) (*Server, error) {
 	if cfg.wall && cfg.startSet {
 		return nil, errors.New("clienttest: WithStartTime and WithWallClock: the wall clock cannot start at another time")
 	}
-	var clock *refserver.FakeClock // nil leaves the server's default, the wall clock
-	var ropts []refserver.Option
-	if !cfg.wall {
-		clock = refserver.NewFakeClock(cfg.start)
-		ropts = append(ropts, refserver.WithClock(clock))
-	}
-	ropts = append(ropts,
+	ropts := append([]refserver.Option{
 		refserver.WithRenderScale(cfg.scale),
 		refserver.WithProject(APIKey, cfg.balance),
 		refserver.WithAllowHTTPWebhooks(),         // receivers in tests are httptest servers on loopback
 		refserver.WithFaults(cfg.faults.config()), // cannot panic: WithFaults validated them
-	)
-	ref := refserver.New(append(ropts, cfg.more...)...)
+	}, cfg.more...)
+	var clock *refserver.FakeClock // nil leaves the server's default, the wall clock
+	if !cfg.wall {
+		clock = refserver.NewFakeClock(cfg.start)
+		ropts = append(ropts, refserver.WithClock(clock))
+	}
+	ref := refserver.New(ropts...)
 	return &Server{clock: clock, ref: ref, hs: httptest.NewServer(ref)}, nil
 }
 
