@@ -116,10 +116,8 @@ func (d Dialect) CreateTable(ctx context.Context, db *sql.DB, stmts ...string) e
 		return err
 	}
 	defer tx.Rollback() // after Commit it does nothing
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext('mediagen create table'))`); err != nil {
-		return err
-	}
-	for _, q := range stmts {
+	lock := `SELECT pg_advisory_xact_lock(hashtext('mediagen create table'))`
+	for _, q := range append([]string{lock}, stmts...) {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return err
 		}
@@ -155,12 +153,10 @@ func (d Dialect) Retry(ctx context.Context, op func() error) error {
 			(*f)(err)
 		}
 		step := min(busyWaitMin<<n, busyWaitMax)
-		t := time.NewTimer(step/2 + rand.N(step/2+1))
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return ctx.Err()
-		case <-t.C:
+		case <-time.After(step/2 + rand.N(step/2+1)): // its timer is collected unfired (Go 1.23)
 		}
 		err = op()
 	}

@@ -1,5 +1,7 @@
 package mediagen
 
+import "cmp"
+
 // Terminal reports whether a generation in status s will change no more:
 // done, error or timeout.
 func (s GenerationStatus) Terminal() bool {
@@ -18,13 +20,4 @@ func (g *Generation) Terminal() bool { return g.Status.Terminal() }
 // URL returns the signed URL of the asset: the image, video or audio,
 // whichever the generation's kind produced; "" for text, whose output is
 // Text itself, and before the generation is done.
-func (o Output) URL() string {
-	switch {
-	case o.Image != "":
-		return o.Image
-	case o.Video != "":
-		return o.Video
-	default:
-		return o.Audio
-	}
-}
+func (o Output) URL() string { return cmp.Or(o.Image, o.Video, o.Audio) }

@@ -47,10 +47,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/internal/refserver"
-	"github.com/mediagen/mediagen-go/internal/refserver/fault"
 	"github.com/mediagen/mediagen-go/internal/wait"
 )
 
@@ -69,13 +67,10 @@ var StartTime = time.Date(2026, time.January, 5, 9, 0, 0, 0, time.UTC)
 // Server is a reference server listening on a loopback port, with one
 // project to begin with. It is safe for concurrent use.
 type Server struct {
-	url           string
-	apiKey        string
-	webhookSecret string
-	clock         *refserver.FakeClock // nil on the wall clock (WithWallClock)
-	ref           *refserver.Server
-	hs            *httptest.Server
-	tb            testing.TB // nil for a server from Start
+	clock *refserver.FakeClock // nil on the wall clock (WithWallClock)
+	ref   *refserver.Server
+	hs    *httptest.Server
+	tb    testing.TB // nil for a server from Start
 }
 
 // Start starts a reference server whose clock is a fake one at [StartTime],
@@ -99,46 +94,19 @@ func Start(opts ...Option) (*Server, error) {
 	if cfg.wall && cfg.startSet {
 		return nil, errors.New("clienttest: WithStartTime and WithWallClock: the wall clock cannot start at another time")
 	}
+	ropts := append([]refserver.Option{
+		refserver.WithRenderScale(cfg.scale),
+		refserver.WithProject(APIKey, cfg.balance),
+		refserver.WithAllowHTTPWebhooks(),         // receivers in tests are httptest servers on loopback
+		refserver.WithFaults(cfg.faults.config()), // cannot panic: WithFaults validated them
+	}, cfg.more...)
 	var clock *refserver.FakeClock // nil leaves the server's default, the wall clock
-	var ropts []refserver.Option
 	if !cfg.wall {
 		clock = refserver.NewFakeClock(cfg.start)
 		ropts = append(ropts, refserver.WithClock(clock))
 	}
-	ropts = append(ropts,
-		refserver.WithRenderScale(cfg.scale),
-		refserver.WithProject(APIKey, cfg.balance),
-		refserver.WithAllowHTTPWebhooks(), // receivers in tests are httptest servers on loopback
-		refserver.WithFaults(cfg.faults.config()),
-	)
-	for _, p := range cfg.projects {
-		ropts = append(ropts, refserver.WithProject(p.key, p.balance))
-	}
-	if cfg.outcome != nil {
-		fn := cfg.outcome
-		ropts = append(ropts, refserver.WithOutcome(func(feature string) refserver.Outcome { return refserver.Outcome(fn(mediagen.Feature(feature))) }))
-	}
-	ref, err := newRef(ropts)
-	if err != nil {
-		return nil, err
-	}
-	hs := httptest.NewServer(ref)
-	s := &Server{url: hs.URL, apiKey: APIKey, clock: clock, ref: ref, hs: hs}
-	if p, ok := ref.Project(APIKey); ok {
-		s.webhookSecret = p.WebhookSecret
-	}
-	return s, nil
-}
-
-// newRef builds the reference server, turning its panic on invalid faults
-// into an error.
-func newRef(opts []refserver.Option) (ref *refserver.Server, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("clienttest: %v", r)
-		}
-	}()
-	return refserver.New(opts...), nil
+	ref := refserver.New(ropts...)
+	return &Server{clock: clock, ref: ref, hs: httptest.NewServer(ref)}, nil
 }
 
 // NewServer is [Start] for a test: it fails the test when the server cannot
@@ -161,7 +129,7 @@ func (s *Server) Close() {
 }
 
 // URL returns the base URL, for client.WithBaseURL.
-func (s *Server) URL() string { return s.url }
+func (s *Server) URL() string { return s.hs.URL }
 
 // Handler returns the server's HTTP handler, for serving it from a listener
 // of the test's own: mounted under a path prefix (which catches requests
@@ -174,15 +142,13 @@ func (s *Server) URL() string { return s.url }
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.ref.ServeHTTP) }
 
 // APIKey returns the key of the default project.
-func (s *Server) APIKey() string { return s.apiKey }
+func (s *Server) APIKey() string { return APIKey }
 
 // WebhookSecret returns the secret the default project's webhooks are
 // signed with; [Server.RotateWebhookSecret] changes it.
 func (s *Server) WebhookSecret() string {
-	if p, ok := s.ref.Project(s.apiKey); ok {
-		return p.WebhookSecret
-	}
-	return s.webhookSecret
+	p, _ := s.ref.Project(APIKey) // always there: projects are never removed
+	return p.WebhookSecret
 }
 
 // Client returns a client of the default project with fast retries (waits
@@ -196,7 +162,7 @@ func (s *Server) Client(opts ...client.Option) *client.Client {
 		return s.MustClient(opts...)
 	}
 	s.tb.Helper()
-	c, err := s.ClientFor(s.apiKey, opts...)
+	c, err := s.ClientFor(APIKey, opts...)
 	if err != nil {
 		s.tb.Fatal(clientError(err))
 	}
@@ -206,7 +172,7 @@ func (s *Server) Client(opts ...client.Option) *client.Client {
 // MustClient is [Server.Client] for a program, such as an example, with no
 // test to fail: it panics when an option is invalid.
 func (s *Server) MustClient(opts ...client.Option) *client.Client {
-	c, err := s.ClientFor(s.apiKey, opts...)
+	c, err := s.ClientFor(APIKey, opts...)
 	if err != nil {
 		panic(clientError(err))
 	}
@@ -221,7 +187,7 @@ func clientError(err error) error {
 // [Server.Client] configures its own.
 func (s *Server) ClientFor(apiKey string, opts ...client.Option) (*client.Client, error) {
 	defaults := []client.Option{
-		client.WithBaseURL(s.url),
+		client.WithBaseURL(s.hs.URL),
 		client.WithHTTPClient(s.hs.Client()),
 		client.WithRetryWait(time.Millisecond, 10*time.Millisecond),
 		client.WithClock(serverClock{s}),
@@ -277,13 +243,13 @@ func (s *Server) Advance(d time.Duration) {
 
 // Balance returns the default project's balance in USD, refunds due
 // counted.
-func (s *Server) Balance() float64 { return s.ref.Balance(s.apiKey) }
+func (s *Server) Balance() float64 { return s.ref.Balance(APIKey) }
 
 // BalanceOf returns the balance of the project of apiKey.
 func (s *Server) BalanceOf(apiKey string) float64 { return s.ref.Balance(apiKey) }
 
 // SetBalance sets the default project's balance in USD.
-func (s *Server) SetBalance(usd float64) { s.ref.SetBalance(s.apiKey, usd) }
+func (s *Server) SetBalance(usd float64) { s.ref.SetBalance(APIKey, usd) }
 
 // AddProject adds a project with its own key and balance, for tests of
 // tenant isolation, and returns its webhook secret.
@@ -295,7 +261,7 @@ func (s *Server) AddProject(apiKey string, balance float64) string {
 // returns it. For 24 hours (of the server's clock) deliveries carry two
 // signature entries, the new secret's and the old one's.
 func (s *Server) RotateWebhookSecret() string {
-	p, _ := s.ref.RotateWebhookSecret(s.apiKey)
+	p, _ := s.ref.RotateWebhookSecret(APIKey)
 	return p.WebhookSecret
 }
 
@@ -319,12 +285,7 @@ func (s *Server) SetFaults(f Faults) error {
 
 // FaultCounts returns how many faults the server has injected so far.
 func (s *Server) FaultCounts() FaultCounts {
-	st := s.ref.Faults().Stats()
-	return FaultCounts{
-		Requests: st.Requests, Replaced: st.Replaced, DroppedBefore: st.DroppedBefore,
-		DroppedAfter: st.DroppedAfter, Delayed: st.Delayed,
-		RenderErrors: st.RenderErrors, RenderTimeouts: st.RenderTimeouts,
-	}
+	return FaultCounts(s.ref.Faults().Stats())
 }
 
 // WaitDeliveries waits until every webhook delivery due so far has been
@@ -338,15 +299,6 @@ type config struct {
 	start    time.Time
 	startSet bool // WithStartTime was given
 	wall     bool // WithWallClock
-	outcome  func(feature mediagen.Feature) Outcome
 	faults   Faults
-	projects []extraProject
+	more     []refserver.Option // of WithProject and WithOutcome
 }
-
-type extraProject struct {
-	key     string
-	balance float64
-}
-
-// compile-time check that the fault fields still line up.
-var _ = fault.Config(Faults{}.config())

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/refserver"
 	"github.com/mediagen/mediagen-go/internal/refserver/fault"
 )
 
@@ -39,7 +40,7 @@ func WithProject(apiKey string, balance float64) Option {
 		if apiKey == "" || apiKey == APIKey {
 			return fmt.Errorf("clienttest: WithProject(%q): want a key other than the default project's", apiKey)
 		}
-		c.projects = append(c.projects, extraProject{apiKey, balance})
+		c.more = append(c.more, refserver.WithProject(apiKey, balance))
 		return nil
 	}
 }
@@ -52,7 +53,9 @@ func WithOutcome(fn func(feature mediagen.Feature) Outcome) Option {
 		if fn == nil {
 			return errors.New("clienttest: WithOutcome: nil function")
 		}
-		c.outcome = fn
+		c.more = append(c.more, refserver.WithOutcome(func(feature string) refserver.Outcome {
+			return refserver.Outcome(fn(mediagen.Feature(feature)))
+		}))
 		return nil
 	}
 }
@@ -133,14 +136,19 @@ type Faults struct {
 }
 
 func (f Faults) config() fault.Config {
+	var features []string
+	for _, ft := range f.RenderFeatures {
+		features = append(features, string(ft))
+	}
 	return fault.Config{
-		Seed: f.Seed, RenderError: f.RenderError, RenderTimeout: f.RenderTimeout, RenderFeatures: features(f.RenderFeatures),
+		Seed: f.Seed, RenderError: f.RenderError, RenderTimeout: f.RenderTimeout, RenderFeatures: features,
 		HTTPStatus: f.HTTPStatus, Statuses: f.Statuses, RetryAfter: f.RetryAfter,
 		DropBefore: f.DropBefore, DropAfter: f.DropAfter, Latency: f.Latency, Paths: f.Paths, Methods: f.Methods,
 	}
 }
 
-// FaultCounts counts what the server injected.
+// FaultCounts counts what the server injected. It converts from
+// fault.Stats, so the two keep the same fields.
 type FaultCounts struct {
 	Requests       int64 // every request seen, faulted or not
 	Replaced       int64 // answers replaced by an injected status
@@ -149,15 +157,4 @@ type FaultCounts struct {
 	Delayed        int64 // requests held back by Latency
 	RenderErrors   int64 // renders ended in error
 	RenderTimeouts int64 // renders ended in timeout
-}
-
-func features(fs []mediagen.Feature) []string {
-	if fs == nil {
-		return nil
-	}
-	out := make([]string, len(fs))
-	for i, f := range fs {
-		out[i] = string(f)
-	}
-	return out
 }

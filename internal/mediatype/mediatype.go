@@ -5,6 +5,7 @@
 package mediatype
 
 import (
+	"maps"
 	"mime"
 	"slices"
 	"strings"
@@ -48,23 +49,7 @@ var aliases = map[string]string{
 }
 
 // Accepted returns the accepted canonical types, sorted.
-func Accepted() []string {
-	out := make([]string, 0, len(accepted))
-	for t := range accepted {
-		out = append(out, t)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// Aliases returns the other spellings and the canonical type of each.
-func Aliases() map[string]string {
-	out := make(map[string]string, len(aliases))
-	for k, v := range aliases {
-		out[k] = v
-	}
-	return out
-}
+func Accepted() []string { return slices.Sorted(maps.Keys(accepted)) }
 
 // Resolve lower-cases contentType, drops its parameters and maps an alias to
 // its canonical spelling. It does not check acceptance; ok is false only for

@@ -46,7 +46,7 @@ func TestCanonical(t *testing.T) {
 		_, _, ok := mediatype.Canonical(in)
 		assert.False(t, ok, in)
 	}
-	for alias, canonical := range mediatype.Aliases() {
+	for alias, canonical := range mediatype.AliasesForTest {
 		_, _, ok := mediatype.Canonical(canonical)
 		assert.True(t, ok, "alias %s points at an accepted type", alias)
 	}
