@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/client/journal"
 	"github.com/mediagen/mediagen-go/internal/charge"
 	"github.com/mediagen/mediagen-go/internal/engine"
 	"github.com/mediagen/mediagen-go/internal/retry"
@@ -85,6 +86,9 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 	}
 	if s.httpClient == nil {
 		s.httpClient = &http.Client{}
+	}
+	if s.journal == nil {
+		s.journal = journal.NewMemory() // the client's own
 	}
 	if t := s.httpClient.Timeout; t > 0 {
 		if !s.timeoutSet {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-go/client/journal"
+	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
 // Default per-attempt timeouts; see [WithTimeout].
@@ -62,7 +63,7 @@ func defaultSettings() settings {
 		transfer:    DefaultTransferTimeout,
 		userAgent:   "mediagen-go/" + Version,
 		logger:      slog.New(slog.DiscardHandler),
-		clock:       wallClock{},
+		clock:       retry.Wall,
 		hold:        DefaultJournalHold,
 		maxDownload: DefaultMaxDownload,
 	}

@@ -112,12 +112,9 @@ func (c *Client) PutUpload(ctx context.Context, u *mediagen.UploadURL, body io.R
 	if u == nil || body == nil {
 		return fmt.Errorf("%w: PutUpload needs an upload URL and a body", ErrInvalidArgument)
 	}
-	if _, err := url.Parse(u.UploadURL); err != nil || u.Headers.ContentLength < 0 {
-		return fmt.Errorf("%w: PutUpload: not a signed upload URL", ErrInvalidArgument)
-	}
 	target, err := url.Parse(u.UploadURL)
-	if err != nil {
-		return fmt.Errorf("%w: bad upload URL: %v", ErrInvalidArgument, redactError(err))
+	if err != nil || u.Headers.ContentLength < 0 {
+		return fmt.Errorf("%w: PutUpload: not a signed upload URL", ErrInvalidArgument)
 	}
 	cfg, err := c.configure(opts)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -94,17 +95,10 @@ func invalidOption(format string, args ...any) error {
 }
 
 func appendSecrets(dst []string, secrets ...string) []string {
-next:
 	for _, s := range secrets {
-		if s == "" {
-			continue
+		if s != "" && !slices.Contains(dst, s) {
+			dst = append(dst, s)
 		}
-		for _, have := range dst {
-			if have == s {
-				continue next
-			}
-		}
-		dst = append(dst, s)
 	}
 	return dst
 }

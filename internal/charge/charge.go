@@ -55,7 +55,7 @@ type Call struct {
 	Retry retry.Policy
 	// Key is the idempotency key, "" for none; Journal and Hold serve it.
 	Key     string
-	Journal journal.Journal // nil: the protocol's own, in memory
+	Journal journal.Journal
 	Hold    time.Duration
 }
 
@@ -75,7 +75,6 @@ type Protocol struct {
 	errs        Errors
 	claims      *claims
 	locks       *searchLocks
-	memory      journal.Journal
 	holder      string        // names this client in the journal
 	calls       atomic.Uint64 // numbers its keyed calls
 	lastCleanup atomic.Int64  // unix ns of its last journal cleanup
@@ -83,15 +82,7 @@ type Protocol struct {
 
 // New returns a protocol that reads errors with errs.
 func New(errs Errors) *Protocol {
-	return &Protocol{errs: errs, claims: newClaims(), locks: newSearchLocks(), memory: journal.NewMemory(), holder: newHolder()}
-}
-
-// Journal returns j, or the protocol's own journal in memory when j is nil.
-func (p *Protocol) Journal(j journal.Journal) journal.Journal {
-	if j != nil {
-		return j
-	}
-	return p.memory
+	return &Protocol{errs: errs, claims: newClaims(), locks: newSearchLocks(), holder: newHolder()}
 }
 
 // newHolder names a client in the records it holds: host, process and a

@@ -28,7 +28,7 @@ var ErrMismatch = errors.New("mediagen: idempotency key already used with other 
 //   - the key with another fingerprint fails with [ErrMismatch];
 //   - a call the service refused frees the key.
 func submitKeyed[T any](ctx context.Context, p *Protocol, call *Call, op Op[T], rec journal.Record) (*T, error) {
-	j, key := p.Journal(call.Journal), call.Key
+	j, key := call.Journal, call.Key
 	// Each call holds in its own name, so two goroutines of this client
 	// racing on a key are told apart as two processes are.
 	holder := p.holder + "/" + strconv.FormatUint(p.calls.Add(1), 10)

@@ -17,7 +17,7 @@ type Uncertain struct {
 }
 
 func newUncertain(what string, start, end time.Time, err error, win Window) *Uncertain {
-	return &Uncertain{What: what, Start: start, End: end, Err: err, Window: win, Found: NewFinding()}
+	return &Uncertain{What: what, Start: start, End: end, Err: err, Window: win, Found: &Finding{turn: make(chan struct{}, 1)}}
 }
 
 func (e *Uncertain) Error() string {
@@ -33,9 +33,6 @@ type Finding struct {
 	turn chan struct{}
 	id   string // guarded by turn
 }
-
-// NewFinding returns an empty finding.
-func NewFinding() *Finding { return &Finding{turn: make(chan struct{}, 1)} }
 
 // Finish runs the search of an uncertain call once per finding: when an
 // earlier call claimed a row, get reads it again; otherwise search runs,

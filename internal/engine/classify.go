@@ -121,15 +121,8 @@ func (e *SendError) Unwrap() error { return e.Err }
 // Transient reports whether sending again may succeed.
 func (e *SendError) Transient() bool { return e.transient }
 
-// Refused reports whether a middleware failed the request before sending it.
-func (e *SendError) Refused() bool { return refused(e.Err) }
-
 // classifyError judges an attempt that got no answer.
 func classifyError(r *Request, p progress, err error) retry.Outcome {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err // without the URL
-	}
 	se := &SendError{Err: err, MaybeSent: p.mayHaveSent(err), transient: retryableTransportError(err)}
 	var re *RedirectError
 	if errors.As(err, &re) {

@@ -147,8 +147,7 @@ func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*ht
 		return o.Outcome
 	}, func(err error, n int, wait time.Duration) {
 		if pending != nil {
-			drain(pending.resp.Body) // retried: its connection is reused
-			pending.w.release(pending.b)
+			pending.close() // retried: its connection is reused
 			pending = nil
 		}
 		var se *SendError
@@ -161,14 +160,9 @@ func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*ht
 				slog.Int("attempt", n+2), slog.Duration("wait", wait), slog.String("error", err.Error()))
 		}
 	})
-	if pending != nil && ctx.Err() != nil {
-		drain(pending.resp.Body)
-		pending.w.release(pending.b)
-	} else if pending != nil {
+	if pending != nil && ctx.Err() == nil {
 		// The retries stopped on a transient answer: the caller reads it.
 		herr := handle(pending.resp)
-		drain(pending.resp.Body)
-		pending.w.release(pending.b)
 		var be *retry.BudgetError
 		switch {
 		case err == pending:
@@ -176,6 +170,9 @@ func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*ht
 		case errors.As(err, &be) && be.Err == pending:
 			be.Err = herr
 		}
+	}
+	if pending != nil {
+		pending.close()
 	}
 	if call.ResponseInto != nil && last != nil {
 		*call.ResponseInto = last
@@ -258,6 +255,11 @@ type statusAnswer struct {
 	resp *http.Response
 	w    *watchdog
 	b    bound // the attempt's, released once the answer is drained
+}
+
+func (s *statusAnswer) close() {
+	drain(s.resp.Body)
+	s.w.release(s.b)
 }
 
 func (s *statusAnswer) Error() string {
