@@ -36,12 +36,8 @@ func WithClock(clk Clock) Option {
 // that wait on the client's behalf (poll) use it, so a test clock reaches
 // their waits too.
 func (c *Client) Clock(opts ...Option) Clock {
-	if len(opts) > 0 {
-		s := c.base.s
-		s.perCall = true
-		if s.apply(opts) == nil {
-			return s.clock
-		}
+	if cfg, err := c.configure(opts); err == nil {
+		return cfg.s.clock
 	}
 	return c.base.s.clock
 }

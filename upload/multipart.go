@@ -42,16 +42,9 @@ type Part struct {
 // [Multipart] reads it and closed when that part is done, so unused Parts
 // hold no file descriptor.
 func FilePart(path string) (Part, error) {
-	info, err := os.Stat(path)
+	f, info, err := openFile(path)
 	if err != nil {
-		return Part{}, fmt.Errorf("upload: %w", err)
-	}
-	if !info.Mode().IsRegular() {
-		return Part{}, fmt.Errorf("upload: %s is not a regular file", path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return Part{}, fmt.Errorf("upload: %w", err)
+		return Part{}, err
 	}
 	head, err := readHead(io.LimitReader(f, sniffLen))
 	f.Close()

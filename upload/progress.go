@@ -37,8 +37,3 @@ func (pr *progressReader) Read(b []byte) (int, error) {
 	}
 	return n, err
 }
-
-// withProgress wraps r to report to fn, or returns r when fn is nil.
-func withProgress(r io.Reader, total int64, fn func(sent, total int64)) io.Reader {
-	return (&progress{fn: fn, total: total}).reader(r)
-}

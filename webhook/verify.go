@@ -35,8 +35,8 @@ func Verify(payload []byte, header http.Header, secret string, opts ...Option) e
 	return o.match(d, payload)
 }
 
-// signed is what the headers of a delivery say: the timestamp text, which is
-// part of the signed text, and the digests of the well-formed entries.
+// signed is what the headers of a delivery say: the timestamp text and the
+// digests of the well-formed entries.
 type signed struct {
 	timestamp string
 	sums      [][sha256.Size]byte
@@ -60,7 +60,7 @@ func (o *options) readHeaders(header http.Header) (signed, error) {
 	return signed{timestamp: ts, sums: sums}, nil
 }
 
-// match hashes the body once per secret and compares each result with every entry.
+// match hashes the body once per secret and compares with every entry.
 func (o *options) match(d signed, payload []byte) error {
 	for _, secret := range o.secrets {
 		want := computeMAC(secret, d.timestamp, payload)

@@ -10,6 +10,40 @@ import (
 	"github.com/mediagen/mediagen-go"
 )
 
+// DefaultTable is the table an SQL journal keeps its records in unless
+// WithTable names another.
+const DefaultTable = "mediagen_journal"
+
+// ErrInvalidOption is wrapped by the error of Open when an argument or an
+// option is invalid.
+var ErrInvalidOption = errors.New("journal: invalid option")
+
+// Option configures Open, in the shape of every option of the SDK: it
+// returns an error for a value it refuses, and Open reports all of them.
+type Option func(*SQL) error
+
+// WithTable sets the table the journal keeps its records in; the default is
+// DefaultTable. The name is a plain identifier (letters, digits and
+// underscores, not starting with a digit, at most 48 bytes), since it is
+// written into the statements, quoted, so case is kept and a reserved word
+// works. To use another PostgreSQL schema, set the search_path of the
+// connection.
+func WithTable(name string) Option {
+	return func(s *SQL) error {
+		if err := mediagen.CheckTable(name); err != nil {
+			return invalidOption("WithTable(%q): %v", name, err)
+		}
+		s.table = name
+		return nil
+	}
+}
+
+// invalidOption returns an error wrapping ErrInvalidOption; format starts
+// with the option's name and the value it was given.
+func invalidOption(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
+}
+
 // cleanupBatch is the most rows one DELETE of Cleanup removes, so that a
 // large backlog never holds long locks on the table.
 const cleanupBatch = 1000
@@ -76,7 +110,7 @@ const columns = `key, op, feature, fingerprint, estimate, holder, held_until, st
 // start-up. The error wraps ErrInvalidOption, for each invalid argument or
 // option, joined, or is the database's.
 func Open(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...Option) (*SQL, error) {
-	o := &options{table: DefaultTable}
+	s := &SQL{db: db, dialect: d, table: DefaultTable}
 	var errs []error
 	if db == nil {
 		errs = append(errs, invalidOption("Open: nil *sql.DB"))
@@ -88,14 +122,13 @@ func Open(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...Option) (
 		if opt == nil {
 			continue
 		}
-		if err := opt(o); err != nil {
+		if err := opt(s); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	s := &SQL{db: db, dialect: d, table: o.table}
 	s.prepare()
 	if err := d.CreateTable(ctx, db, s.create...); err != nil {
 		return nil, s.fail(ctx, "create table", err)
