@@ -24,14 +24,6 @@ type baseURL struct {
 	rawPath string // the prefix as escaped, for paths that need escaping
 }
 
-func newBaseURL(s string) (baseURL, error) {
-	u, err := url.Parse(s)
-	if err != nil {
-		return baseURL{}, err
-	}
-	return baseURL{url: *u, rawPath: u.EscapedPath()}, nil
-}
-
 // request returns a request for path below the base URL, whose escaped
 // form is escaped ("" when nothing in path needs escaping). A value, so a
 // call's request needs no allocation of its own.

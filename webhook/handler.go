@@ -144,12 +144,11 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request, readBy time.Ti
 	return ev, http.StatusOK, nil
 }
 
-// closeAfter asks the server to close the connection after the answer.
-// Otherwise net/http reads what is left of the body before answering,
-// which for a slow sender is the wait the refusal was meant to end.
+// closeAfter asks the server to close the connection after the answer;
+// otherwise net/http reads the rest of the body first, the very wait the
+// refusal was meant to end.
 func closeAfter(w http.ResponseWriter) { w.Header().Set("Connection", "close") }
 
-// errTooLarge means the body went over the size limit.
 var errTooLarge = errors.New("webhook: body too large")
 
 // readBody reads at most limit bytes of body, failing with an error
@@ -268,8 +267,7 @@ func answer(w http.ResponseWriter, status int) {
 	http.Error(w, http.StatusText(status), status)
 }
 
-// logError is the default WithErrorFunc: refused deliveries are warnings,
-// failures of the callback or the store errors.
+// logError is the default WithErrorFunc.
 func logError(ctx context.Context, ev *Event, err error) {
 	if ev == nil {
 		slog.WarnContext(ctx, "webhook: delivery refused", "err", err)

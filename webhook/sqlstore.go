@@ -167,8 +167,7 @@ func OpenSQLStore(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...S
 	return s, nil
 }
 
-// prepare writes the statements once. The table name was validated and is
-// quoted besides, so a reserved word works too.
+// prepare writes the statements once; the table name was validated.
 func (s *SQLStore) prepare() {
 	t := `"` + s.table + `"`
 	idx := `"` + s.table + `_claimed_at"`
@@ -325,8 +324,8 @@ func (s *SQLStore) maybeCleanup(ctx context.Context, now time.Time) {
 	}()
 }
 
-// fail wraps a database error; when ctx ended, that is the error, as the
-// driver's own words for it vary.
+// fail wraps a database error; when ctx ended, that is the error, as
+// drivers word it variously.
 func (s *SQLStore) fail(ctx context.Context, op string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		err = ctxErr

@@ -38,8 +38,6 @@ func WithTable(name string) Option {
 	}
 }
 
-// invalidOption returns an error wrapping ErrInvalidOption; format starts
-// with the option's name and the value it was given.
 func invalidOption(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
 }
@@ -136,8 +134,7 @@ func Open(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...Option) (
 	return s, nil
 }
 
-// prepare writes the statements once, with ? placeholders turned into $n
-// for PostgreSQL. The table name was validated and is quoted besides.
+// prepare writes the statements once; the table name was validated.
 func (s *SQL) prepare() {
 	t := `"` + s.table + `"`
 	// Keys of one instant come in byte order, as SQLite's BINARY has them,
