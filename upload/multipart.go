@@ -218,11 +218,7 @@ func writeParts(mw *multipart.Writer, parts []preparedPart, prog *progress) erro
 			return &sourceError{part: i + 1, name: p.name, err: err}
 		}
 		counted.r = &exactReader{r: r, size: p.src.size, strict: p.src.strict}
-		var body io.Reader = counted
-		if prog.fn == nil {
-			body = counted.r
-		}
-		src := &readErrors{r: body}
+		src := &readErrors{r: counted}
 		if _, err := io.Copy(w, src); err != nil {
 			if src.err != nil {
 				return &sourceError{part: i + 1, name: p.name, err: src.err}

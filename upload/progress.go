@@ -31,7 +31,7 @@ type progressReader struct {
 func (pr *progressReader) Read(b []byte) (int, error) {
 	n, err := pr.r.Read(b)
 	pr.sent += int64(n)
-	if pr.sent > pr.p.high {
+	if pr.sent > pr.p.high && pr.p.fn != nil {
 		pr.p.high = pr.sent
 		pr.p.fn(pr.sent, pr.p.total)
 	}
