@@ -185,13 +185,11 @@ func (s *SQLStore) prepare() {
 	s.cleanup = s.dialect.Rebind(`DELETE FROM ` + t + ` WHERE ` + key + ` IN (SELECT ` + key + ` FROM ` + t + ` WHERE claimed_at < ? LIMIT ?)`)
 }
 
-// Claim records id and reports whether this call recorded it, in one INSERT
-// that does nothing when the id is already there: of concurrent claims of
-// one id, on any replica, exactly one reports true. It returns when ctx
-// ends, which Handler sets to its acknowledgement time, with an error and
-// the id not recorded, unless its commit was already on the way to the
-// server. Every WithCleanupInterval, it also starts a Cleanup in the
-// background.
+// Claim records id and reports whether this call recorded it: of
+// concurrent claims of one id, on any replica, exactly one reports true.
+// It returns when ctx ends (Handler's acknowledgement time) with an error
+// and the id not recorded, unless its commit was already on the way.
+// Every WithCleanupInterval it also starts a Cleanup in the background.
 func (s *SQLStore) Claim(ctx context.Context, id string) (bool, error) {
 	now := time.Now()
 	s.maybeCleanup(ctx, now)

@@ -69,16 +69,10 @@ const claimAttempts = 100
 // and an index on created, which serves Cleanup and the order of
 // Unfinished.
 //
-// Times are stored as integer milliseconds since the Unix epoch, so both
-// engines compare them alike and no time zone setting of the server or the
-// driver takes part. They come back in UTC, truncated to the millisecond:
-// the records SQL returns, Claim's included, are what it stored. The zero
-// time is stored as 0 and read back as the zero time (and so is the epoch
-// itself).
-//
-// Every method is one statement, atomic on its own, except Claim, which
-// reads the stored record after an INSERT that found one, and Cleanup,
-// which deletes in batches.
+// Times are stored as integer milliseconds since the Unix epoch, so no
+// time zone setting takes part; they come back in UTC, truncated to the
+// millisecond, Claim's included. The zero time (and the epoch) is stored
+// as 0 and read back as the zero time.
 //
 // SQLite serves the processes of one host sharing the file. Open it with WAL
 // journaling and a busy timeout (modernc.org/sqlite:
@@ -286,10 +280,9 @@ func (s *SQL) Unfinished(ctx context.Context) ([]Record, error) {
 }
 
 // Cleanup implements [Journal]. It deletes at most 1,000 rows per
-// statement, each its own transaction, and goes on until a statement
-// deletes fewer, so it may be stopped through ctx at any point without
-// losing what it did. A record counts as created before before when it was
-// at the nanosecond, as Memory has it.
+// statement, each its own transaction, so it may be stopped through ctx at
+// any point without losing what it did. A record counts as created before
+// before when it was at the nanosecond, as Memory has it.
 func (s *SQL) Cleanup(ctx context.Context, before time.Time) (int, error) {
 	limit := before.UnixMilli()
 	if before.Nanosecond()%int(time.Millisecond) != 0 {
