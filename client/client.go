@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/client/journal"
 	"github.com/mediagen/mediagen-go/internal/charge"
 	"github.com/mediagen/mediagen-go/internal/engine"
 	"github.com/mediagen/mediagen-go/internal/retry"
@@ -26,8 +27,7 @@ const (
 	EnvBaseURL = "MEDIAGEN_BASE_URL"
 )
 
-// maxResponseBody caps how much of a successful answer is read, so what a
-// call holds does not grow with what a service sends: the largest
+// maxResponseBody caps how much of a successful answer is read; the largest
 // legitimate answers (a page of 100 generations with long scripts, the
 // voice catalog) are a few MiB at most.
 const maxResponseBody = 8 << 20
@@ -86,6 +86,9 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 	if s.httpClient == nil {
 		s.httpClient = &http.Client{}
 	}
+	if s.journal == nil {
+		s.journal = journal.NewMemory() // the client's own
+	}
 	if t := s.httpClient.Timeout; t > 0 {
 		if !s.timeoutSet {
 			s.timeout = t
@@ -96,10 +99,7 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 	}
 	// The generated builders resolve their paths against the server URL:
 	// a path prefix needs its trailing slash.
-	c := &Client{apiKey: apiKey, server: base + "/", eng: engine.New(s.httpClient, apiKey), proto: charge.New(chargeErrors)}
-	if c.baseURL, err = newBaseURL(base); err != nil {
-		return nil, fmt.Errorf("mediagen: base URL: %w", err)
-	}
+	c := &Client{apiKey: apiKey, server: base.url.String() + "/", baseURL: base, eng: engine.New(s.httpClient, apiKey), proto: charge.New(chargeErrors)}
 	c.base = resolve(s)
 	c.search = c.searchConfig(c.base)
 	return c, nil
@@ -131,8 +131,8 @@ func resolve(s settings) *config {
 	}}
 }
 
-// configure returns the configuration of a call with opts: the client's own
-// when there are none, so a call without options allocates nothing for them.
+// configure returns the configuration of a call with opts; without any, the
+// client's own, allocating nothing.
 func (c *Client) configure(opts []Option) (*config, error) {
 	if len(opts) == 0 {
 		return c.base, nil
@@ -174,7 +174,6 @@ func (c *Client) read(ctx context.Context, cfg *config, resp *http.Response, out
 	if resp.ContentLength > maxResponseBody {
 		return newBodyError(resp, tooLarge("the answer", maxResponseBody, resp.ContentLength))
 	}
-	// Decoded as it streams in: no copy of the whole body first.
 	var body io.Reader = resp.Body
 	if resp.ContentLength < 0 {
 		body = &capReader{r: resp.Body, limit: maxResponseBody, what: "the answer"}
@@ -225,8 +224,7 @@ func (c *capReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// bodyError is a 2xx answer that could not be read to the end or decoded. For
-// a charging request it is ambiguous: the service did accept it.
+// bodyError is a 2xx answer that could not be read to the end or decoded.
 type bodyError struct {
 	method, path string
 	err          error

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	"github.com/mediagen/mediagen-go/internal/wait"
 )
 
 // Clock is where the client, and packages upload and poll acting for it,
@@ -18,12 +16,6 @@ type Clock interface {
 	// Sleep waits d, or until ctx ends, and then returns ctx.Err().
 	Sleep(ctx context.Context, d time.Duration) error
 }
-
-// wallClock is the real time.
-type wallClock struct{}
-
-func (wallClock) Now() time.Time                                   { return time.Now() }
-func (wallClock) Sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
 
 // WithClock makes the client read the time from clk and wait on it, for
 // tests: every retry backoff, the search after an ambiguous failure and
@@ -44,12 +36,8 @@ func WithClock(clk Clock) Option {
 // that wait on the client's behalf (poll) use it, so a test clock reaches
 // their waits too.
 func (c *Client) Clock(opts ...Option) Clock {
-	if len(opts) > 0 {
-		s := c.base.s
-		s.perCall = true
-		if s.apply(opts) == nil {
-			return s.clock
-		}
+	if cfg, err := c.configure(opts); err == nil {
+		return cfg.s.clock
 	}
 	return c.base.s.clock
 }

@@ -124,8 +124,8 @@ func (e *InsufficientBalanceError) Error() string {
 // Unwrap returns the embedded [*APIError], so errors.As(err, &apiErr) works.
 func (e *InsufficientBalanceError) Unwrap() error { return &e.APIError }
 
-// errorBody is the service's error envelope; required and balance are set on
-// a 402 only.
+// errorBody is the service's error envelope; required and balance come
+// with a 402.
 type errorBody struct {
 	Error struct {
 		Code     string   `json:"code"`
@@ -135,10 +135,9 @@ type errorBody struct {
 	} `json:"error"`
 }
 
-// newAPIError builds the error for a non-2xx answer to req, received at now
-// on the client's clock (a Retry-After date is read against it). Any
-// occurrence of secret (the API key) in the body is masked, so an echo by a
-// proxy or the service cannot leak it.
+// newAPIError builds the error for a non-2xx answer, received at now on the
+// client's clock. The key is masked in the body, so an echo by a proxy or
+// the service cannot leak it.
 func newAPIError(resp *http.Response, body []byte, secret string, now time.Time) error {
 	body = redact.Bytes(body, secret)
 	e := APIError{StatusCode: resp.StatusCode, Body: body}

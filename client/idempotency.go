@@ -90,12 +90,6 @@ func WithIdempotencyKey(key string) Option {
 	}
 }
 
-// journalOf returns the call's journal: the configured one, or the
-// client's own in memory.
-func (c *Client) journalOf(cfg *config) journal.Journal {
-	return c.proto.Journal(cfg.s.journal)
-}
-
 // fingerprint hashes what identifies a call's arguments.
 func fingerprint(parts ...string) string {
 	h := sha256.New()

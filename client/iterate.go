@@ -90,8 +90,7 @@ type GenerationIterator struct {
 }
 
 // GenerationIterator returns an iterator over the generations p selects,
-// starting at p.Cursor.
-// opts apply to every page it reads.
+// starting at p.Cursor; opts apply to every page it reads.
 func (c *Client) GenerationIterator(p ListParams, opts ...Option) *GenerationIterator {
 	return &GenerationIterator{c: c, opts: opts, params: p, cursor: p.Cursor}
 }

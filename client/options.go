@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-go/client/journal"
+	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
 // Default per-attempt timeouts; see [WithTimeout].
@@ -62,7 +63,7 @@ func defaultSettings() settings {
 		transfer:    DefaultTransferTimeout,
 		userAgent:   "mediagen-go/" + Version,
 		logger:      slog.New(slog.DiscardHandler),
-		clock:       wallClock{},
+		clock:       retry.Wall,
 		hold:        DefaultJournalHold,
 		maxDownload: DefaultMaxDownload,
 	}
@@ -357,26 +358,26 @@ func WithMiddleware(mw ...Middleware) Option {
 // normalizeBaseURL checks u and strips a trailing slash and "/v3", as the
 // request paths carry the version. Its errors never quote credentials that u
 // may carry.
-func normalizeBaseURL(u string) (string, error) {
+func normalizeBaseURL(u string) (baseURL, error) {
 	p, err := url.Parse(strings.TrimSpace(u))
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // without the URL itself
 		}
-		return "", fmt.Errorf("mediagen: base URL: %w", err)
+		return baseURL{}, fmt.Errorf("mediagen: base URL: %w", err)
 	}
 	if p.User != nil {
-		return "", errors.New("mediagen: base URL must not carry credentials")
+		return baseURL{}, errors.New("mediagen: base URL must not carry credentials")
 	}
 	if p.Scheme != "http" && p.Scheme != "https" || p.Host == "" {
 		shown := strconv.Quote(u)
 		if strings.Contains(u, "@") {
 			shown = "(not shown: it may hold credentials)"
 		}
-		return "", fmt.Errorf("mediagen: base URL %s: want http:// or https:// and a host", shown)
+		return baseURL{}, fmt.Errorf("mediagen: base URL %s: want http:// or https:// and a host", shown)
 	}
 	p.Path = strings.TrimSuffix(strings.TrimSuffix(p.Path, "/"), "/v3")
-	p.RawQuery, p.Fragment = "", ""
-	return p.String(), nil
+	p.RawQuery, p.Fragment, p.RawFragment = "", "", ""
+	return baseURL{url: *p, rawPath: p.EscapedPath()}, nil
 }

@@ -32,7 +32,7 @@ func (c *Client) Pricing(ctx context.Context, opts ...Option) (Pricing, error) {
 	for name, e := range t.Prices {
 		p[mediagen.Feature(name)] = e
 	}
-	c.prices.keep(p)
+	c.prices.Store(&p)
 	return p, nil
 }
 

@@ -13,10 +13,6 @@ import (
 	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
-// The charging protocol lives in internal/charge; this file is the
-// client's side of it: how to read the client's errors, the search's
-// patience, and the public UncertainError.
-
 // SearchBudget is how long the search after an ambiguous failure keeps
 // trying while the service fails, whatever the caller's retry policy: the
 // search only reads, so patience costs nothing, while giving up leaves the
@@ -84,10 +80,7 @@ func serverDate(resp *http.Response) time.Time {
 	if resp == nil {
 		return time.Time{}
 	}
-	t, err := http.ParseTime(resp.Header.Get("Date"))
-	if err != nil {
-		return time.Time{}
-	}
+	t, _ := http.ParseTime(resp.Header.Get("Date")) // zero when unreadable
 	return t
 }
 
@@ -148,8 +141,7 @@ func (c *Client) FindGeneration(ctx context.Context, e *UncertainError, opts ...
 		return nil, err
 	}
 	op := &generationOp{c: c, cfg: cfg, args: a}
-	return charge.Finish(ctx, e.found, op.ID, func(id string) (*mediagen.Generation, error) { return op.Get(ctx, id) },
-		func() (*mediagen.Generation, error) { return charge.Search(ctx, c.proto, op, e.win) })
+	return charge.Finish(ctx, c.proto, e.found, op, e.win)
 }
 
 // FindVoiceClone is [Client.FindGeneration] for an [*UncertainError] of
@@ -163,6 +155,5 @@ func (c *Client) FindVoiceClone(ctx context.Context, e *UncertainError, opts ...
 		return nil, err
 	}
 	op := &cloneOp{c: c, cfg: cfg, p: *e.Clone}
-	return charge.Finish(ctx, e.found, op.ID, func(id string) (*mediagen.Voice, error) { return op.Get(ctx, id) },
-		func() (*mediagen.Voice, error) { return charge.Search(ctx, c.proto, op, e.win) })
+	return charge.Finish(ctx, c.proto, e.found, op, e.win)
 }

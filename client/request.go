@@ -12,10 +12,9 @@ import (
 	"github.com/mediagen/mediagen-go/internal/engine"
 )
 
-// Every request is an [engine.Request] sent by [Client.do]. The hot ones
-// (get, list and create a generation) are built here, from the base URL
-// parsed once in New; the others come from the generated builders
-// ([fromGenerated]), which parse the base URL on every call.
+// The hot requests (get, list and create a generation) are built here from
+// the base URL parsed once; the others come from the generated builders
+// ([fromGenerated]), which parse it on every call.
 // TestHandBuiltRequestsMatchGenerated holds the two to the same requests.
 
 // baseURL is the service address, parsed once: the scheme and host, and a
@@ -25,17 +24,9 @@ type baseURL struct {
 	rawPath string // the prefix as escaped, for paths that need escaping
 }
 
-func newBaseURL(s string) (baseURL, error) {
-	u, err := url.Parse(s)
-	if err != nil {
-		return baseURL{}, err
-	}
-	return baseURL{url: *u, rawPath: u.EscapedPath()}, nil
-}
-
 // request returns a request for path below the base URL, whose escaped
-// form is escaped ("" when nothing in path needs escaping).
-// It is a value, so that a call's request needs no allocation of its own.
+// form is escaped ("" when nothing in path needs escaping). A value, so a
+// call's request needs no allocation of its own.
 func (c *Client) request(method, path, escaped, rawQuery string, class engine.Class) engine.Request {
 	r := engine.Request{Method: method, URL: c.baseURL.url, Class: class}
 	r.URL.Path = c.baseURL.url.Path + path
@@ -63,13 +54,10 @@ func fromGenerated(req *http.Request, err error) (*engine.Request, error) {
 	return r, nil
 }
 
-// contentTypeJSON is the Content-Type of JSON bodies. Requests share the
-// slice, which is never modified: net/http only reads it, and middleware
-// that changes a header replaces the slice (see [Middleware]).
-var contentTypeJSON = []string{"application/json"}
-
-// jsonHeader is the header of a JSON body, shared likewise.
-var jsonHeader = http.Header{"Content-Type": contentTypeJSON}
+// jsonHeader is the header of a JSON body. Requests share it, never
+// modified: net/http only reads it, and middleware that changes a header
+// replaces the slice (see [Middleware]).
+var jsonHeader = http.Header{"Content-Type": {"application/json"}}
 
 // getGenerationRequest is GET /v3/generations/{id}.
 func (c *Client) getGenerationRequest(id string) engine.Request {
@@ -105,10 +93,9 @@ func (c *Client) listGenerationsRequest(p ListParams) engine.Request {
 	return c.request(http.MethodGet, "/v3/generations", "", q.String(), engine.Safe)
 }
 
-// createGenerationRequestBody encodes the body of a create: the arguments
-// go out as encoded once, not encoded again from a map.
-// a.raw is json.Marshal's output, compact and valid, so it is copied in
-// as it is, where json.RawMessage would scan it again.
+// createGenerationRequestBody encodes the body of a create. a.raw is
+// json.Marshal's output, compact and valid, so it is copied in as it is,
+// where json.RawMessage would scan it again.
 func createGenerationRequestBody(a *encodedArgs, webhookURL string) []byte {
 	b := make([]byte, 0, len(a.raw)+len(a.feature)+len(webhookURL)+40)
 	b = append(b, `{"args":`...)

@@ -18,10 +18,9 @@ import (
 )
 
 // ErrExpired matches a [*StorageError] for a signed URL storage no longer
-// honours: an output, poster or preview URL past its expiry. Read the
-// generation (or voice, or template) again for fresh URLs; an API-created
-// generation itself is gone 24 hours after its request ([ErrNotFound]). A
-// signed upload URL that expired is refused the same way: reserve a new one.
+// honours (an output, poster, preview or upload URL past its expiry): read
+// the generation, voice or template again for fresh URLs, or reserve a new
+// upload.
 var ErrExpired = errors.New("mediagen: signed URL expired")
 
 // StorageError is an answer of the storage host other than success, to a
@@ -112,12 +111,9 @@ func (c *Client) PutUpload(ctx context.Context, u *mediagen.UploadURL, body io.R
 	if u == nil || body == nil {
 		return fmt.Errorf("%w: PutUpload needs an upload URL and a body", ErrInvalidArgument)
 	}
-	if _, err := url.Parse(u.UploadURL); err != nil || u.Headers.ContentLength < 0 {
-		return fmt.Errorf("%w: PutUpload: not a signed upload URL", ErrInvalidArgument)
-	}
 	target, err := url.Parse(u.UploadURL)
-	if err != nil {
-		return fmt.Errorf("%w: bad upload URL: %v", ErrInvalidArgument, redactError(err))
+	if err != nil || u.Headers.ContentLength < 0 {
+		return fmt.Errorf("%w: PutUpload: not a signed upload URL", ErrInvalidArgument)
 	}
 	cfg, err := c.configure(opts)
 	if err != nil {
@@ -134,8 +130,7 @@ func (c *Client) PutUpload(ctx context.Context, u *mediagen.UploadURL, body io.R
 	if method == "" {
 		method = http.MethodPut
 	}
-	// Exactly the signed headers: Content-Length comes from the body's
-	// length, and nothing else is set, least of all Authorization.
+	// Exactly the signed headers, least of all Authorization.
 	r := &engine.Request{Method: method, URL: *target, Header: http.Header{"Content-Type": {u.Headers.ContentType}},
 		Class: engine.Safe, Storage: true, Transfer: true}
 	if !rewindable {
@@ -168,7 +163,7 @@ func (c *Client) PutUpload(ctx context.Context, u *mediagen.UploadURL, body io.R
 	return err
 }
 
-// redactError drops the URL of a *url.Error: a signed URL's query is its
+// redactError drops the URL of a *url.Error: a signed URL's query is a
 // credential.
 func redactError(err error) error {
 	var ue *url.Error
@@ -182,9 +177,8 @@ func redactError(err error) error {
 var errBodyClosed = errors.New("mediagen: request body read after the attempt ended")
 
 // attemptBody is the body of one PUT attempt. Closing it waits for a read
-// in progress and makes later reads fail, so the transport never touches
-// the caller's body once the next attempt rewinds it. Err reports a failure
-// of the body itself, which the engine does not blame on the network.
+// in progress and fails later reads, so the transport never touches the
+// caller's body once the next attempt rewinds it.
 type attemptBody struct {
 	mu     sync.Mutex
 	r      io.Reader

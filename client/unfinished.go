@@ -34,7 +34,7 @@ func (c *Client) Unfinished(ctx context.Context, opts ...Option) iter.Seq2[Resum
 			yield(Resumable{}, err)
 			return
 		}
-		j := c.journalOf(cfg)
+		j := cfg.s.journal
 		recs, err := j.Unfinished(ctx)
 		if err != nil {
 			yield(Resumable{}, fmt.Errorf("mediagen: journal: %w", err))
@@ -78,7 +78,7 @@ func (c *Client) markSaved(ctx context.Context, cfg *config) error {
 	if cfg.s.idemKey == "" {
 		return nil
 	}
-	if err := c.journalOf(cfg).Mark(ctx, cfg.s.idemKey, true, true); err != nil && !errors.Is(err, journal.ErrNotFound) {
+	if err := cfg.s.journal.Mark(ctx, cfg.s.idemKey, true, true); err != nil && !errors.Is(err, journal.ErrNotFound) {
 		return fmt.Errorf("mediagen: journal: recording the save: %w", err)
 	}
 	return nil
@@ -88,16 +88,11 @@ func (c *Client) markSaved(ctx context.Context, cfg *config) error {
 // for the estimate a keyed call records. It never reads one itself: a
 // charging call sends no request besides its own, and a record made before
 // any price list was read carries no estimate.
-type priceCache struct {
-	prices atomic.Pointer[Pricing]
-}
-
-// keep holds p for later estimates.
-func (pc *priceCache) keep(p Pricing) { pc.prices.Store(&p) }
+type priceCache struct{ atomic.Pointer[Pricing] }
 
 // estimate returns the most args may cost, or 0 when that is not known.
 func (pc *priceCache) estimate(args Args) float64 {
-	p := pc.prices.Load()
+	p := pc.Load()
 	if p == nil {
 		return 0
 	}

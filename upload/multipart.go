@@ -43,16 +43,9 @@ type Part struct {
 // [Multipart] reads it and closed when that part is done, so unused Parts
 // hold no file descriptor.
 func FilePart(path string) (Part, error) {
-	info, err := os.Stat(path)
+	f, info, err := openFile(path)
 	if err != nil {
-		return Part{}, fmt.Errorf("upload: %w", err)
-	}
-	if !info.Mode().IsRegular() {
-		return Part{}, fmt.Errorf("upload: %s is not a regular file", path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return Part{}, fmt.Errorf("upload: %w", err)
+		return Part{}, err
 	}
 	head, err := readHead(io.LimitReader(f, mediatype.SniffLen))
 	f.Close()
@@ -226,11 +219,7 @@ func writeParts(mw *multipart.Writer, parts []preparedPart, prog *progress) erro
 			return &sourceError{part: i + 1, name: p.name, err: err}
 		}
 		counted.r = &exactReader{r: r, size: p.src.size, strict: p.src.strict}
-		var body io.Reader = counted
-		if prog.fn == nil {
-			body = counted.r
-		}
-		src := &readErrors{r: body}
+		src := &readErrors{r: counted}
 		if _, err := io.Copy(w, src); err != nil {
 			if src.err != nil {
 				return &sourceError{part: i + 1, name: p.name, err: src.err}

@@ -31,14 +31,9 @@ type progressReader struct {
 func (pr *progressReader) Read(b []byte) (int, error) {
 	n, err := pr.r.Read(b)
 	pr.sent += int64(n)
-	if pr.sent > pr.p.high {
+	if pr.sent > pr.p.high && pr.p.fn != nil {
 		pr.p.high = pr.sent
 		pr.p.fn(pr.sent, pr.p.total)
 	}
 	return n, err
-}
-
-// withProgress wraps r to report to fn, or returns r when fn is nil.
-func withProgress(r io.Reader, total int64, fn func(sent, total int64)) io.Reader {
-	return (&progress{fn: fn, total: total}).reader(r)
 }

@@ -26,18 +26,11 @@ func File(ctx context.Context, c *client.Client, path string, opts ...Option) (*
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	f, info, err := openFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("upload: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("upload: %w", err)
-	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("upload: %s is not a regular file", path)
-	}
 	if err := checkSize(path, info.Size()); err != nil {
 		return nil, err
 	}
@@ -93,6 +86,23 @@ func Reader(ctx context.Context, c *client.Client, r io.Reader, size int64, cont
 		return nil, err
 	}
 	return signedUpload(ctx, c, src, ct, s)
+}
+
+// openFile opens the regular file at path; it is checked first, as opening
+// a named pipe would block.
+func openFile(path string) (*os.File, os.FileInfo, error) {
+	info, err := os.Stat(path)
+	if err == nil && !info.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file", path)
+	}
+	var f *os.File
+	if err == nil {
+		f, err = os.Open(path)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("upload: %w", err)
+	}
+	return f, info, nil
 }
 
 // checkSize refuses an empty or oversized file before anything is sent.

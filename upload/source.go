@@ -26,9 +26,8 @@ type source struct {
 	strict bool
 }
 
-// newSource picks the best way to read r: an io.ReaderAt is read through
-// sections from its current offset (never moving it), an io.Seeker is
-// rewound for each attempt, and anything else is read once.
+// newSource reads an io.ReaderAt through sections from its current offset,
+// rewinds an io.Seeker for each attempt, and reads anything else once.
 func newSource(r io.Reader, size int64) (*source, error) {
 	s := &source{size: size}
 	seeker, isSeeker := r.(io.Seeker)
@@ -126,8 +125,7 @@ func (e *exactReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// checkExtra reads one byte past the declared size to catch a source that
-// is longer than declared.
+// checkExtra reads one byte past the declared size.
 func (e *exactReader) checkExtra() error {
 	var b [1]byte
 	n, err := io.ReadFull(e.r, b[:])

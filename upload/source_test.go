@@ -134,3 +134,8 @@ func TestProgressReader(t *testing.T) {
 	plain := strings.NewReader(content)
 	assert.Same(t, plain, withProgress(plain, 1, nil).(*strings.Reader), "no callback, no wrapper")
 }
+
+// withProgress wraps r to report to fn, or returns r when fn is nil.
+func withProgress(r io.Reader, total int64, fn func(sent, total int64)) io.Reader {
+	return (&progress{fn: fn, total: total}).reader(r)
+}

@@ -36,17 +36,8 @@
 //		return
 //	}
 //
-// Verification needs the body byte for byte as received: decoding and
-// encoding it again changes the bytes and fails. Deliveries signed more
-// than five minutes away from the receiver's clock, in either direction, are
-// refused (WithTolerance). During a rotation, pass the old secret with
-// WithSecrets until the overlap ends.
-//
-// Handler remembers the deliveries it took in a MemoryStore, one per
-// process. Replicas of a receiver share an SQLStore instead (WithStore): a
-// table in PostgreSQL or SQLite through any database/sql driver, which the
-// program imports, not this package.
-//
-// Sign, SignatureHeader and SetHeaders produce signatures the way the service
-// does, for tests and for the reference server.
+// Verification needs the body byte for byte as received. Replicas of a
+// receiver share an SQLStore (WithStore) to drop each other's repeats; the
+// program imports the database driver, not this package. Sign,
+// SignatureHeader and SetHeaders sign as the service does, for tests.
 package webhook

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/mediagen/mediagen-go"
 )
@@ -57,15 +56,7 @@ type Event struct {
 // ErrInvalidPayload. Event names this package does not know are not an
 // error: check Name before using Generation or Voice.
 func Parse(payload []byte, header http.Header, secret string, opts ...Option) (*Event, error) {
-	o, err := newOptions(secret, opts)
-	if err != nil {
-		return nil, err
-	}
-	return o.parse(payload, header)
-}
-
-func (o *options) parse(payload []byte, header http.Header) (*Event, error) {
-	if err := o.verify(payload, header); err != nil {
+	if err := Verify(payload, header, secret, opts...); err != nil {
 		return nil, err
 	}
 	return decodeEvent(payload)
@@ -83,23 +74,19 @@ func decodeEvent(payload []byte) (*Event, error) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidPayload, err)
 	}
 	ev := &Event{Name: body.Event, Generation: body.Generation, Voice: body.Voice, Raw: payload}
-	switch {
-	case ev.Name == "":
+	switch ev.Name {
+	case "":
 		return nil, fmt.Errorf("%w: no event name", ErrInvalidPayload)
-	case ev.isGeneration() && (ev.Generation == nil || ev.Generation.ID == ""):
-		return nil, fmt.Errorf("%w: %s without a generation id", ErrInvalidPayload, ev.Name)
-	case ev.isVoice() && (ev.Voice == nil || ev.Voice.ID == ""):
-		return nil, fmt.Errorf("%w: %s without a voice id", ErrInvalidPayload, ev.Name)
+	case EventGenerationDone, EventGenerationError, EventGenerationTimeout:
+		if ev.Generation == nil || ev.Generation.ID == "" {
+			return nil, fmt.Errorf("%w: %s without a generation id", ErrInvalidPayload, ev.Name)
+		}
+	case EventVoiceDone, EventVoiceError:
+		if ev.Voice == nil || ev.Voice.ID == "" {
+			return nil, fmt.Errorf("%w: %s without a voice id", ErrInvalidPayload, ev.Name)
+		}
 	}
 	return ev, nil
-}
-
-func (e *Event) isGeneration() bool {
-	return e.Name.Known() && strings.HasPrefix(string(e.Name), "generation.")
-}
-
-func (e *Event) isVoice() bool {
-	return e.Name.Known() && strings.HasPrefix(string(e.Name), "voice.")
 }
 
 // dedupeKey names the delivery for the duplicate store: the event name and

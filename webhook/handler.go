@@ -144,22 +144,17 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request, readBy time.Ti
 	return ev, http.StatusOK, nil
 }
 
-// closeAfter asks the server to close the connection after the answer.
-// Otherwise net/http reads what is left of the body before answering,
-// which for a slow sender is the wait the refusal was meant to end.
+// closeAfter asks the server to close the connection after the answer;
+// otherwise net/http reads the rest of the body first, the very wait the
+// refusal was meant to end.
 func closeAfter(w http.ResponseWriter) { w.Header().Set("Connection", "close") }
 
-// errTooLarge means the body went over the size limit.
 var errTooLarge = errors.New("webhook: body too large")
 
 // readBody reads at most limit bytes of body, failing with an error
-// matching os.ErrDeadlineExceeded once deadline passes. The server's
-// read deadline, where it can set one, ends a blocked read; the reader's
-// own deadline and the timer do the same where it cannot, so a stalled
-// body never holds the handler past the deadline.
+// matching os.ErrDeadlineExceeded once deadline passes: through the
+// server's read deadline where it can set one, else the timer.
 func readBody(w http.ResponseWriter, body io.Reader, limit int64, deadline time.Time) ([]byte, error) {
-	// Unsupported (a recorder, a wrapper without Unwrap) is fine: the
-	// timer below bounds the wait either way.
 	_ = http.NewResponseController(w).SetReadDeadline(deadline)
 
 	type result struct {
@@ -239,8 +234,8 @@ func (h *handler) handOff(ctx context.Context, w http.ResponseWriter, key string
 	answer(w, http.StatusAccepted)
 }
 
-// process runs the callback. On failure it forgets the delivery, so a
-// resend is taken again, and reports the error.
+// process runs the callback; on failure it forgets the delivery, so a
+// resend is taken again.
 func (h *handler) process(ctx context.Context, key string, ev *Event) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -263,8 +258,7 @@ func (h *handler) release(ctx context.Context, key string, ev *Event) {
 	}
 }
 
-// answer writes the status with its standard text only, so a caller
-// learns nothing about why a delivery was refused.
+// answer writes the status with its standard text only.
 func answer(w http.ResponseWriter, status int) {
 	if status < http.StatusBadRequest {
 		w.WriteHeader(status)
@@ -273,8 +267,7 @@ func answer(w http.ResponseWriter, status int) {
 	http.Error(w, http.StatusText(status), status)
 }
 
-// logError is the default WithErrorFunc: refused deliveries are warnings,
-// failures of the callback or the store errors.
+// logError is the default WithErrorFunc.
 func logError(ctx context.Context, ev *Event, err error) {
 	if ev == nil {
 		slog.WarnContext(ctx, "webhook: delivery refused", "err", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -33,13 +34,11 @@ const (
 // maxEntries caps the signature entries examined, so a huge header costs little.
 const maxEntries = 16
 
-// Option configures Verify, Parse and Handler; it has the shape of the
-// SDK's other options, a function that returns an error. An option given a
-// value it cannot use returns an error wrapping ErrInvalidOption that names
-// it; Verify, Parse and Handler report the errors of all such options at
-// once, joined, and skip nil options. Options that only concern Handler
-// (body size, store, hand-off, error reporting) have no effect on Verify and
-// Parse, though an invalid value is still reported.
+// Option configures Verify, Parse and Handler. An option given a value it
+// cannot use returns an error wrapping ErrInvalidOption that names it; all
+// such errors are reported, joined, and nil options are skipped. Options of
+// Handler alone have no effect on Verify and Parse, though an invalid value
+// is still reported.
 type Option func(*options) error
 
 type options struct {
@@ -56,9 +55,8 @@ type options struct {
 	onError      func(context.Context, *Event, error)
 }
 
-// newOptions applies opts over the defaults. secret and every WithSecrets value
-// are collected with empty and repeated ones dropped, so each distinct key is
-// hashed once.
+// newOptions applies opts over the defaults. Empty and repeated secrets are
+// dropped, so each distinct key is hashed once.
 func newOptions(secret string, opts []Option) (*options, error) {
 	o := &options{
 		tolerance:    DefaultTolerance,
@@ -87,24 +85,15 @@ func newOptions(secret string, opts []Option) (*options, error) {
 	return o, nil
 }
 
-// invalidOption returns an error wrapping ErrInvalidOption; format starts
-// with the option's name and the value it was given.
 func invalidOption(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
 }
 
 func appendSecrets(dst []string, secrets ...string) []string {
-next:
 	for _, s := range secrets {
-		if s == "" {
-			continue
+		if s != "" && !slices.Contains(dst, s) {
+			dst = append(dst, s)
 		}
-		for _, have := range dst {
-			if have == s {
-				continue next
-			}
-		}
-		dst = append(dst, s)
 	}
 	return dst
 }

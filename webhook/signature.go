@@ -72,18 +72,12 @@ func computeMAC(secret, timestamp string, payload []byte) [sha256.Size]byte {
 func parseSignatures(values []string) [][sha256.Size]byte {
 	var sums [][sha256.Size]byte
 	examined := 0
+	separator := func(r rune) bool { return r == ' ' || r == '\t' || r == ',' }
 	for _, v := range values {
-		for v != "" && examined < maxEntries {
-			v = strings.TrimLeft(v, " \t,")
-			if v == "" {
-				break
+		for entry := range strings.FieldsFuncSeq(v, separator) {
+			if examined == maxEntries {
+				return sums
 			}
-			end := strings.IndexAny(v, " \t,")
-			if end < 0 {
-				end = len(v)
-			}
-			entry := v[:end]
-			v = v[end:]
 			examined++
 			if sum, ok := parseEntry(entry); ok {
 				sums = append(sums, sum)

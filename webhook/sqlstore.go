@@ -38,14 +38,7 @@ const firstCleanupAfter = time.Minute
 // SQLOption configures OpenSQLStore, in the shape of every option of the
 // SDK: it returns an error for a value it refuses, and OpenSQLStore reports
 // all of them.
-type SQLOption func(*sqlOptions) error
-
-type sqlOptions struct {
-	table    string
-	retain   time.Duration
-	batch    int
-	interval time.Duration
-}
+type SQLOption func(*SQLStore) error
 
 // WithTable sets the table the store keeps its rows in; the default is
 // DefaultTable. The name is a plain identifier (letters, digits and
@@ -54,11 +47,11 @@ type sqlOptions struct {
 // works. To use another PostgreSQL schema, set the search_path of the
 // connection.
 func WithTable(name string) SQLOption {
-	return func(o *sqlOptions) error {
+	return func(s *SQLStore) error {
 		if err := mediagen.CheckTable(name); err != nil {
 			return invalidOption("WithTable(%q): %v", name, err)
 		}
-		o.table = name
+		s.table = name
 		return nil
 	}
 }
@@ -67,11 +60,11 @@ func WithTable(name string) SQLOption {
 // Cleanup deletes it; d must be positive. The default is DefaultRetention.
 // A repeat arriving after that runs the callback again.
 func WithRetention(d time.Duration) SQLOption {
-	return func(o *sqlOptions) error {
+	return func(s *SQLStore) error {
 		if d <= 0 {
 			return invalidOption("WithRetention(%v): retention must be positive", d)
 		}
-		o.retain = d
+		s.retain = d
 		return nil
 	}
 }
@@ -79,11 +72,11 @@ func WithRetention(d time.Duration) SQLOption {
 // WithCleanupBatch sets the most rows one DELETE of Cleanup removes; n must
 // be positive. The default is DefaultCleanupBatch.
 func WithCleanupBatch(n int) SQLOption {
-	return func(o *sqlOptions) error {
+	return func(s *SQLStore) error {
 		if n < 1 {
 			return invalidOption("WithCleanupBatch(%d): batch must be positive", n)
 		}
-		o.batch = n
+		s.batch = n
 		return nil
 	}
 }
@@ -95,11 +88,11 @@ func WithCleanupBatch(n int) SQLOption {
 // Zero turns that off, for those who call Cleanup themselves; d must not be
 // negative. The default is DefaultCleanupInterval.
 func WithCleanupInterval(d time.Duration) SQLOption {
-	return func(o *sqlOptions) error {
+	return func(s *SQLStore) error {
 		if d < 0 {
 			return invalidOption("WithCleanupInterval(%v): interval must not be negative", d)
 		}
-		o.interval = d
+		s.interval = d
 		return nil
 	}
 }
@@ -147,7 +140,7 @@ type SQLStore struct {
 // start-up. The error wraps ErrInvalidOption, for each invalid argument or
 // option, joined, or is the database's.
 func OpenSQLStore(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...SQLOption) (*SQLStore, error) {
-	o := &sqlOptions{table: DefaultTable, retain: DefaultRetention, batch: DefaultCleanupBatch, interval: DefaultCleanupInterval}
+	s := &SQLStore{db: db, dialect: d, table: DefaultTable, retain: DefaultRetention, batch: DefaultCleanupBatch, interval: DefaultCleanupInterval}
 	var errs []error
 	if db == nil {
 		errs = append(errs, invalidOption("OpenSQLStore: nil *sql.DB"))
@@ -159,24 +152,22 @@ func OpenSQLStore(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...S
 		if opt == nil {
 			continue
 		}
-		if err := opt(o); err != nil {
+		if err := opt(s); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	s := &SQLStore{db: db, dialect: d, table: o.table, retain: o.retain, batch: o.batch, interval: o.interval}
 	s.prepare()
 	if err := d.CreateTable(ctx, db, s.create...); err != nil {
 		return nil, s.fail(ctx, "create table", err)
 	}
-	s.nextCleanup.Store(time.Now().Add(min(o.interval, firstCleanupAfter)).UnixNano())
+	s.nextCleanup.Store(time.Now().Add(min(s.interval, firstCleanupAfter)).UnixNano())
 	return s, nil
 }
 
-// prepare writes the statements once. The table name was validated and is
-// quoted besides, so a reserved word works too.
+// prepare writes the statements once; the table name was validated.
 func (s *SQLStore) prepare() {
 	t := `"` + s.table + `"`
 	idx := `"` + s.table + `_claimed_at"`
@@ -194,13 +185,11 @@ func (s *SQLStore) prepare() {
 	s.cleanup = s.dialect.Rebind(`DELETE FROM ` + t + ` WHERE ` + key + ` IN (SELECT ` + key + ` FROM ` + t + ` WHERE claimed_at < ? LIMIT ?)`)
 }
 
-// Claim records id and reports whether this call recorded it, in one INSERT
-// that does nothing when the id is already there: of concurrent claims of
-// one id, on any replica, exactly one reports true. It returns when ctx
-// ends, which Handler sets to its acknowledgement time, with an error and
-// the id not recorded, unless its commit was already on the way to the
-// server. Every WithCleanupInterval, it also starts a Cleanup in the
-// background.
+// Claim records id and reports whether this call recorded it: of
+// concurrent claims of one id, on any replica, exactly one reports true.
+// It returns when ctx ends (Handler's acknowledgement time) with an error
+// and the id not recorded, unless its commit was already on the way.
+// Every WithCleanupInterval it also starts a Cleanup in the background.
 func (s *SQLStore) Claim(ctx context.Context, id string) (bool, error) {
 	now := time.Now()
 	s.maybeCleanup(ctx, now)
@@ -249,10 +238,8 @@ func (s *SQLStore) Release(ctx context.Context, id string) error {
 
 // Cleanup deletes the rows claimed longer ago than the retention and
 // returns how many it deleted. It deletes at most WithCleanupBatch rows per
-// statement, each in its own transaction, and goes on until a statement
-// deletes fewer, so it may be stopped through ctx at any point without
-// losing what it did. Rows of deliveries still within the retention are
-// never touched.
+// statement, each in its own transaction, so it may be stopped through ctx
+// at any point without losing what it did.
 func (s *SQLStore) Cleanup(ctx context.Context) (int64, error) {
 	before := time.Now().Add(-s.retain).Unix()
 	var total int64
@@ -314,9 +301,9 @@ func (s *SQLStore) execOnce(ctx context.Context, q string, args ...any) (int64, 
 	return res.RowsAffected()
 }
 
-// maybeCleanup starts a Cleanup when the interval has passed since the last
-// one this store started. It runs apart from the claim, so the delivery is
-// not kept waiting, and is cut off at the next interval so runs never pile up.
+// maybeCleanup starts a Cleanup, apart from the claim, when the interval
+// has passed since the last one; it is cut off at the next interval so runs
+// never pile up.
 func (s *SQLStore) maybeCleanup(ctx context.Context, now time.Time) {
 	if s.interval <= 0 {
 		return
@@ -335,8 +322,8 @@ func (s *SQLStore) maybeCleanup(ctx context.Context, now time.Time) {
 	}()
 }
 
-// fail wraps a database error; when ctx ended, that is the error, as the
-// driver's own words for it vary.
+// fail wraps a database error; when ctx ended, that is the error, as
+// drivers word it variously.
 func (s *SQLStore) fail(ctx context.Context, op string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		err = ctxErr

@@ -49,7 +49,7 @@ import (
 
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/internal/refserver"
-	"github.com/mediagen/mediagen-go/internal/wait"
+	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
 // Defaults of [Start] and [NewServer].
@@ -210,7 +210,7 @@ func (c serverClock) Sleep(ctx context.Context, d time.Duration) error {
 		return err
 	}
 	if c.s.clock == nil { // the wall clock: wait for real, then settle as Advance does
-		err := wait.Sleep(ctx, d)
+		err := retry.Sleep(ctx, d)
 		c.s.ref.Settle()
 		return err
 	}
@@ -234,7 +234,7 @@ func (s *Server) Now() time.Time {
 // for d of wall time and then settles.
 func (s *Server) Advance(d time.Duration) {
 	if s.clock == nil {
-		_ = wait.Sleep(context.Background(), d)
+		_ = retry.Sleep(context.Background(), d)
 	} else {
 		s.clock.Advance(d)
 	}

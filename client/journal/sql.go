@@ -10,6 +10,38 @@ import (
 	"github.com/mediagen/mediagen-go"
 )
 
+// DefaultTable is the table an SQL journal keeps its records in unless
+// WithTable names another.
+const DefaultTable = "mediagen_journal"
+
+// ErrInvalidOption is wrapped by the error of Open when an argument or an
+// option is invalid.
+var ErrInvalidOption = errors.New("journal: invalid option")
+
+// Option configures Open, in the shape of every option of the SDK: it
+// returns an error for a value it refuses, and Open reports all of them.
+type Option func(*SQL) error
+
+// WithTable sets the table the journal keeps its records in; the default is
+// DefaultTable. The name is a plain identifier (letters, digits and
+// underscores, not starting with a digit, at most 48 bytes), since it is
+// written into the statements, quoted, so case is kept and a reserved word
+// works. To use another PostgreSQL schema, set the search_path of the
+// connection.
+func WithTable(name string) Option {
+	return func(s *SQL) error {
+		if err := mediagen.CheckTable(name); err != nil {
+			return invalidOption("WithTable(%q): %v", name, err)
+		}
+		s.table = name
+		return nil
+	}
+}
+
+func invalidOption(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
+}
+
 // cleanupBatch is the most rows one DELETE of Cleanup removes, so that a
 // large backlog never holds long locks on the table.
 const cleanupBatch = 1000
@@ -37,16 +69,10 @@ const claimAttempts = 100
 // and an index on created, which serves Cleanup and the order of
 // Unfinished.
 //
-// Times are stored as integer milliseconds since the Unix epoch, so both
-// engines compare them alike and no time zone setting of the server or the
-// driver takes part. They come back in UTC, truncated to the millisecond:
-// the records SQL returns, Claim's included, are what it stored. The zero
-// time is stored as 0 and read back as the zero time (and so is the epoch
-// itself).
-//
-// Every method is one statement, atomic on its own, except Claim, which
-// reads the stored record after an INSERT that found one, and Cleanup,
-// which deletes in batches.
+// Times are stored as integer milliseconds since the Unix epoch, so no
+// time zone setting takes part; they come back in UTC, truncated to the
+// millisecond, Claim's included. The zero time (and the epoch) is stored
+// as 0 and read back as the zero time.
 //
 // SQLite serves the processes of one host sharing the file. Open it with WAL
 // journaling and a busy timeout (modernc.org/sqlite:
@@ -76,7 +102,7 @@ const columns = `key, op, feature, fingerprint, estimate, holder, held_until, st
 // start-up. The error wraps ErrInvalidOption, for each invalid argument or
 // option, joined, or is the database's.
 func Open(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...Option) (*SQL, error) {
-	o := &options{table: DefaultTable}
+	s := &SQL{db: db, dialect: d, table: DefaultTable}
 	var errs []error
 	if db == nil {
 		errs = append(errs, invalidOption("Open: nil *sql.DB"))
@@ -88,14 +114,13 @@ func Open(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...Option) (
 		if opt == nil {
 			continue
 		}
-		if err := opt(o); err != nil {
+		if err := opt(s); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	s := &SQL{db: db, dialect: d, table: o.table}
 	s.prepare()
 	if err := d.CreateTable(ctx, db, s.create...); err != nil {
 		return nil, s.fail(ctx, "create table", err)
@@ -103,8 +128,7 @@ func Open(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...Option) (
 	return s, nil
 }
 
-// prepare writes the statements once, with ? placeholders turned into $n
-// for PostgreSQL. The table name was validated and is quoted besides.
+// prepare writes the statements once; the table name was validated.
 func (s *SQL) prepare() {
 	t := `"` + s.table + `"`
 	// Keys of one instant come in byte order, as SQLite's BINARY has them,
@@ -256,10 +280,9 @@ func (s *SQL) Unfinished(ctx context.Context) ([]Record, error) {
 }
 
 // Cleanup implements [Journal]. It deletes at most 1,000 rows per
-// statement, each its own transaction, and goes on until a statement
-// deletes fewer, so it may be stopped through ctx at any point without
-// losing what it did. A record counts as created before before when it was
-// at the nanosecond, as Memory has it.
+// statement, each its own transaction, so it may be stopped through ctx at
+// any point without losing what it did. A record counts as created before
+// before when it was at the nanosecond, as Memory has it.
 func (s *SQL) Cleanup(ctx context.Context, before time.Time) (int, error) {
 	limit := before.UnixMilli()
 	if before.Nanosecond()%int(time.Millisecond) != 0 {

@@ -1,16 +1,13 @@
-// Package charge is the SDK's charging protocol: the one place that
-// decides when a request that charges the balance (a generation, a voice
-// clone) is sent, sent again, searched for after an ambiguous failure,
-// waited for while another caller holds its idempotency key, and recorded
-// in the journal. The client's CreateGeneration and CloneVoice describe
-// their request as an [Op] and hand it to [Submit].
+// Package charge is the SDK's charging protocol: when a request that
+// charges the balance (a generation, a voice clone) is sent, sent again,
+// searched for after an ambiguous failure, waited for while another caller
+// holds its idempotency key, and recorded in the journal.
 //
 // The rule: a call charges at most once per row it hands back. After an
-// ambiguous failure (the request may have been accepted) the protocol
-// searches for the row the attempt may have created, claims it so that no
-// other caller of the same [Protocol] gets it, and submits again only when
-// there is none. With an idempotency key, the journal extends that across
-// processes: intent is recorded before sending, the id after.
+// ambiguous failure the protocol searches for the row the attempt may have
+// created, claims it so that no other caller of the same [Protocol] gets
+// it, and submits again only when there is none. With an idempotency key
+// the journal extends that across processes.
 package charge
 
 import (
@@ -55,7 +52,7 @@ type Call struct {
 	Retry retry.Policy
 	// Key is the idempotency key, "" for none; Journal and Hold serve it.
 	Key     string
-	Journal journal.Journal // nil: the protocol's own, in memory
+	Journal journal.Journal
 	Hold    time.Duration
 }
 
@@ -75,7 +72,6 @@ type Protocol struct {
 	errs        Errors
 	claims      *claims
 	locks       *searchLocks
-	memory      journal.Journal
 	holder      string        // names this client in the journal
 	calls       atomic.Uint64 // numbers its keyed calls
 	lastCleanup atomic.Int64  // unix ns of its last journal cleanup
@@ -83,15 +79,7 @@ type Protocol struct {
 
 // New returns a protocol that reads errors with errs.
 func New(errs Errors) *Protocol {
-	return &Protocol{errs: errs, claims: newClaims(), locks: newSearchLocks(), memory: journal.NewMemory(), holder: newHolder()}
-}
-
-// Journal returns j, or the protocol's own journal in memory when j is nil.
-func (p *Protocol) Journal(j journal.Journal) journal.Journal {
-	if j != nil {
-		return j
-	}
-	return p.memory
+	return &Protocol{errs: errs, claims: newClaims(), locks: newSearchLocks(), holder: newHolder()}
 }
 
 // newHolder names a client in the records it holds: host, process and a
@@ -103,9 +91,8 @@ func newHolder() string {
 	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-// Submit runs op so that it charges at most once per row it hands back:
-// with call.Key through the journal (see [Protocol.submitKeyed]), else
-// directly.
+// Submit runs op so that it charges at most once per row it hands back,
+// through the journal when call.Key is set.
 func Submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T], rec journal.Record) (*T, error) {
 	if call.Key != "" {
 		return submitKeyed(ctx, p, call, op, rec)
@@ -172,10 +159,8 @@ func submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T]) (*T, 
 
 // Search claims the first unclaimed row op's search finds in win: the row
 // an ambiguous attempt created, or nil when it created none. Searches for
-// the same key run one at a time: a search claims from the rows it listed,
-// and a concurrent search could otherwise take this caller's row while
-// leaving its own, created after this listing, out of sight. Op.Find
-// brings its own patience with a failing service.
+// one key run one at a time: a concurrent one could otherwise take this
+// caller's row while its own, created after this listing, is out of sight.
 func Search[T any](ctx context.Context, p *Protocol, op Op[T], win Window) (*T, error) {
 	unlock, err := p.locks.lock(ctx, op.Key())
 	if err != nil {

@@ -11,11 +11,9 @@ import (
 const maxClaims = 50_000
 
 // claims remembers which rows a client has handed to a caller, so that a
-// search after an ambiguous failure never hands the same one to two
-// callers. Rows a call created are many and are only ever looked up by a
-// search, which is rare: they go in a ring, without hashing. Rows a search
-// claimed are few and are looked up by every call that created a row: they
-// go in a map.
+// search never hands the same one to two callers. Rows calls created are
+// many and looked up only by the rare search: a ring, without hashing.
+// Rows searches claimed are few and looked up by every call: a map.
 type claims struct {
 	mu     sync.Mutex
 	handed ring             // ids handed out by the calls that created them
@@ -92,8 +90,7 @@ func (r *ring) push(id string) (string, bool) {
 }
 
 // searchLocks serializes the searches of each key; waiting honours the
-// context. Searches of different keys never wait for each other, so they
-// can share one listing ([Listing]).
+// context.
 type searchLocks struct {
 	mu sync.Mutex
 	m  map[string]*searchLock

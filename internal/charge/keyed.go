@@ -17,8 +17,7 @@ import (
 var ErrMismatch = errors.New("mediagen: idempotency key already used with other arguments")
 
 // submitKeyed runs the journal protocol of an idempotency key around
-// submit. rec carries the call's Op, Feature, Fingerprint and Estimate.
-// Nothing is sent until the key is recorded as held by this call:
+// submit. Nothing is sent until the key is recorded as held by this call:
 //
 //   - a key that holds an id returns that row, read afresh, and charges
 //     nothing;
@@ -28,7 +27,7 @@ var ErrMismatch = errors.New("mediagen: idempotency key already used with other 
 //   - the key with another fingerprint fails with [ErrMismatch];
 //   - a call the service refused frees the key.
 func submitKeyed[T any](ctx context.Context, p *Protocol, call *Call, op Op[T], rec journal.Record) (*T, error) {
-	j, key := p.Journal(call.Journal), call.Key
+	j, key := call.Journal, call.Key
 	// Each call holds in its own name, so two goroutines of this client
 	// racing on a key are told apart as two processes are.
 	holder := p.holder + "/" + strconv.FormatUint(p.calls.Add(1), 10)
@@ -153,9 +152,8 @@ func renewHold(ctx context.Context, hold time.Duration, j journal.Journal, key, 
 const cleanupEvery = time.Hour
 
 // cleanJournal deletes, at most once per cleanupEvery for this client,
-// the records older than journal.Retention, in the journal's batches: the
-// table stays small without a scheduled job. A failure only logs: the next
-// hour tries again.
+// the records older than journal.Retention, so the table stays small
+// without a scheduled job. A failure only logs.
 func (p *Protocol) cleanJournal(ctx context.Context, j journal.Journal, log *slog.Logger) {
 	now := time.Now()
 	last := p.lastCleanup.Load()

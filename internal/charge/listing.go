@@ -42,13 +42,10 @@ type Source[T any] interface {
 	Logger() *slog.Logger
 }
 
-// A search looks for the rows of one key requested since a bound. After a
-// crash many keys are taken over at once, each searching the same newest
-// rows of its feature; one listing serves every search of a group that
-// waits for it, so their cost is that of the deepest one, not the sum.
-
-// Listing runs the listings searches share, one group at a time. The zero
-// value is ready.
+// Listing runs the listings searches share, one group at a time: after a
+// crash many keys are searched at once over the same newest rows, and one
+// listing serves them all at the cost of the deepest. The zero value is
+// ready.
 type Listing[T any] struct {
 	mu      sync.Mutex
 	waiting map[string][]*waiter[T] // for the next listing of the group
@@ -109,16 +106,13 @@ func (l *Listing[T]) Idle() bool {
 	return len(l.waiting) == 0
 }
 
-// run serves the waiters of group, a listing per group of them, until
-// none waits. Only one runs per group: a waiter that arrives while a
-// listing is under way waits for the next, which starts after it came.
+// run serves the waiters of group, one listing per batch of them, until
+// none waits; a waiter arriving mid-listing waits for the next.
 func (l *Listing[T]) run(group string, src Source[T]) {
 	for {
 		l.mu.Lock()
 		ws := l.waiting[group]
 		l.mu.Unlock()
-		// The first waiter's arrival started this goroutine; the group is
-		// taken only now, so those that came meanwhile share the listing.
 		listShared(src, group, ws)
 		l.mu.Lock()
 		rest := l.waiting[group][len(ws):]

@@ -17,7 +17,7 @@ type Uncertain struct {
 }
 
 func newUncertain(what string, start, end time.Time, err error, win Window) *Uncertain {
-	return &Uncertain{What: what, Start: start, End: end, Err: err, Window: win, Found: NewFinding()}
+	return &Uncertain{What: what, Start: start, End: end, Err: err, Window: win, Found: &Finding{turn: make(chan struct{}, 1)}}
 }
 
 func (e *Uncertain) Error() string {
@@ -34,15 +34,13 @@ type Finding struct {
 	id   string // guarded by turn
 }
 
-// NewFinding returns an empty finding.
-func NewFinding() *Finding { return &Finding{turn: make(chan struct{}, 1)} }
-
-// Finish runs the search of an uncertain call once per finding: when an
-// earlier call claimed a row, get reads it again; otherwise search runs,
-// and the id of a row it returns is remembered. A nil f remembers nothing.
-func Finish[T any](ctx context.Context, f *Finding, id func(*T) string, get func(string) (*T, error), search func() (*T, error)) (*T, error) {
+// Finish runs the search in win of an uncertain call once per finding:
+// when an earlier call claimed a row, op reads it again; otherwise the
+// search runs, and the id of a row it returns is remembered. A nil f
+// remembers nothing.
+func Finish[T any](ctx context.Context, p *Protocol, f *Finding, op Op[T], win Window) (*T, error) {
 	if f == nil {
-		return search()
+		return Search(ctx, p, op, win)
 	}
 	select {
 	case f.turn <- struct{}{}:
@@ -51,11 +49,11 @@ func Finish[T any](ctx context.Context, f *Finding, id func(*T) string, get func
 		return nil, ctx.Err()
 	}
 	if f.id != "" {
-		return get(f.id)
+		return op.Get(ctx, f.id)
 	}
-	row, err := search()
+	row, err := Search(ctx, p, op, win)
 	if row != nil {
-		f.id = id(row)
+		f.id = op.ID(row)
 	}
 	return row, err
 }

@@ -18,10 +18,9 @@ import (
 	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
-// tracer learns from the transport how far an attempt got. net/http's
-// transport reports its progress through httptrace; one that does not
-// leaves traced false, so sent alone cannot prove that a request never
-// left.
+// tracer learns from the transport, through httptrace, how far an attempt
+// got. A transport that does not trace leaves traced false, so sent alone
+// cannot prove that a request never left.
 type tracer struct {
 	traced  atomic.Bool // the attempt asked for a connection
 	sent    atomic.Bool // the attempt holds one: it may have reached the service
@@ -31,8 +30,7 @@ type tracer struct {
 	gotConn func(httptrace.GotConnInfo)
 }
 
-// newTracer returns a tracer; its hooks are made once, as tracers are
-// pooled ([tracers]).
+// newTracer returns a tracer whose hooks are made once: tracers are pooled.
 func newTracer() *tracer {
 	t := &tracer{}
 	t.getConn = func(string) { t.traced.Store(true) }
@@ -41,12 +39,10 @@ func newTracer() *tracer {
 	return t
 }
 
-// tracers holds tracers between calls: a charging request traces every
-// attempt, and its hooks need not be made again each time.
 var tracers = sync.Pool{New: func() any { return newTracer() }}
 
 // start readies t for a call; unknown, for a transport that may not trace,
-// adds the hook that tells whether it does. The hooks are set afresh:
+// adds the hook that tells whether it does. The hooks are set afresh, as
 // WithClientTrace chains a caller's own into them.
 func (t *tracer) start(unknown bool) {
 	t.unknown = unknown
@@ -80,11 +76,8 @@ type progress struct {
 }
 
 // mayHaveSent reports whether an attempt that failed with the transport
-// error err may have reached the service. A body the transport never read
-// was not sent whole, so it cannot have been accepted. When the transport
-// traced its progress, no connection means nothing was sent. Otherwise
-// err is believed only when it says no connection was made (a failed dial
-// or name lookup).
+// error err may have reached the service: a body never read, or no traced
+// connection, means no; otherwise only a failed dial or name lookup does.
 func (p progress) mayHaveSent(err error) bool {
 	if refused(err) {
 		return false
@@ -121,15 +114,8 @@ func (e *SendError) Unwrap() error { return e.Err }
 // Transient reports whether sending again may succeed.
 func (e *SendError) Transient() bool { return e.transient }
 
-// Refused reports whether a middleware failed the request before sending it.
-func (e *SendError) Refused() bool { return refused(e.Err) }
-
 // classifyError judges an attempt that got no answer.
 func classifyError(r *Request, p progress, err error) retry.Outcome {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err // without the URL
-	}
 	se := &SendError{Err: err, MaybeSent: p.mayHaveSent(err), transient: retryableTransportError(err)}
 	var re *RedirectError
 	if errors.As(err, &re) {
@@ -255,8 +241,7 @@ func origin(u *url.URL) string {
 	return u.Scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
-// logResult logs one finished request without headers, query or body. The
-// attributes are built only when the logger wants the record.
+// logResult logs one finished request without headers, query or body.
 func logResult(ctx context.Context, l *slog.Logger, r *Request, start time.Time, resp *http.Response, err error) {
 	level, msg := slog.LevelDebug, "mediagen: request"
 	switch {

@@ -7,12 +7,9 @@ import (
 	"time"
 )
 
-// Every attempt is bounded by the call's timeout. context.WithTimeout would
-// give each attempt a timer of its own; attempts are many and short, and
-// their bounds long, so one engine keeps one timer for all of them: it
-// fires at the earliest bound, cancels what is past its bound, and sets
-// itself to the next. An attempt registers a cancel function and removes
-// it when it ends.
+// Attempts are many and short and their bounds long, so rather than a
+// timer each (context.WithTimeout), one engine keeps one timer that fires
+// at the earliest bound, cancels what is past its bound, and moves on.
 
 // errAttemptTimeout is the cause of an attempt cancelled at its bound.
 var errAttemptTimeout = errors.New("attempt timed out")
@@ -105,7 +102,7 @@ func (b bound) timedOut() bool {
 }
 
 // fire cancels the attempts past their bound and sets the timer to the
-// next bound. A bound that moved (its attempt ended) only costs a look.
+// next bound.
 func (w *watchdog) fire() {
 	now := time.Now()
 	var expired []context.CancelCauseFunc

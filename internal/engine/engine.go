@@ -1,13 +1,9 @@
-// Package engine is the one way the SDK sends HTTP: API calls, the storage
-// PUT, downloads and the listings of the search after an ambiguous failure
-// all go through [Engine.Do]. It owns the retry loop (internal/retry's, on
-// the call's clock), the classification of an attempt (not sent, may have
-// been sent, transient, final), the reading of Retry-After, per-attempt
-// timeouts, the caller's middleware, and what no request may do: follow a
-// redirect off the base URL's origin (or, for a POST, at all), or carry
-// the key into an error. Per-call settings are an explicit
-// [Call], never context values, and a call with options builds no
-// http.Client.
+// Package engine is the one way the SDK sends HTTP: every request goes
+// through [Engine.Do], which retries, classifies each attempt (not sent,
+// may have been sent, transient, final), bounds it, runs middleware, and
+// refuses what no request may do: follow a redirect off the base URL's
+// origin (or, for a POST, at all), or carry the key into an error.
+// Per-call settings are an explicit [Call], never context values.
 package engine
 
 import (
@@ -67,10 +63,9 @@ type Request struct {
 	URL    url.URL     // copied into each attempt
 	Header http.Header // headers of this request's body (Content-Type), shared
 	Body   []byte      // a body that can be sent again, or nil
-	// Open, when set instead of Body, returns the body of each attempt and
-	// its length (-1 when unknown). A body with an Err method that reports
-	// a failure of its own (a file that could not be read) ends the
-	// request with that failure: the network is not to blame.
+	// Open, when set instead of Body, returns each attempt's body and its
+	// length (-1 when unknown). A body whose Err method reports a failure
+	// of its own ends the request with it: the network is not to blame.
 	Open     func() (io.ReadCloser, int64, error)
 	Class    Class
 	Storage  bool // to the storage host: no key, no API headers, no cookies
@@ -110,10 +105,8 @@ func New(hc *http.Client, apiKey string) *Engine {
 // short) is retried for a Safe request. Do returns handle's error, a
 // [*SendError] when no answer came, or ctx.Err() once ctx ended.
 func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*http.Response) error) error {
-	// How far an attempt got matters for a charging request (was it
-	// sent?) and for a bodiless change such as a DELETE (did a retried
-	// attempt act?): the transport traces it. A streamed body tells by
-	// being read, which the transport does only on a connection.
+	// Was a charging request sent? Did a retried DELETE act? The transport
+	// traces it; a streamed body tells by being read.
 	var tr *tracer
 	if r.Class == Charging || r.Body == nil && r.Open == nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
 		tr = tracers.Get().(*tracer)
@@ -147,8 +140,7 @@ func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*ht
 		return o.Outcome
 	}, func(err error, n int, wait time.Duration) {
 		if pending != nil {
-			drain(pending.resp.Body) // retried: its connection is reused
-			pending.w.release(pending.b)
+			pending.close() // retried: its connection is reused
 			pending = nil
 		}
 		var se *SendError
@@ -161,14 +153,9 @@ func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*ht
 				slog.Int("attempt", n+2), slog.Duration("wait", wait), slog.String("error", err.Error()))
 		}
 	})
-	if pending != nil && ctx.Err() != nil {
-		drain(pending.resp.Body)
-		pending.w.release(pending.b)
-	} else if pending != nil {
+	if pending != nil && ctx.Err() == nil {
 		// The retries stopped on a transient answer: the caller reads it.
 		herr := handle(pending.resp)
-		drain(pending.resp.Body)
-		pending.w.release(pending.b)
 		var be *retry.BudgetError
 		switch {
 		case err == pending:
@@ -176,6 +163,9 @@ func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*ht
 		case errors.As(err, &be) && be.Err == pending:
 			be.Err = herr
 		}
+	}
+	if pending != nil {
+		pending.close()
 	}
 	if call.ResponseInto != nil && last != nil {
 		*call.ResponseInto = last
@@ -260,13 +250,17 @@ type statusAnswer struct {
 	b    bound // the attempt's, released once the answer is drained
 }
 
+func (s *statusAnswer) close() {
+	drain(s.resp.Body)
+	s.w.release(s.b)
+}
+
 func (s *statusAnswer) Error() string {
 	return "answered " + strconv.Itoa(s.resp.StatusCode) + " " + http.StatusText(s.resp.StatusCode)
 }
 
 // drain reads what is left of a body, up to 64 KiB, so its connection is
-// reused, and closes it. Most bodies are read to their end already: one
-// read of a pooled buffer tells.
+// reused, and closes it.
 func drain(body io.ReadCloser) {
 	bp := drainBufs.Get().(*[]byte)
 	for n := 0; n < 64<<10; {
@@ -283,7 +277,6 @@ var drainBufs = sync.Pool{New: func() any { b := make([]byte, 4<<10); return &b 
 
 // newRequest builds one attempt of r, and returns its body to close.
 func (e *Engine) newRequest(ctx context.Context, call *Call, r *Request) (*http.Request, *body, error) {
-	// An empty URL parses without work; its struct takes a copy of r's.
 	req, err := http.NewRequestWithContext(ctx, r.Method, "", nil)
 	if err != nil {
 		return nil, nil, err
@@ -310,8 +303,6 @@ func (e *Engine) newRequest(ctx context.Context, call *Call, r *Request) (*http.
 		b = &body{rc: rc}
 		req.Body, req.ContentLength = b, n
 	case r.Body != nil:
-		// As net/http's own in-memory body, so headers and body go out in
-		// one write.
 		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(r.Body)), int64(len(r.Body))
 		if r.Class == Safe {
 			raw := r.Body
@@ -322,8 +313,8 @@ func (e *Engine) newRequest(ctx context.Context, call *Call, r *Request) (*http.
 	return req, b, nil
 }
 
-// body is an attempt's streamed body, what Open returned. That the
-// transport read it shows the request reached a connection.
+// body is an attempt's streamed body: that the transport read it shows
+// the request reached a connection.
 type body struct {
 	rc   io.ReadCloser
 	read atomic.Bool
@@ -337,7 +328,6 @@ func (b *body) Read(p []byte) (int, error) {
 // Close is the transport's: it may come while the attempt goes on.
 func (b *body) Close() error { return nil }
 
-// close ends the attempt's use of the body.
 func (b *body) close() { _ = b.rc.Close() }
 
 // send runs the call's middleware around one attempt.

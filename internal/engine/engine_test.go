@@ -118,7 +118,7 @@ func TestRefusingMiddlewareIsFinal(t *testing.T) {
 		func(*http.Response) error { return nil })
 	var se *SendError
 	require.ErrorAs(t, err, &se)
-	assert.True(t, se.Refused())
+	assert.True(t, refused(se.Err))
 	assert.False(t, se.MaybeSent)
 	assert.Zero(t, n.Load())
 }

@@ -110,22 +110,9 @@ func hex4(b []byte) (rune, bool) {
 	if len(b) < 4 {
 		return 0, false
 	}
-	var r rune
-	for _, c := range b[:4] {
-		var v byte
-		switch {
-		case c >= '0' && c <= '9':
-			v = c - '0'
-		case c >= 'a' && c <= 'f':
-			v = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			v = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(v)
-	}
-	return r, true
+	hi, ok1 := hex2(b[0], b[1])
+	lo, ok2 := hex2(b[2], b[3])
+	return rune(hi)<<8 | rune(lo), ok1 && ok2
 }
 
 // unescapeURL undoes percent-encoding and "+" for space wherever they

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	"github.com/mediagen/mediagen-go/internal/wait"
 )
 
 // Clock is where a loop reads the time and waits. A test clock that moves
@@ -108,4 +106,20 @@ type wallClock struct{}
 
 func (wallClock) Now() time.Time { return time.Now() }
 
-func (wallClock) Sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
+func (wallClock) Sleep(ctx context.Context, d time.Duration) error { return Sleep(ctx, d) }
+
+// Sleep waits d, or until ctx ends, in which case it returns ctx.Err().
+// A d of zero or less returns at once, with ctx.Err().
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

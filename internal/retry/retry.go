@@ -1,4 +1,4 @@
-// Package retry is the one backoff and Retry-After reading the SDK's
+// Package retry is the one backoff, Retry-After reading and sleep the SDK's
 // packages share: the client's API requests, the upload's storage PUTs,
 // downloads and the search after an ambiguous failure all wait through it.
 package retry
