@@ -93,7 +93,7 @@ func (c *Client) download(ctx context.Context, cfg *config, rawURL string, start
 			// cannot take its bytes again.
 			return &StorageError{Method: http.MethodGet, StatusCode: http.StatusOK, Retryable: true, Message: broke.Error()}
 		}
-		return transient(fmt.Errorf("mediagen: download: %w", broke))
+		return transientError{fmt.Errorf("mediagen: download: %w", broke)}
 	})
 	var se *engine.SendError
 	if errors.As(err, &se) && ctx.Err() == nil {
@@ -109,8 +109,6 @@ type transientError struct{ error }
 func (e transientError) Unwrap() error { return e.error }
 
 func (transientError) Transient() bool { return true }
-
-func transient(err error) error { return transientError{err} }
 
 // countingWriter counts what reaches w and keeps w's own error apart from
 // the network's.

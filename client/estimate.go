@@ -3,6 +3,7 @@ package client
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -57,7 +58,7 @@ func (e Estimate) String() string {
 		if e.MaxUnits != e.MinUnits {
 			units += "–" + strconv.Itoa(e.MaxUnits)
 		}
-		fmt.Fprintf(&b, " × %s %s", units, unitNoun(e.Unit))
+		fmt.Fprintf(&b, " × %s %s", units, cmp.Or(unitNouns[e.Unit], "calls"))
 	}
 	fmt.Fprintf(&b, " = %s", fmtUSD(e.Min))
 	if !e.Exact() {
@@ -69,17 +70,12 @@ func (e Estimate) String() string {
 
 func fmtUSD(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
-func unitNoun(u mediagen.PricingUnit) string {
-	switch u {
-	case mediagen.PricingUnitSecond:
-		return "seconds"
-	case mediagen.PricingUnitPer15Seconds:
-		return "started 15 s"
-	case mediagen.PricingUnitPer1000Chars:
-		return "started 1,000 chars"
-	default:
-		return "calls"
-	}
+// unitNouns name the units billed in [Estimate.String]; any other unit
+// counts calls.
+var unitNouns = map[mediagen.PricingUnit]string{
+	mediagen.PricingUnitSecond:       "seconds",
+	mediagen.PricingUnitPer15Seconds: "started 15 s",
+	mediagen.PricingUnitPer1000Chars: "started 1,000 chars",
 }
 
 // Avatar clips last about one second per 15 characters of script; the real
@@ -111,13 +107,8 @@ func (p Pricing) Estimate(args Args) (Estimate, error) {
 		return Estimate{}, fmt.Errorf("%w: no price for feature %q on this plan", ErrInvalidArgument, a.feature)
 	}
 	info, _ := feature.Lookup(string(name))
-	e := Estimate{Feature: name, Price: entry.Price, Unit: mediagen.PricingUnitCall}
-	if info.Unit != "" {
-		e.Unit = mediagen.PricingUnit(info.Unit)
-	}
-	if entry.Unit != "" {
-		e.Unit = entry.Unit
-	}
+	unit := cmp.Or(entry.Unit, mediagen.PricingUnit(info.Unit), mediagen.PricingUnitCall)
+	e := Estimate{Feature: name, Price: entry.Price, Unit: unit}
 	if entry.Variants != nil {
 		if e.Multipliers, err = multipliers(info, entry.Variants, m); err != nil {
 			return Estimate{}, err
@@ -166,13 +157,8 @@ func (e Estimate) cost(units int) float64 {
 // multipliers picks each priced argument's factor, by argument name; an
 // absent argument counts at its default in the feature table.
 func multipliers(info feature.Info, variants map[string]map[string]float64, args map[string]any) ([]Multiplier, error) {
-	names := make([]string, 0, len(variants))
-	for name := range variants {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	out := make([]Multiplier, 0, len(names))
-	for _, name := range names {
+	out := make([]Multiplier, 0, len(variants))
+	for _, name := range slices.Sorted(maps.Keys(variants)) {
 		_, present := args[name]
 		v := info.Default(args, name)
 		m := Multiplier{Argument: name, Factor: 1, Default: !present}
@@ -189,21 +175,12 @@ func multipliers(info feature.Info, variants map[string]map[string]float64, args
 		}
 		f, ok := variants[name][m.Value]
 		if !ok {
-			return nil, fmt.Errorf("%w: %s=%s has no price (priced values: %s)", ErrInvalidArgument, name, m.Value, strings.Join(sortedKeys(variants[name]), ", "))
+			return nil, fmt.Errorf("%w: %s=%s has no price (priced values: %s)", ErrInvalidArgument, name, m.Value, strings.Join(slices.Sorted(maps.Keys(variants[name])), ", "))
 		}
 		m.Factor = f
 		out = append(out, m)
 	}
 	return out, nil
-}
-
-func sortedKeys(m map[string]float64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // units counts the units a call is billed for: at least and at most.

@@ -40,9 +40,12 @@ import (
 // processes) submit the same feature and arguments seconds apart and one
 // attempt fails ambiguously, both may be handed the same generation.
 func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option) (*mediagen.Generation, error) {
-	a, err := generationArgs(args)
+	a, err := encodeArgs(args)
 	if err != nil {
 		return nil, err
+	}
+	if err := feature.Check(string(a.feature), a.params()); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
 	cfg, err := c.configure(opts)
 	if err != nil {
@@ -174,19 +177,6 @@ func (a *encodedArgs) params() map[string]any {
 		}
 	}
 	return a.m
-}
-
-// generationArgs encodes args and checks them against the contract's schema
-// of their feature, as the service does first.
-func generationArgs(args Args) (encodedArgs, error) {
-	a, err := encodeArgs(args)
-	if err != nil {
-		return encodedArgs{}, err
-	}
-	if err := feature.Check(string(a.feature), a.params()); err != nil {
-		return encodedArgs{}, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
-	}
-	return a, nil
 }
 
 // encodeArgs returns args with their feature, encoded.

@@ -1,7 +1,6 @@
 package feature
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -108,28 +107,17 @@ func Visible(s string) bool {
 	return false
 }
 
-// AsInt reads an integral JSON number; fractions, numbers beyond ±2^31
-// and non-numbers fail.
+// AsInt reads an integral number: a decoded JSON number (float64) or one
+// of the table's defaults (int). Fractions, numbers beyond ±2^31 and
+// non-numbers fail.
 func AsInt(v any) (int, bool) {
-	var f float64
 	switch n := v.(type) {
-	case float64:
-		f = n
 	case int:
 		return n, true
-	case int64:
-		f = float64(n)
-	case json.Number:
-		i, err := n.Int64()
-		if err != nil {
-			return 0, false
+	case float64:
+		if n == math.Trunc(n) && math.Abs(n) <= 1<<31 {
+			return int(n), true
 		}
-		f = float64(i)
-	default:
-		return 0, false
 	}
-	if f != math.Trunc(f) || math.Abs(f) > 1<<31 {
-		return 0, false
-	}
-	return int(f), true
+	return 0, false
 }

@@ -6,7 +6,7 @@
 // and its agent endpoint all read it, so they can never disagree.
 package feature
 
-//go:generate go run ../cmd/featuregen -in ../../openapi/openapi.json -out table.gen.go
+//go:generate go run ../cmd/featuregen -in ../../openapi/openapi.json -table table.gen.go
 
 import (
 	"regexp"

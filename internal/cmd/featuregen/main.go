@@ -1,14 +1,18 @@
-// Command featuregen writes the feature table of package feature from the
-// contract: every *Args schema that carries an x-feature extension becomes
-// one row, with its arguments' types, formats, bounds, defaults and priced
-// variants. It refuses a contract whose features disagree with the Feature
-// enum, so the table can only say what the contract says.
+// Command featuregen writes, from the contract, the feature table of package
+// feature and the typed arguments of package client: every *Args schema that
+// carries an x-feature extension becomes one row of the table, with its
+// arguments' types, formats, bounds, defaults and priced variants, and one
+// struct named like the schema, documented by its x-sdk-doc extension. It
+// refuses a contract whose features disagree with the Feature enum, so the
+// code can only say what the contract says.
 //
-//	go run ./internal/cmd/featuregen -in openapi/openapi.json -out internal/feature/table.gen.go
+//	go run ./internal/cmd/featuregen -in openapi/openapi.json -table internal/feature/table.gen.go
+//	go run ./internal/cmd/featuregen -in openapi/openapi.json -args client/args.gen.go
 package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -17,19 +21,21 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 func main() {
 	in := flag.String("in", "openapi.json", "the contract")
-	out := flag.String("out", "table.gen.go", "the Go file to write")
+	table := flag.String("table", "", "the feature table to write")
+	args := flag.String("args", "", "the client's typed arguments to write")
 	flag.Parse()
-	if err := run(*in, *out); err != nil {
+	if err := run(*in, *table, *args); err != nil {
 		fmt.Fprintln(os.Stderr, "featuregen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(in, out string) error {
+func run(in, table, args string) error {
 	spec, err := os.ReadFile(in)
 	if err != nil {
 		return err
@@ -38,11 +44,22 @@ func run(in, out string) error {
 	if err != nil {
 		return err
 	}
-	src, err := format.Source(render(features))
-	if err != nil {
-		return fmt.Errorf("format: %w", err)
+	for _, out := range []struct {
+		path   string
+		render func([]feature) []byte
+	}{{table, render}, {args, renderArgs}} {
+		if out.path == "" {
+			continue
+		}
+		src, err := format.Source(out.render(features))
+		if err != nil {
+			return fmt.Errorf("format %s: %w", out.path, err)
+		}
+		if err := os.WriteFile(out.path, src, 0o644); err != nil {
+			return err
+		}
 	}
-	return os.WriteFile(out, src, 0o644)
+	return nil
 }
 
 // schema is the part of a JSON schema the table needs.
@@ -63,6 +80,9 @@ type schema struct {
 	Feature              *featureExt       `json:"x-feature"`
 	Variant              *variantExt       `json:"x-variant"`
 	Legacy               map[string]string `json:"x-legacy-spellings"`
+	EnumVarnames         []string          `json:"x-enum-varnames"`
+	SDKDoc               string            `json:"x-sdk-doc"`  // the Go doc of the client's struct
+	SDKType              string            `json:"x-sdk-type"` // the client's type of an enum, when not the field's name
 	AnyOf                []struct {
 		Ref string `json:"$ref"`
 	} `json:"anyOf"`
@@ -79,7 +99,10 @@ type variantExt struct {
 
 type feature struct {
 	featureExt
-	args []arg
+	schema   string // the schema's name, which is the client's type name
+	constant string // the mediagen constant of Name, e.g. FeatureVideoLogoReveal
+	doc      string
+	args     []arg
 }
 
 type arg struct {
@@ -132,9 +155,11 @@ func read(spec []byte) ([]feature, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		if !slices.Contains(enum.Enum, f.Name) || !slices.Contains(enum.Enum, f.Legacy) || enum.Legacy[f.Name] != f.Legacy {
+		i := slices.Index(enum.Enum, f.Name)
+		if i < 0 || !slices.Contains(enum.Enum, f.Legacy) || enum.Legacy[f.Name] != f.Legacy || i >= len(enum.EnumVarnames) {
 			return nil, fmt.Errorf("%s: %s and %s must be the Feature enum's spellings", name, f.Name, f.Legacy)
 		}
+		f.constant = "Feature" + enum.EnumVarnames[i]
 		out = append(out, f)
 	}
 	if len(out) == 0 || 2*len(out) != len(enum.Enum) {
@@ -147,9 +172,11 @@ func readFeature(name string, s schema) (feature, error) {
 	if s.Feature == nil {
 		return feature{}, fmt.Errorf("no x-feature")
 	}
-	f := feature{featureExt: *s.Feature}
+	f := feature{featureExt: *s.Feature, schema: name, doc: s.SDKDoc}
 	kind, _, _ := strings.Cut(f.Name, "/")
 	switch {
+	case !strings.HasPrefix(f.doc, name+" "):
+		return f, fmt.Errorf("x-sdk-doc must start with %s", name)
 	case f.Kind != kind:
 		return f, fmt.Errorf("kind %q is not the prefix of %q", f.Kind, f.Name)
 	case !slices.Contains(units, f.Unit):
@@ -276,5 +303,77 @@ func literal(v any) string {
 		return strconv.Itoa(int(x))
 	default:
 		return fmt.Sprint(x)
+	}
+}
+
+// renderArgs writes one struct per feature for package client. A required
+// argument is always sent; an optional one is left out when zero, so the
+// service applies its default.
+func renderArgs(features []feature) []byte {
+	var b bytes.Buffer
+	b.WriteString("// Code generated by featuregen from openapi/openapi.json; DO NOT EDIT.\n\npackage client\n\n")
+	b.WriteString("import \"github.com/mediagen/mediagen-go\"\n")
+	for _, f := range features {
+		fmt.Fprintf(&b, "\n%s\ntype %s struct {\n", comment(f.doc), f.schema)
+		for _, a := range f.args {
+			tag, note := a.name, sentence(a.Description)
+			if a.required {
+				note += "; required"
+			} else {
+				tag += ",omitempty"
+			}
+			fmt.Fprintf(&b, "%s %s `json:%q` // %s\n", fieldName(a.name), goType(a), tag, note)
+		}
+		fmt.Fprintf(&b, "}\n\n// Feature returns [mediagen.%[1]s].\nfunc (%[2]s) Feature() mediagen.Feature { return mediagen.%[1]s }\n", f.constant, f.schema)
+	}
+	return b.Bytes()
+}
+
+// comment wraps text as a Go comment of lines up to 80 columns.
+func comment(text string) string {
+	var b strings.Builder
+	line := "//"
+	for _, w := range strings.Fields(text) {
+		if len(line)+1+len(w) > 80 && line != "//" {
+			b.WriteString(line + "\n")
+			line = "//"
+		}
+		line += " " + w
+	}
+	b.WriteString(line)
+	return b.String()
+}
+
+// sentence returns the first sentence of a description as a field's line
+// comment: lower-cased, without the full stop or Markdown code marks.
+func sentence(desc string) string {
+	s, _, _ := strings.Cut(desc, ". ")
+	s = strings.TrimSuffix(strings.ReplaceAll(s, "`", ""), ".")
+	if len(s) > 1 && unicode.IsUpper(rune(s[0])) && !unicode.IsUpper(rune(s[1])) {
+		s = strings.ToLower(s[:1]) + s[1:]
+	}
+	return s
+}
+
+// fieldName spells a JSON name as a Go field: voiceId becomes VoiceID.
+func fieldName(json string) string {
+	if base, ok := strings.CutSuffix(json, "Id"); ok {
+		json = base + "ID"
+	}
+	return strings.ToUpper(json[:1]) + json[1:]
+}
+
+// goType is an argument's Go type: an enum is a named string type of the
+// client (its x-sdk-type, else the field's name).
+func goType(a arg) string {
+	switch {
+	case a.Type == "integer":
+		return "int"
+	case a.Type == "boolean":
+		return "bool"
+	case a.Enum != nil:
+		return cmp.Or(a.SDKType, fieldName(a.name))
+	default:
+		return "string"
 	}
 }
