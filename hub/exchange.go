@@ -45,7 +45,7 @@ func WithExchange(x Exchange, interval time.Duration, onError func(error)) Optio
 
 // exchange reads what other replicas shared until Close, starting from the
 // events shared in the last retention period.
-func (h *Hub) exchange() {
+func (h *Hub) exchange(ctx context.Context) {
 	defer close(h.done)
 	var cursor int64
 	t := time.NewTicker(h.every)
@@ -61,7 +61,7 @@ func (h *Hub) exchange() {
 			}
 		}
 		select {
-		case <-h.stop:
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
@@ -71,16 +71,9 @@ func (h *Hub) exchange() {
 // Close stops the hub's reading of shared events; the hub still takes
 // events given to Deliver. It is safe to call more than once.
 func (h *Hub) Close() error {
-	if h.stop == nil {
-		return nil
+	if h.stop != nil {
+		h.stop()
+		<-h.done
 	}
-	h.mu.Lock()
-	select {
-	case <-h.stop:
-	default:
-		close(h.stop)
-	}
-	h.mu.Unlock()
-	<-h.done
 	return nil
 }

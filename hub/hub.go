@@ -48,7 +48,7 @@ type Hub struct {
 	watchers map[Key]map[*watcher]struct{}
 	x        Exchange
 	every    time.Duration
-	stop     chan struct{}
+	stop     context.CancelFunc // ends the reading of shared events
 	done     chan struct{}
 	onError  func(error)
 }
@@ -115,8 +115,9 @@ func New(opts ...Option) (*Hub, error) {
 		return nil, err
 	}
 	if h.x != nil {
-		h.stop, h.done = make(chan struct{}), make(chan struct{})
-		go h.exchange()
+		ctx, stop := context.WithCancel(context.Background())
+		h.stop, h.done = stop, make(chan struct{})
+		go h.exchange(ctx)
 	}
 	return h, nil
 }
