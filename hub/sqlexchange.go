@@ -69,7 +69,6 @@ type SQLExchange struct {
 	table   string
 	retain  time.Duration
 
-	create                []string
 	insert, since, sinceT string // sinceT: since, within the retention
 	cleanup               string
 
@@ -139,17 +138,17 @@ func OpenSQLExchange(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts .
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	x.prepare()
+	create := x.prepare()
 	x.nextCleanup.Store(time.Now().Add(exchangeCleanupEvery).UnixNano())
-	if err := d.CreateTable(ctx, db, x.create...); err != nil {
+	if err := d.CreateTable(ctx, db, create...); err != nil {
 		return nil, x.fail(ctx, "create table", err)
 	}
 	return x, nil
 }
 
-// prepare writes the statements once. The table name was validated and is
-// quoted besides.
-func (x *SQLExchange) prepare() {
+// prepare writes the statements once and returns those that create the
+// table. The table name was validated and is quoted besides.
+func (x *SQLExchange) prepare() (create []string) {
 	t := `"` + x.table + `"`
 	// The database's clock in unix milliseconds: SQLite's is the host's.
 	seq := `INTEGER PRIMARY KEY AUTOINCREMENT`
@@ -162,16 +161,16 @@ func (x *SQLExchange) prepare() {
 		now = `(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
 		stmtNow = `(extract(epoch FROM statement_timestamp()) * 1000)::bigint`
 	}
-	x.create = []string{
-		`CREATE TABLE IF NOT EXISTS ` + t + ` (seq ` + seq + `, body TEXT NOT NULL, created BIGINT NOT NULL)`,
-		`CREATE INDEX IF NOT EXISTS "` + x.table + `_created" ON ` + t + ` (created)`,
-	}
 	x.insert = x.dialect.Rebind(`INSERT INTO ` + t + ` (body, created) VALUES (?, ` + now + `)`)
 	sel := `SELECT seq, body, created, ` + stmtNow + ` FROM ` + t + ` WHERE seq > ?`
 	order := ` ORDER BY seq LIMIT ` + strconv.Itoa(exchangePage)
 	x.since = x.dialect.Rebind(sel + order)
 	x.sinceT = x.dialect.Rebind(sel + ` AND created >= ` + stmtNow + ` - ?` + order)
 	x.cleanup = x.dialect.Rebind(`DELETE FROM ` + t + ` WHERE seq IN (SELECT seq FROM ` + t + ` WHERE created < ` + stmtNow + ` - ? LIMIT ?)`)
+	return []string{
+		`CREATE TABLE IF NOT EXISTS ` + t + ` (seq ` + seq + `, body TEXT NOT NULL, created BIGINT NOT NULL)`,
+		`CREATE INDEX IF NOT EXISTS "` + x.table + `_created" ON ` + t + ` (created)`,
+	}
 }
 
 // Publish implements [Exchange]: one INSERT of the event's verified body
