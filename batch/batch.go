@@ -133,7 +133,6 @@ func Run(ctx context.Context, c *client.Client, items []Item, opts ...Option) (R
 		if n, err = fit(r.ests, s); err != nil {
 			return Result{}, err
 		}
-		r.ledger = ledger{budget: s.budget, limited: true}
 	}
 	for i := n; i < len(items); i++ {
 		r.skip(i, fmt.Errorf("%w: not sent: the items before it use up the budget of %s", ErrOverBudget, s.budget))

@@ -2,7 +2,6 @@ package batch
 
 import (
 	"sync"
-	"time"
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
@@ -10,12 +9,11 @@ import (
 
 // run is the state of one Run.
 type run struct {
-	c        *client.Client
-	patience time.Duration // the longest Retry-After the run waits out: WithMaxPause
-	s        *settings
-	items    []Item
-	ests     []money // each item's most, with a budget
-	win      *window
+	c     *client.Client
+	s     *settings
+	items []Item
+	ests  []money // each item's most; 0 without a budget
+	win   *window
 
 	mu      sync.Mutex
 	res     []ItemResult
@@ -30,21 +28,14 @@ type run struct {
 }
 
 func newRun(c *client.Client, items []Item, s *settings) *run {
-	r := &run{c: c, s: s, items: items, patience: s.maxPause, win: newWindow(s.ceiling, s.fixed, c.Clock(s.clientOpts...)),
+	r := &run{c: c, s: s, items: items, ests: make([]money, len(items)), win: newWindow(s.ceiling, s.fixed, c.Clock(s.clientOpts...)),
 		res: make([]ItemResult, len(items)), ended: make([]bool, len(items)),
-		charged: make([]money, len(items)), tries: make([]int, len(items))}
+		charged: make([]money, len(items)), tries: make([]int, len(items)),
+		ledger: ledger{budget: s.budget, limited: s.limited}}
 	for i, it := range items {
 		r.res[i].Key = it.Key
 	}
 	return r
-}
-
-// est is item i's estimate; 0 without a budget.
-func (r *run) est(i int) money {
-	if r.ests == nil {
-		return 0
-	}
-	return r.ests[i]
 }
 
 // skip ends item i, never sent, with err. Locks r.mu.
@@ -61,7 +52,7 @@ func (r *run) created(i int, g *mediagen.Generation) {
 	r.mu.Lock()
 	r.res[i].Generation = g
 	r.charged[i] = toMoney(g.BalanceUsed)
-	r.ledger.settle(r.est(i), r.charged[i])
+	r.ledger.settle(r.ests[i], r.charged[i])
 	r.counts.Submitted++
 	r.mu.Unlock()
 	r.report()
