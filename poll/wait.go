@@ -118,16 +118,20 @@ func wait[T interface{ Terminal() bool }](ctx context.Context, s *settings, w su
 
 // pacer times the checks of a wait: on the schedule when polling alone;
 // fed by a hub, at the backstop times, a hub watch ending a sleep early.
+// It bounds the wait by [WithMaxWait] on top of the context.
 type pacer struct {
 	s     *settings
-	dl    deadline
+	until time.Time // the end of WithMaxWait; zero: no bound
 	keys  []hub.Key
 	watch context.Context // ends when an event for keys arrives
 	stop  context.CancelFunc
 }
 
 func newPacer(ctx context.Context, s *settings, keys ...hub.Key) *pacer {
-	p := &pacer{s: s, dl: newDeadline(s), keys: keys, watch: ctx, stop: func() {}}
+	p := &pacer{s: s, keys: keys, watch: ctx, stop: func() {}}
+	if s.maxWait > 0 {
+		p.until = s.clock.Now().Add(s.maxWait)
+	}
 	if s.hub != nil {
 		p.watch, p.stop = s.hub.Watch(ctx, keys...)
 	}
@@ -151,17 +155,34 @@ func (p *pacer) pause(ctx context.Context, n int, first func() time.Duration) (b
 		if n == 0 {
 			return false, nil
 		}
-		return false, p.dl.sleep(ctx, first())
+		return false, p.sleep(ctx, first())
 	}
 	d := BackstopInterval
 	if n == 0 {
 		d = first()
 	}
-	err := p.dl.sleep(p.watch, d)
+	err := p.sleep(p.watch, d)
 	if err != nil && ctx.Err() == nil && p.watch.Err() != nil {
 		p.stop()
 		p.watch, p.stop = p.s.hub.Watch(ctx, p.keys...)
 		return true, nil
 	}
 	return false, err
+}
+
+// sleep waits d, shortened to end at the maximum wait. It fails with
+// ErrMaxWait once that has passed, and with ctx.Err() when the context
+// ends.
+func (p *pacer) sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !p.until.IsZero() {
+		rem := p.until.Sub(p.s.clock.Now())
+		if rem <= 0 {
+			return ErrMaxWait
+		}
+		d = min(d, rem)
+	}
+	return p.s.clock.Sleep(ctx, d)
 }
