@@ -16,7 +16,7 @@ import (
 )
 
 // maxRewaits bounds how often the run waits again on generations whose
-// wait a failing request ended, and how often it reads the price list.
+// wait a failing request ended.
 const maxRewaits = 5
 
 // wait waits for every item that has a generation and has not ended, and
@@ -57,7 +57,6 @@ func (r *run) wait(ctx context.Context) {
 	}
 	opts := append([]poll.Option{poll.WithClientOptions(r.s.clientOpts...)}, r.s.pollOpts...)
 	opts = append(opts, poll.OnUpdate(onUpdate))
-	clock := r.c.Clock(r.s.clientOpts...)
 	for round := 0; len(ids) > 0; round++ {
 		results, err := poll.Generations(ctx, r.c, ids, opts...)
 		if results == nil { // an option poll refuses: nothing was waited on
@@ -82,7 +81,7 @@ func (r *run) wait(ctx context.Context) {
 			}
 		}
 		if len(again) > 0 {
-			if err := clock.Sleep(ctx, pause); err != nil {
+			if err := r.win.clock.Sleep(ctx, pause); err != nil {
 				for _, id := range again {
 					r.finish(byID[id], nil, &poll.GaveUpError{ID: id, Err: err}, "")
 				}
