@@ -183,12 +183,7 @@ func wait[T interface{ Terminal() bool }](ctx context.Context, s *settings, w su
 			w.observe(last, v)
 			return v, w.end(ctx, v)
 		}
-		woke, err := p.pause(ctx, n, func() time.Duration {
-			if s.hub != nil {
-				return w.backstop
-			}
-			return w.interval(last, n)
-		})
+		woke, err := p.pause(ctx, n, w.backstop, func() time.Duration { return w.interval(last, n) })
 		switch {
 		case woke:
 			n--
@@ -242,19 +237,19 @@ func (p *pacer) event(k hub.Key) (*webhook.Event, bool) {
 }
 
 // pause waits before check n (the first, 0, is at once when polling
-// alone): first() for the first backstop check with a hub, then
-// [BackstopInterval]; first() before each check without one. It reports
+// alone): with a hub, backstop before the first check, then
+// [BackstopInterval]; without one, interval() before each. It reports
 // whether a hub event ended the sleep, and watches again for the next.
-func (p *pacer) pause(ctx context.Context, n int, first func() time.Duration) (bool, error) {
+func (p *pacer) pause(ctx context.Context, n int, backstop time.Duration, interval func() time.Duration) (bool, error) {
 	if p.s.hub == nil {
 		if n == 0 {
 			return false, nil
 		}
-		return false, p.sleep(ctx, first())
+		return false, p.sleep(ctx, interval())
 	}
 	d := BackstopInterval
 	if n == 0 {
-		d = first()
+		d = backstop
 	}
 	err := p.sleep(p.watch, d)
 	if err != nil && ctx.Err() == nil && p.watch.Err() != nil {
