@@ -73,9 +73,6 @@ func price(ctx context.Context, c *client.Client, items []Item, s *settings) ([]
 // them, or with [WithFitBudget] the longest prefix that fits, or an error
 // matching [ErrOverBudget] naming the total and the budget.
 func fit(ests []money, s *settings) (int, error) {
-	if !s.limited {
-		return len(ests), nil
-	}
 	var total money
 	n := -1
 	for i, e := range ests {

@@ -269,3 +269,12 @@ func TestLoadWorker(t *testing.T) {
 	fmt.Fprintf(w, "result created=%d posts=%d done=%d\n", k.created.Load(), k.posts.Load(), res.Done)
 	w.Flush()
 }
+
+// withFixedConcurrency holds the window at the ceiling, without adapting:
+// the baseline of the load benchmark.
+func withFixedConcurrency() Option {
+	return func(s *settings) error {
+		s.fixed = true
+		return nil
+	}
+}

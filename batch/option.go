@@ -13,9 +13,7 @@ import (
 
 // Option configures one [Run]. An option given a bad value makes the run
 // fail before anything is sent, with an error naming it; a nil Option is
-// skipped. Options of package client reach the run's requests through
-// [WithClientOptions], and options of package poll its waits through
-// [WithPollOptions].
+// skipped.
 type Option func(*settings) error
 
 // DefaultConcurrency is the ceiling of creates in flight without
@@ -134,15 +132,6 @@ func WithClientOptions(opts ...client.Option) Option {
 func WithPollOptions(opts ...poll.Option) Option {
 	return func(s *settings) error {
 		s.pollOpts = append(slices.Clip(s.pollOpts), opts...)
-		return nil
-	}
-}
-
-// withFixedConcurrency holds the window at the ceiling, without adapting:
-// the baseline of the load benchmark.
-func withFixedConcurrency() Option {
-	return func(s *settings) error {
-		s.fixed = true
 		return nil
 	}
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/mediagen/mediagen-go/client"
 )
@@ -65,7 +63,7 @@ func (r *run) next(ctx context.Context) (int, bool) {
 		r.mu.Lock()
 		if len(r.queue) > 0 {
 			i := r.queue[0]
-			if r.ledger.reserve(r.est(i)) {
+			if r.ledger.reserve(r.ests[i]) {
 				r.queue = r.queue[1:]
 				r.mu.Unlock()
 				return i, true
@@ -73,7 +71,7 @@ func (r *run) next(ctx context.Context) (int, bool) {
 			if inFlight == 0 {
 				r.queue = r.queue[1:]
 				r.mu.Unlock()
-				r.skip(i, fmt.Errorf("%w: not sent: its estimate of %s does not fit in what the budget of %s has left", ErrOverBudget, r.est(i), r.s.budget))
+				r.skip(i, fmt.Errorf("%w: not sent: its estimate of %s does not fit in what the budget of %s has left", ErrOverBudget, r.ests[i], r.s.budget))
 				continue
 			}
 		} else if inFlight == 0 {
@@ -92,7 +90,7 @@ func (r *run) next(ctx context.Context) (int, bool) {
 func (r *run) putBack(i int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.ledger.reserved -= r.est(i)
+	r.ledger.reserved -= r.ests[i]
 	r.queue = slices.Insert(r.queue, 0, i)
 }
 
@@ -108,28 +106,28 @@ func (r *run) create(ctx context.Context, i int, epoch int) {
 		r.win.done(epoch, success, 0)
 		return
 	}
-	if tl := tooLong(err, r.patience); tl != nil {
+	if tl := tooLong(err, r.s.maxPause); tl != nil {
 		// Nothing was charged; the service asks for more than the run
 		// waits: the item ends, naming the wait, and the window backs off
 		// as for any 429, by its own pause.
 		r.mu.Lock()
-		r.ledger.reserved -= r.est(i)
+		r.ledger.reserved -= r.ests[i]
 		r.mu.Unlock()
 		r.win.done(epoch, rateLimited, 0)
 		r.finish(i, nil, tl, "")
 		return
 	}
-	if after, ok := rateLimit(err); ok {
+	if errors.Is(err, client.ErrRateLimited) {
 		// Nothing was charged: the item may go again.
 		r.mu.Lock()
-		r.ledger.reserved -= r.est(i)
+		r.ledger.reserved -= r.ests[i]
 		r.tries[i]++
 		again := r.tries[i] < maxRateLimited && ctx.Err() == nil
 		if again {
 			r.queue = append(r.queue, i)
 		}
 		r.mu.Unlock()
-		r.win.done(epoch, rateLimited, after)
+		r.win.done(epoch, rateLimited, retryAfter(err))
 		if !again {
 			r.finish(i, nil, fmt.Errorf("batch: rate limited %d times: %w", maxRateLimited, err), "")
 		}
@@ -146,18 +144,9 @@ func (r *run) create(ctx context.Context, i int, epoch int) {
 		err = fmt.Errorf("batch: the create may have been charged: %w", err)
 	default:
 		r.mu.Lock()
-		r.ledger.reserved -= r.est(i)
+		r.ledger.reserved -= r.ests[i]
 		r.mu.Unlock()
 	}
 	r.win.done(epoch, neutral, 0)
 	r.finish(i, nil, err, "")
-}
-
-// rateLimit reports whether err is a 429, with its Retry-After.
-func rateLimit(err error) (time.Duration, bool) {
-	var apiErr *client.APIError
-	if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusTooManyRequests {
-		return apiErr.RetryAfter, true
-	}
-	return 0, errors.Is(err, client.ErrRateLimited)
 }

@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,7 +16,7 @@ import (
 )
 
 // maxRewaits bounds how often the run waits again on generations whose
-// wait a failing request ended, and how often it reads the price list.
+// wait a failing request ended.
 const maxRewaits = 5
 
 // wait waits for every item that has a generation and has not ended, and
@@ -54,11 +55,8 @@ func (r *run) wait(ctx context.Context) {
 			r.save(ctx, i, g)
 		}()
 	}
-	opts := make([]poll.Option, 0, len(r.s.pollOpts)+2)
-	opts = append(opts, poll.WithClientOptions(r.s.clientOpts...))
-	opts = append(opts, r.s.pollOpts...)
+	opts := append([]poll.Option{poll.WithClientOptions(r.s.clientOpts...)}, r.s.pollOpts...)
 	opts = append(opts, poll.OnUpdate(onUpdate))
-	clock := r.c.Clock(r.s.clientOpts...)
 	for round := 0; len(ids) > 0; round++ {
 		results, err := poll.Generations(ctx, r.c, ids, opts...)
 		if results == nil { // an option poll refuses: nothing was waited on
@@ -73,17 +71,17 @@ func (r *run) wait(ctx context.Context) {
 			var gaveUp *poll.GaveUpError
 			switch {
 			case res.Err == nil: // done: OnUpdate took it
-			case errors.As(res.Err, &gaveUp) && tooLong(gaveUp.Err, r.patience) != nil:
-				r.finish(byID[res.ID], res.Generation, tooLong(gaveUp.Err, r.patience), "")
-			case errors.As(res.Err, &gaveUp) && round < maxRewaits && ctx.Err() == nil && transient(gaveUp.Err):
+			case errors.As(res.Err, &gaveUp) && tooLong(gaveUp.Err, r.s.maxPause) != nil:
+				r.finish(byID[res.ID], res.Generation, tooLong(gaveUp.Err, r.s.maxPause), "")
+			case errors.As(res.Err, &gaveUp) && round < maxRewaits && ctx.Err() == nil && retry.Transient(gaveUp.Err):
 				again = append(again, res.ID)
-				pause = max(pause, retryAfter(gaveUp.Err))
+				pause = max(pause, cmp.Or(retryAfter(gaveUp.Err), defaultRetryAfter))
 			default:
 				r.finish(byID[res.ID], res.Generation, res.Err, "")
 			}
 		}
 		if len(again) > 0 {
-			if err := clock.Sleep(ctx, pause); err != nil {
+			if err := r.win.clock.Sleep(ctx, pause); err != nil {
 				for _, id := range again {
 					r.finish(byID[id], nil, &poll.GaveUpError{ID: id, Err: err}, "")
 				}
@@ -106,26 +104,21 @@ func (r *run) save(ctx context.Context, i int, g *mediagen.Generation) {
 	r.finish(i, g, nil, saved.Path)
 }
 
-// transient reports whether a request failed in a way that waiting may
-// fix: the SDK's one test ([retry.Transient]).
-func transient(err error) bool { return retry.Transient(err) }
-
-// retryAfter is the wait err asks for: its Retry-After, else a second.
+// retryAfter is the Retry-After err carries; 0 when it has none.
 func retryAfter(err error) time.Duration {
 	var apiErr *client.APIError
-	if errors.As(err, &apiErr) && apiErr.RetryAfter > 0 {
+	if errors.As(err, &apiErr) {
 		return apiErr.RetryAfter
 	}
-	return defaultRetryAfter
+	return 0
 }
 
 // tooLong returns, for a failure that asks to wait longer than patience
 // ([WithMaxPause]), the error that says so: an item the service asks to
 // wait longer for ends, naming the wait, while the run goes on.
 func tooLong(err error, patience time.Duration) error {
-	var apiErr *client.APIError
-	if !errors.As(err, &apiErr) || apiErr.RetryAfter <= patience {
-		return nil
+	if d := retryAfter(err); d > patience {
+		return fmt.Errorf("batch: the service asks to wait %s before trying again, longer than the run waits (%s): %w", d, patience, err)
 	}
-	return fmt.Errorf("batch: the service asks to wait %s before trying again, longer than the run waits (%s): %w", apiErr.RetryAfter, patience, err)
+	return nil
 }

@@ -14,15 +14,12 @@ const startWindow = 4
 // defaultRetryAfter is the pause after a 429 that named no Retry-After.
 const defaultRetryAfter = time.Second
 
-// window bounds the creates in flight, AIMD with a slow start, as TCP's
-// congestion window: until the first 429 it grows by one slot per success
-// (doubling per window's worth of successes), so a run reaches a ceiling
-// the service allows within its first hundred creates; after that by
-// 1/size per success (one slot per window's worth); never above the
-// ceiling. It halves on a 429, down to 1. A 429 also pauses new sends
-// until its Retry-After has passed. Only 429s of creates sent since the
-// last decrease decrease it again: the creates already in flight when the
-// window shrank were sent at the old rate, and their 429s say nothing new.
+// window bounds the creates in flight, AIMD with a slow start as TCP's
+// congestion window, by the rules [Run] states: the slow start reaches a
+// ceiling the service allows within a run's first hundred creates. Only
+// 429s of creates sent since the last decrease decrease it again: the
+// creates already in flight when the window shrank were sent at the old
+// rate, and their 429s say nothing new.
 type window struct {
 	mu         sync.Mutex
 	size       float64 // creates in flight may reach int(size)

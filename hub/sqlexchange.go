@@ -59,15 +59,16 @@ const (
 // SQLite serves the processes of one host sharing the file. Open it with
 // WAL journaling and a busy timeout (modernc.org/sqlite:
 // "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)"), so that a writer
-// waits for another's lock instead of failing. On PostgreSQL, leave the
-// sequence's CACHE at 1, the default of bigserial (see Since).
+// waits for another's lock instead of failing; a statement SQLite still
+// answers busy is tried again through [mediagen.Dialect.Retry]. On
+// PostgreSQL, leave the sequence's CACHE at 1, the default of bigserial
+// (see Since).
 type SQLExchange struct {
 	db      *sql.DB
 	dialect mediagen.Dialect
 	table   string
 	retain  time.Duration
 
-	create                []string
 	insert, since, sinceT string // sinceT: since, within the retention
 	cleanup               string
 
@@ -77,13 +78,48 @@ type SQLExchange struct {
 
 var _ Exchange = (*SQLExchange)(nil)
 
+// SQLExchangeOption configures [OpenSQLExchange], in the shape of every
+// option of the SDK: it returns an error for a value it refuses, and
+// OpenSQLExchange reports all of them.
+type SQLExchangeOption func(*SQLExchange) error
+
+// WithExchangeTable sets the table the exchange keeps its events in; the
+// default is [DefaultExchangeTable]. The name is a plain identifier
+// (letters, digits and underscores, not starting with a digit, at most 48
+// bytes), since it is written into the statements, quoted. To use another
+// PostgreSQL schema, set the search_path of the connection.
+func WithExchangeTable(name string) SQLExchangeOption {
+	return func(x *SQLExchange) error {
+		if err := mediagen.CheckTable(name); err != nil {
+			return fmt.Errorf("hub: WithExchangeTable(%q): %w", name, err)
+		}
+		x.table = name
+		return nil
+	}
+}
+
+// WithExchangeRetention sets how long the exchange keeps an event (default
+// [DefaultExchangeRetention]); d must be positive. A hub that starts reads
+// the events of the last d, so a wait that begins after its event was
+// shared still finds it. Publish deletes older rows, in batches, at most
+// once a minute.
+func WithExchangeRetention(d time.Duration) SQLExchangeOption {
+	return func(x *SQLExchange) error {
+		if d <= 0 {
+			return fmt.Errorf("hub: WithExchangeRetention(%s): want a positive duration", d)
+		}
+		x.retain = d
+		return nil
+	}
+}
+
 // OpenSQLExchange returns an exchange over db in the table of
 // [WithExchangeTable], creating the table and its index when they do not
 // exist yet, so every replica may call it at start-up. d is
 // mediagen.PostgreSQL or mediagen.SQLite. The error names every invalid
 // argument and option, or is the database's.
 func OpenSQLExchange(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...SQLExchangeOption) (*SQLExchange, error) {
-	o := &sqlExchangeOptions{table: DefaultExchangeTable, retain: DefaultExchangeRetention}
+	x := &SQLExchange{db: db, dialect: d, table: DefaultExchangeTable, retain: DefaultExchangeRetention}
 	var errs []error
 	if db == nil {
 		errs = append(errs, errors.New("hub: OpenSQLExchange: nil *sql.DB"))
@@ -95,25 +131,24 @@ func OpenSQLExchange(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts .
 		if opt == nil {
 			continue
 		}
-		if err := opt(o); err != nil {
+		if err := opt(x); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	x := &SQLExchange{db: db, dialect: d, table: o.table, retain: o.retain}
-	x.prepare()
+	create := x.prepare()
 	x.nextCleanup.Store(time.Now().Add(exchangeCleanupEvery).UnixNano())
-	if err := d.CreateTable(ctx, db, x.create...); err != nil {
+	if err := d.CreateTable(ctx, db, create...); err != nil {
 		return nil, x.fail(ctx, "create table", err)
 	}
 	return x, nil
 }
 
-// prepare writes the statements once. The table name was validated and is
-// quoted besides.
-func (x *SQLExchange) prepare() {
+// prepare writes the statements once and returns those that create the
+// table. The table name was validated and is quoted besides.
+func (x *SQLExchange) prepare() (create []string) {
 	t := `"` + x.table + `"`
 	// The database's clock in unix milliseconds: SQLite's is the host's.
 	seq := `INTEGER PRIMARY KEY AUTOINCREMENT`
@@ -126,16 +161,16 @@ func (x *SQLExchange) prepare() {
 		now = `(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
 		stmtNow = `(extract(epoch FROM statement_timestamp()) * 1000)::bigint`
 	}
-	x.create = []string{
-		`CREATE TABLE IF NOT EXISTS ` + t + ` (seq ` + seq + `, body TEXT NOT NULL, created BIGINT NOT NULL)`,
-		`CREATE INDEX IF NOT EXISTS "` + x.table + `_created" ON ` + t + ` (created)`,
-	}
 	x.insert = x.dialect.Rebind(`INSERT INTO ` + t + ` (body, created) VALUES (?, ` + now + `)`)
 	sel := `SELECT seq, body, created, ` + stmtNow + ` FROM ` + t + ` WHERE seq > ?`
 	order := ` ORDER BY seq LIMIT ` + strconv.Itoa(exchangePage)
 	x.since = x.dialect.Rebind(sel + order)
 	x.sinceT = x.dialect.Rebind(sel + ` AND created >= ` + stmtNow + ` - ?` + order)
 	x.cleanup = x.dialect.Rebind(`DELETE FROM ` + t + ` WHERE seq IN (SELECT seq FROM ` + t + ` WHERE created < ` + stmtNow + ` - ? LIMIT ?)`)
+	return []string{
+		`CREATE TABLE IF NOT EXISTS ` + t + ` (seq ` + seq + `, body TEXT NOT NULL, created BIGINT NOT NULL)`,
+		`CREATE INDEX IF NOT EXISTS "` + x.table + `_created" ON ` + t + ` (created)`,
+	}
 }
 
 // Publish implements [Exchange]: one INSERT of the event's verified body
@@ -148,7 +183,7 @@ func (x *SQLExchange) Publish(ctx context.Context, ev *webhook.Event) error {
 		return err
 	}
 	x.maybeCleanup(ctx)
-	if _, err := x.db.ExecContext(ctx, x.insert, body); err != nil {
+	if _, err := x.exec(ctx, x.insert, body); err != nil {
 		return x.fail(ctx, "publish", err)
 	}
 	return nil
@@ -210,46 +245,61 @@ func (x *SQLExchange) Since(ctx context.Context, cursor int64) ([]*webhook.Event
 	next, from, held := cursor, cursor, false
 	settle := exchangeSettle.Milliseconds()
 	for range exchangePages {
-		var rows *sql.Rows
-		var err error
-		if cursor == 0 {
-			rows, err = x.db.QueryContext(ctx, x.sinceT, from, x.retain.Milliseconds())
-		} else {
-			rows, err = x.db.QueryContext(ctx, x.since, from)
-		}
+		rows, err := x.page(ctx, cursor, from)
 		if err != nil {
 			return nil, cursor, x.fail(ctx, "since", err)
 		}
-		n := 0
-		for rows.Next() {
-			var seq, created, now int64
-			var body []byte
-			if err := rows.Scan(&seq, &body, &created, &now); err != nil {
-				rows.Close()
-				return nil, cursor, x.fail(ctx, "since", err)
-			}
-			n, from = n+1, seq
-			if !held && (seq == next+1 || now-created >= settle) {
-				next = seq
+		for _, r := range rows {
+			from = r.seq
+			if !held && (r.seq == next+1 || r.now-r.created >= settle) {
+				next = r.seq
 			} else {
 				held = true
 			}
 			// A row that is not an event (written by something else) is
 			// passed over: no wait can be for it.
-			if ev, ok := decodeExchanged(body); ok {
+			if ev, ok := decodeExchanged(r.body); ok {
 				evs = append(evs, ev)
 			}
 		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, cursor, x.fail(ctx, "since", err)
-		}
-		if n < exchangePage {
+		if len(rows) < exchangePage {
 			break
 		}
 	}
 	return evs, next, nil
+}
+
+// exchangeRow is a row of the table, with the database's time of the read.
+type exchangeRow struct {
+	seq, created, now int64
+	body              []byte
+}
+
+// page reads the rows above from, within the retention at a hub's first
+// read (cursor 0), retried while SQLite is busy.
+func (x *SQLExchange) page(ctx context.Context, cursor, from int64) ([]exchangeRow, error) {
+	q, args := x.since, []any{from}
+	if cursor == 0 {
+		q, args = x.sinceT, []any{from, x.retain.Milliseconds()}
+	}
+	var out []exchangeRow
+	err := x.dialect.Retry(ctx, func() error {
+		out = out[:0]
+		rows, err := x.db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r exchangeRow
+			if err := rows.Scan(&r.seq, &r.body, &r.created, &r.now); err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	return out, err
 }
 
 // decodeExchanged reads a stored body back into an event.
@@ -270,11 +320,7 @@ func decodeExchanged(body []byte) (*webhook.Event, bool) {
 func (x *SQLExchange) Cleanup(ctx context.Context) (int64, error) {
 	var total int64
 	for {
-		res, err := x.db.ExecContext(ctx, x.cleanup, x.retain.Milliseconds(), exchangeCleanupBatch)
-		if err != nil {
-			return total, x.fail(ctx, "cleanup", err)
-		}
-		n, err := res.RowsAffected()
+		n, err := x.exec(ctx, x.cleanup, x.retain.Milliseconds(), exchangeCleanupBatch)
 		if err != nil {
 			return total, x.fail(ctx, "cleanup", err)
 		}
@@ -305,6 +351,19 @@ func (x *SQLExchange) maybeCleanup(ctx context.Context) {
 			slog.WarnContext(ctx, "hub: background cleanup of shared events failed", "table", x.table, "err", err)
 		}
 	}()
+}
+
+// exec runs one statement, retried while SQLite is busy, and returns the
+// rows it affected.
+func (x *SQLExchange) exec(ctx context.Context, q string, args ...any) (n int64, err error) {
+	err = x.dialect.Retry(ctx, func() error {
+		res, err := x.db.ExecContext(ctx, q, args...)
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		return err
+	})
+	return n, err
 }
 
 // fail wraps a database error; when ctx ended, that is the error, as the

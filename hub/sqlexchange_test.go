@@ -308,3 +308,41 @@ func TestOpenSQLExchange(t *testing.T) {
 		assert.Equal(t, 1, n)
 	})
 }
+
+// On connections without a busy timeout SQLite answers SQLITE_BUSY at once
+// while another connection holds the write lock: Publish and Cleanup go
+// through mediagen.Dialect.Retry and succeed once the lock is let go.
+func TestSQLExchangeRetriesBusySQLite(t *testing.T) {
+	ctx := t.Context()
+	dsn := "file:" + filepath.Join(t.TempDir(), "events.db") + "?_pragma=journal_mode(WAL)"
+	e := xEngines[0]
+	x := e.exchange(t, e.open(t, dsn))
+	holder := e.open(t, dsn)
+	lock := func() <-chan error {
+		conn, err := holder.Conn(ctx)
+		require.NoError(t, err)
+		_, err = conn.ExecContext(ctx, `BEGIN EXCLUSIVE`)
+		require.NoError(t, err)
+		released := make(chan error, 1)
+		time.AfterFunc(150*time.Millisecond, func() {
+			_, err := conn.ExecContext(context.Background(), `COMMIT`)
+			conn.Close()
+			released <- err
+		})
+		return released
+	}
+
+	released := lock()
+	start := time.Now()
+	require.NoError(t, x.Publish(ctx, genEvent("gen_1", mediagen.GenerationStatusDone)))
+	assert.GreaterOrEqual(t, time.Since(start), 75*time.Millisecond, "the insert waited for the lock")
+	require.NoError(t, <-released)
+
+	released = lock()
+	_, err := x.Cleanup(ctx)
+	require.NoError(t, err)
+	require.NoError(t, <-released)
+	evs, _, err := x.Since(ctx, 0)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"gen_1"}, ids(evs))
+}

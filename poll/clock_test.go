@@ -74,8 +74,8 @@ func wallClock(t *testing.T) client.Clock {
 func TestDeadlineShortensTheLastSleep(t *testing.T) {
 	fc := newFakeClock()
 	s := &settings{clock: fc, maxWait: 7 * time.Second}
-	dl := newDeadline(s)
 	ctx := context.Background()
+	dl := newPacer(ctx, s)
 	require.NoError(t, dl.sleep(ctx, 5*time.Second))
 	require.NoError(t, dl.sleep(ctx, 5*time.Second))
 	assert.ErrorIs(t, dl.sleep(ctx, 5*time.Second), ErrMaxWait)
@@ -85,7 +85,7 @@ func TestDeadlineShortensTheLastSleep(t *testing.T) {
 func TestDeadlineHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	dl := newDeadline(&settings{clock: wallClock(t)})
+	dl := newPacer(ctx, &settings{clock: wallClock(t)})
 	start := time.Now()
 	assert.ErrorIs(t, dl.sleep(ctx, time.Hour), context.Canceled)
 	assert.Less(t, time.Since(start), time.Second)

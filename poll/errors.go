@@ -1,6 +1,7 @@
 package poll
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -93,11 +94,7 @@ type GaveUpError struct {
 }
 
 func (e *GaveUpError) Error() string {
-	status := e.Status
-	if status == "" {
-		status = "unknown"
-	}
-	return fmt.Sprintf("poll: stopped waiting for %s (last status %s; wait again with its id to resume): %v", e.ID, status, e.Err)
+	return fmt.Sprintf("poll: stopped waiting for %s (last status %s; wait again with its id to resume): %v", e.ID, cmp.Or(e.Status, "unknown"), e.Err)
 }
 
 // Unwrap returns Err, so errors.Is(err, context.Canceled) works.

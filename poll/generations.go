@@ -93,12 +93,7 @@ func (b *batch) run(ctx context.Context) {
 		if !b.takeEvents(ctx, p) {
 			return
 		}
-		woke, err := p.pause(ctx, n, func() time.Duration {
-			if b.s.hub != nil {
-				return firstBackstop(b.s.kind)
-			}
-			return b.s.intervalFor(b.schedule(), n)
-		})
+		woke, err := p.pause(ctx, n, firstBackstop(b.s.kind), func() time.Duration { return b.s.intervalFor(b.schedule(), n) })
 		switch {
 		case woke:
 			n--

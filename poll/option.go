@@ -13,12 +13,9 @@ import (
 )
 
 // Option configures one wait: [Generation], [Generations] or [Voice]. An
-// option given a bad value makes the wait fail before anything is sent,
-// with an error naming it; a nil Option is skipped. Every option applies to
-// every wait, except the two update callbacks: [OnUpdate] belongs to waits
-// on generations and [OnVoiceUpdate] to [Voice]; given to the other kind of
-// wait, they make it fail at once rather than be ignored. Options of package
-// client reach the wait's requests through [WithClientOptions].
+// option given a bad value, or to a kind of wait it does not apply to,
+// makes the wait fail before anything is sent, with an error naming it; a
+// nil Option is skipped.
 type Option func(*settings) error
 
 // WithInterval checks every d, without growth or jitter, instead of the
@@ -87,17 +84,6 @@ func OnVoiceUpdate(fn func(*mediagen.Voice)) Option {
 func WithClientOptions(opts ...client.Option) Option {
 	return func(s *settings) error {
 		s.clientOpts = append(slices.Clip(s.clientOpts), opts...)
-		return nil
-	}
-}
-
-// withJitter replaces the source of jitter, uniform in [0, 1); for tests.
-func withJitter(fn func() float64) Option {
-	return func(s *settings) error {
-		if fn == nil {
-			return errors.New("poll: withJitter: needs a non-nil function")
-		}
-		s.jitter = fn
 		return nil
 	}
 }

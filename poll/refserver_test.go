@@ -111,6 +111,17 @@ func (c *counter) reset() {
 	c.mu.Unlock()
 }
 
+// withJitter replaces the source of jitter, uniform in [0, 1); for tests.
+func withJitter(fn func() float64) Option {
+	return func(s *settings) error {
+		if fn == nil {
+			return errors.New("poll: withJitter: needs a non-nil function")
+		}
+		s.jitter = fn
+		return nil
+	}
+}
+
 // fixedJitter makes every interval the middle of its schedule, so that two
 // ways of waiting on the same renders check at the same moments and their
 // request counts can be compared exactly.

@@ -9,10 +9,6 @@ import (
 	"github.com/mediagen/mediagen-go/client"
 )
 
-// Outputs expire with their generation, 24 hours after its request: a wait
-// can save them as soon as the generation is done, through the client's
-// one save ([client.Client.SaveOutput], [client.Client.SaveOutputFunc]).
-
 // WithSaveTo makes a wait save each done generation's output, and a
 // video's poster, into dir, as [client.Client.SaveOutput] does, before it
 // returns. Given an idempotency key ([client.WithIdempotencyKey], through

@@ -54,7 +54,7 @@ func (s schedule) at(n int, r float64) time.Duration {
 	return time.Duration(d)
 }
 
-// interval returns the wait before check n under s's settings.
+// intervalFor returns the wait before check n on sc, or the fixed interval.
 func (st *settings) intervalFor(sc schedule, n int) time.Duration {
 	if st.interval > 0 {
 		return st.interval

@@ -61,6 +61,101 @@ func firstBackstop(kind mediagen.Kind) time.Duration {
 	return time.Minute
 }
 
+// Generation waits until the generation id reaches a terminal state and
+// returns it. The first check is immediate; later checks follow the schedule
+// of the generation's kind (see the package documentation).
+//
+// Status error or timeout returns the generation with a [*FailedError]; a
+// 404 returns a [*GoneError]; a wait that stops early returns the last
+// generation seen (or nil) with a [*GaveUpError]. Errors of single checks
+// are retried by the client; one that persists ends the wait.
+func Generation(ctx context.Context, c *client.Client, id string, opts ...Option) (*mediagen.Generation, error) {
+	s, err := newSettings(c, generationWait, opts)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		return nil, errors.New("poll: empty generation id")
+	}
+	return wait(ctx, s, subject[*mediagen.Generation]{
+		key: hub.Key{ID: id},
+		get: func(ctx context.Context) (*mediagen.Generation, error) {
+			return c.GetGeneration(ctx, id, s.clientOpts...)
+		},
+		fromEvent: func(ev *webhook.Event) *mediagen.Generation { return ev.Generation },
+		observe:   s.observe,
+		end:       func(ctx context.Context, g *mediagen.Generation) error { return s.finish(ctx, c, g) },
+		gaveUp: func(ctx context.Context, last *mediagen.Generation, err error) error {
+			return giveUp(ctx, id, last, err)
+		},
+		interval: func(last *mediagen.Generation, n int) time.Duration {
+			return s.intervalFor(scheduleFor(last.Kind), n)
+		},
+		backstop: firstBackstop(s.kind),
+	})
+}
+
+// observe calls OnUpdate when g's status is new.
+func (s *settings) observe(prev, g *mediagen.Generation) {
+	if s.onUpdate != nil && (prev == nil || prev.Status != g.Status) {
+		s.onUpdate(g)
+	}
+}
+
+// failure returns the error of a terminal generation: nil when done.
+func failure(g *mediagen.Generation) error {
+	switch g.Status {
+	case mediagen.GenerationStatusError, mediagen.GenerationStatusTimeout:
+		return &FailedError{Generation: g}
+	}
+	return nil
+}
+
+// voiceSchedule is the interval of voice clone training checks: the
+// interface document advises 5 to 10 s.
+var voiceSchedule = slowSchedule
+
+// Voice waits until the voice clone id has finished training and returns
+// it. A catalog voice, which has no status, is returned at once. Status error
+// returns the voice with a [*VoiceFailedError]; a 404 (the clone was deleted)
+// returns a [*GoneError]; a wait that stops early returns the last voice
+// seen (or nil) with a [*GaveUpError]. [OnVoiceUpdate] reports status
+// changes.
+func Voice(ctx context.Context, c *client.Client, id string, opts ...Option) (*mediagen.Voice, error) {
+	s, err := newSettings(c, voiceWait, opts)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		return nil, errors.New("poll: empty voice id")
+	}
+	return wait(ctx, s, subject[*mediagen.Voice]{
+		key:       hub.Key{ID: id, Voice: true},
+		get:       func(ctx context.Context) (*mediagen.Voice, error) { return c.GetVoice(ctx, id, s.clientOpts...) },
+		fromEvent: func(ev *webhook.Event) *mediagen.Voice { return ev.Voice },
+		observe: func(last, v *mediagen.Voice) {
+			if s.onVoiceUpdate != nil && (last == nil || last.Status != v.Status) {
+				s.onVoiceUpdate(v)
+			}
+		},
+		end: func(_ context.Context, v *mediagen.Voice) error {
+			if v.Status == mediagen.VoiceStatusError {
+				return &VoiceFailedError{Voice: v}
+			}
+			return nil
+		},
+		gaveUp: func(ctx context.Context, last *mediagen.Voice, err error) error {
+			e := giveUp(ctx, id, nil, err)
+			if last != nil {
+				e.Status = string(last.Status)
+			}
+			return e
+		},
+		interval: func(_ *mediagen.Voice, n int) time.Duration { return s.intervalFor(voiceSchedule, n) },
+		backstop: voiceBackstop,
+	})
+}
+
 // subject is what one wait waits for, a generation or a voice clone (T):
 // how to read it, what ends the wait, and how the wait reports.
 type subject[T interface{ Terminal() bool }] struct {
@@ -88,12 +183,7 @@ func wait[T interface{ Terminal() bool }](ctx context.Context, s *settings, w su
 			w.observe(last, v)
 			return v, w.end(ctx, v)
 		}
-		woke, err := p.pause(ctx, n, func() time.Duration {
-			if s.hub != nil {
-				return w.backstop
-			}
-			return w.interval(last, n)
-		})
+		woke, err := p.pause(ctx, n, w.backstop, func() time.Duration { return w.interval(last, n) })
 		switch {
 		case woke:
 			n--
@@ -118,16 +208,20 @@ func wait[T interface{ Terminal() bool }](ctx context.Context, s *settings, w su
 
 // pacer times the checks of a wait: on the schedule when polling alone;
 // fed by a hub, at the backstop times, a hub watch ending a sleep early.
+// It bounds the wait by [WithMaxWait] on top of the context.
 type pacer struct {
 	s     *settings
-	dl    deadline
+	until time.Time // the end of WithMaxWait; zero: no bound
 	keys  []hub.Key
 	watch context.Context // ends when an event for keys arrives
 	stop  context.CancelFunc
 }
 
 func newPacer(ctx context.Context, s *settings, keys ...hub.Key) *pacer {
-	p := &pacer{s: s, dl: newDeadline(s), keys: keys, watch: ctx, stop: func() {}}
+	p := &pacer{s: s, keys: keys, watch: ctx, stop: func() {}}
+	if s.maxWait > 0 {
+		p.until = s.clock.Now().Add(s.maxWait)
+	}
 	if s.hub != nil {
 		p.watch, p.stop = s.hub.Watch(ctx, keys...)
 	}
@@ -143,25 +237,42 @@ func (p *pacer) event(k hub.Key) (*webhook.Event, bool) {
 }
 
 // pause waits before check n (the first, 0, is at once when polling
-// alone): first() for the first backstop check with a hub, then
-// [BackstopInterval]; first() before each check without one. It reports
+// alone): with a hub, backstop before the first check, then
+// [BackstopInterval]; without one, interval() before each. It reports
 // whether a hub event ended the sleep, and watches again for the next.
-func (p *pacer) pause(ctx context.Context, n int, first func() time.Duration) (bool, error) {
+func (p *pacer) pause(ctx context.Context, n int, backstop time.Duration, interval func() time.Duration) (bool, error) {
 	if p.s.hub == nil {
 		if n == 0 {
 			return false, nil
 		}
-		return false, p.dl.sleep(ctx, first())
+		return false, p.sleep(ctx, interval())
 	}
 	d := BackstopInterval
 	if n == 0 {
-		d = first()
+		d = backstop
 	}
-	err := p.dl.sleep(p.watch, d)
+	err := p.sleep(p.watch, d)
 	if err != nil && ctx.Err() == nil && p.watch.Err() != nil {
 		p.stop()
 		p.watch, p.stop = p.s.hub.Watch(ctx, p.keys...)
 		return true, nil
 	}
 	return false, err
+}
+
+// sleep waits d, shortened to end at the maximum wait. It fails with
+// ErrMaxWait once that has passed, and with ctx.Err() when the context
+// ends.
+func (p *pacer) sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !p.until.IsZero() {
+		rem := p.until.Sub(p.s.clock.Now())
+		if rem <= 0 {
+			return ErrMaxWait
+		}
+		d = min(d, rem)
+	}
+	return p.s.clock.Sleep(ctx, d)
 }
