@@ -113,27 +113,28 @@ func parseEvents(s string) ([]webhook.EventName, error) {
 // failures are reported on stderr and the next listing tries again.
 func (a *app) listen(ctx context.Context, f *follower, fw *forwarder, interval time.Duration) error {
 	defer fw.wg.Wait()
-	if !a.json {
-		a.printf("%s\n", attemptRow("TIME", "EVENT", "ID", "STATUS", "LATENCY", "ATTEMPT", "ERROR"))
-	}
-	a.note("forwarding the project's events to %s; Ctrl-C to stop", fw.url)
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	var last string
-	for {
+	for started := false; ; {
 		err := a.listOnce(ctx, f, fw)
 		switch {
 		case ctx.Err() != nil:
 			return nil
-		case err != nil && (!f.started || errors.Is(err, client.ErrUnauthorized)):
+		case err != nil && (!started || errors.Is(err, client.ErrUnauthorized)):
 			return err
 		case err != nil && err.Error() != last:
 			fmt.Fprintf(a.stderr, "mediagen: %s; listing again every %v\n", oneLine(err.Error()), interval)
+		case !started:
+			started = true
+			if !a.json {
+				fw.print(attempt{}) // the header
+			}
+			a.note("forwarding the project's events to %s; Ctrl-C to stop", fw.url)
 		}
+		last = ""
 		if err != nil {
 			last = err.Error()
-		} else {
-			last = ""
 		}
 		select {
 		case <-ctx.Done():
@@ -253,6 +254,10 @@ func (fw *forwarder) print(at attempt) {
 	defer fw.mu.Unlock()
 	if fw.a.json {
 		_ = fw.a.writeJSON(at)
+		return
+	}
+	if at.Attempt == 0 {
+		fw.a.printf("%s\n", attemptRow("TIME", "EVENT", "ID", "STATUS", "LATENCY", "ATTEMPT", "ERROR"))
 		return
 	}
 	status := ""

@@ -391,3 +391,13 @@ func TestListenFollowsPastTheFirstPage(t *testing.T) {
 	assert.Zero(t, f.gets.Load())
 	assert.Len(t, l.stop(t), pageSize+1)
 }
+
+// TestListenRefusedKey: a key the service refuses ends listen at the start
+// with exit code 3 and nothing on stdout.
+func TestListenRefusedKey(t *testing.T) {
+	t.Parallel()
+	srv, env := inProcess(t)
+	env = append(env, "MEDIAGEN_API_KEY=mg_test_wrong")
+	r := run(t, t.TempDir(), env, "", "listen", "--forward-to", srv.URL())
+	requireFailure(t, r, exitAuth, "listing generations: GET /v3/generations: 401")
+}
