@@ -107,12 +107,13 @@ type hookReceiver struct {
 	got      chan hook
 	mu       sync.Mutex
 	attempts map[string][]time.Time
-	fail     map[string]int // id: attempts still to refuse
+	bodies   map[string][]byte // id: the last body
+	fail     map[string]int    // id: attempts still to refuse
 }
 
 func newHookReceiver(t *testing.T, f *front) *hookReceiver {
 	t.Helper()
-	rc := &hookReceiver{got: make(chan hook, 256), attempts: map[string][]time.Time{}, fail: map[string]int{}}
+	rc := &hookReceiver{got: make(chan hook, 256), attempts: map[string][]time.Time{}, bodies: map[string][]byte{}, fail: map[string]int{}}
 	verified, err := webhook.Handler(f.secret, func(_ context.Context, ev *webhook.Event) error {
 		h := hook{event: ev.Name, at: time.Now(), listed: f.lists.Load()}
 		if ev.Generation != nil {
@@ -132,6 +133,7 @@ func newHookReceiver(t *testing.T, f *front) *hookReceiver {
 		id := ids.Generation.ID + ids.Voice.ID
 		rc.mu.Lock()
 		rc.attempts[id] = append(rc.attempts[id], time.Now())
+		rc.bodies[id] = body
 		refuse := rc.fail[id] > 0
 		rc.fail[id]--
 		rc.mu.Unlock()
@@ -400,4 +402,38 @@ func TestListenRefusedKey(t *testing.T) {
 	env = append(env, "MEDIAGEN_API_KEY=mg_test_wrong")
 	r := run(t, t.TempDir(), env, "", "listen", "--forward-to", srv.URL())
 	requireFailure(t, r, exitAuth, "listing generations: GET /v3/generations: 401")
+}
+
+// TestListenSendsWhatTheServiceSends compares listen's delivery of a
+// generation with the reference server's own, sent to a webhookUrl given
+// for this one generation: the same body, byte for byte.
+func TestListenSendsWhatTheServiceSends(t *testing.T) {
+	t.Parallel()
+	s := newCounted(t)
+	f := s.front(t)
+	forwarded := newHookReceiver(t, f)
+	served := make(chan []byte, 1)
+	direct := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		served <- body
+	}))
+	t.Cleanup(direct.Close)
+	l := startListen(t, f.env(), "--forward-to", forwarded.URL)
+	f.listed(t, 2)
+	// Through the front, as listen: output URLs name the host asked.
+	g, err := s.Client(client.WithBaseURL(f.url)).CreateGeneration(context.Background(),
+		client.ImageGenerationArgs{Prompt: "a kite"}, client.WithWebhookURL(direct.URL))
+	require.NoError(t, err)
+	s.Advance(time.Minute)
+	forwarded.receive(t, 1)
+	forwarded.mu.Lock()
+	body := forwarded.bodies[g.ID]
+	forwarded.mu.Unlock()
+	select {
+	case want := <-served:
+		assert.Equal(t, string(want), string(body))
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server's own delivery did not come")
+	}
+	l.stop(t)
 }
