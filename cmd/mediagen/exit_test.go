@@ -45,6 +45,14 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"trigger", "generation.done", "--forward-to", "http://127.0.0.1:1/"}, "no signing secret: pass --secret or set MEDIAGEN_WEBHOOK_SECRET"},
 		{[]string{"trigger", "generation.done", "--forward-to", "ftp://x/", "--secret", "s"}, "want an http or https URL"},
 		{[]string{"verify", "--secret", "s", "missing.http"}, "open missing.http"},
+		{[]string{"listen", "--secret", "s"}, "unknown flag: --secret"},
+		{[]string{"listen", "--webhook-secret", "s"}, "--forward-to URL is required"},
+		{[]string{"listen", "--forward-to", "ftp://x/", "--webhook-secret", "s"}, `--forward-to "ftp://x/": want an http or https URL`},
+		{[]string{"listen", "--forward-to", "localhost:8000/hooks", "--webhook-secret", "s"}, "want an http or https URL"},
+		{[]string{"listen", "--forward-to", "http://127.0.0.1:1/"}, "no signing secret: pass --webhook-secret or set MEDIAGEN_WEBHOOK_SECRET"},
+		{[]string{"listen", "--forward-to", "http://127.0.0.1:1/", "--webhook-secret", "s", "--events", "generation.done,voice.finished"}, `--events: unknown event "voice.finished"`},
+		{[]string{"listen", "--forward-to", "http://127.0.0.1:1/", "--webhook-secret", "s", "--interval", "0s"}, "--interval 0s: want at least 100ms"},
+		{[]string{"listen", "extra", "--forward-to", "http://127.0.0.1:1/", "--webhook-secret", "s"}, `unknown command "extra"`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			requireFailure(t, run(t, dir, env, "", tc.args...), exitUsage, tc.want)
@@ -65,7 +73,7 @@ func TestHelp(t *testing.T) {
 	env := []string{"MEDIAGEN_API_KEY=" + key, "MEDIAGEN_BASE_URL=http://127.0.0.1:1"}
 	for _, args := range [][]string{
 		{"--help"}, {"help"}, {"generate", "--help"}, {"price", "-h"}, {"voices", "clone", "--help"},
-		{"templates", "prompt", "--help"}, {"trigger", "--help"}, {"verify", "--help"}, {"serve", "--help"}, {"serve", "-h"},
+		{"templates", "prompt", "--help"}, {"trigger", "--help"}, {"verify", "--help"}, {"listen", "--help"}, {"serve", "--help"}, {"serve", "-h"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			r := run(t, t.TempDir(), env, "", args...)
@@ -75,7 +83,7 @@ func TestHelp(t *testing.T) {
 		})
 	}
 	r := run(t, t.TempDir(), env, "", "--help")
-	for _, want := range []string{"serve", "price", "estimate", "generate", "batch", "get", "list", "wait", "download", "delete", "upload", "voices", "templates", "trigger", "verify", "--json", "--api-key", "--base-url", "Exit codes"} {
+	for _, want := range []string{"serve", "price", "estimate", "generate", "batch", "get", "list", "wait", "download", "delete", "upload", "voices", "templates", "trigger", "verify", "listen", "--json", "--api-key", "--base-url", "Exit codes"} {
 		assert.Contains(t, r.stdout, want)
 	}
 	r = run(t, t.TempDir(), env, "", "serve", "--help")

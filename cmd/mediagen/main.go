@@ -1,13 +1,16 @@
 // Command mediagen is the media generation service from the terminal: prices
 // and estimates, generations (submit, wait, save, list, delete), uploads,
-// voices, templates, test webhook deliveries and their verification, and
-// `mediagen serve`, the reference server, for trying all of it offline.
+// voices, templates, test webhook deliveries and their verification, the
+// project's real events forwarded to a receiver on this machine
+// (`mediagen listen`), and `mediagen serve`, the reference server, for
+// trying all of it offline.
 //
 //	mediagen serve --render-scale 0.01 --export    # in one shell: paste the lines it prints into another
 //	mediagen price video/logo-reveal
 //	mediagen estimate video/logo-reveal --arg duration=8 --arg resolution=1080p
 //	mediagen generate video/logo-reveal --file image=logo.png --arg prompt="sparks gather" --wait --save renders
 //	mediagen list --json | jq -r .id
+//	mediagen listen --forward-to http://localhost:8000/hooks
 //
 // The API key comes from MEDIAGEN_API_KEY or --api-key (the environment is
 // better: a flag shows in the process list); it is never printed, not in an

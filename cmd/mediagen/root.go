@@ -48,7 +48,8 @@ func (a *app) rootCommand() *cobra.Command {
 		Use:   "mediagen",
 		Short: "The media generation service from the terminal",
 		Long: `mediagen submits and follows generations, uploads files, lists voices and
-templates, prices calls, and sends and checks test webhook deliveries.
+templates, prices calls, sends and checks test webhook deliveries, and
+forwards the project's webhook events to a receiver on this machine.
 'mediagen serve' runs the reference server, to try it all offline.
 
 The API key comes from MEDIAGEN_API_KEY (or --api-key), the base URL from
@@ -88,6 +89,7 @@ charged); 5 not found (404); 6 service or network (5xx, unreachable);
 		a.templatesCommand(),
 		a.triggerCommand(),
 		a.verifyCommand(),
+		a.listenCommand(),
 	)
 	return root
 }

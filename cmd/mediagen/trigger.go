@@ -197,10 +197,7 @@ func deliveryBody(event webhook.EventName, id string, f mediagen.Feature, now ti
 		if event == webhook.EventVoiceError {
 			v.Status, v.Error = mediagen.VoiceStatusError, "training failed (test delivery; refunded)"
 		}
-		return json.Marshal(struct {
-			Event webhook.EventName `json:"event"`
-			Voice mediagen.Voice    `json:"voice"`
-		}{event, v})
+		return voiceBody(event, &v)
 	}
 	if id == "" {
 		id = "gen_test_" + randomHex(6)
@@ -219,10 +216,24 @@ func deliveryBody(event webhook.EventName, id string, f mediagen.Feature, now ti
 	default:
 		g.Status, g.Error = mediagen.GenerationStatusTimeout, "render timed out (test delivery; refunded)"
 	}
+	return generationBody(event, &g)
+}
+
+// generationBody is the body of a delivery of event for g, as the service
+// sends it.
+func generationBody(event webhook.EventName, g *mediagen.Generation) ([]byte, error) {
 	return json.Marshal(struct {
-		Event      webhook.EventName   `json:"event"`
-		Generation mediagen.Generation `json:"generation"`
+		Event      webhook.EventName    `json:"event"`
+		Generation *mediagen.Generation `json:"generation"`
 	}{event, g})
+}
+
+// voiceBody is the body of a delivery of event for the voice clone v.
+func voiceBody(event webhook.EventName, v *mediagen.Voice) ([]byte, error) {
+	return json.Marshal(struct {
+		Event webhook.EventName `json:"event"`
+		Voice *mediagen.Voice   `json:"voice"`
+	}{event, v})
 }
 
 // output is a plausible output of a kind; its URLs lead nowhere.
