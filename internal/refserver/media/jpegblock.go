@@ -21,7 +21,7 @@ func (j *jpegCheck) block(nz *uint64, dc, ac *jpegHuffman, start, end int, ah by
 		if t > 16 {
 			return errors.New("excessive DC component")
 		}
-		if err := j.receive(t); err != nil {
+		if _, err := j.bits(int(t)); err != nil { // the magnitude, not kept
 			return err
 		}
 	}
@@ -40,7 +40,7 @@ func (j *jpegCheck) block(nz *uint64, dc, ac *jpegHuffman, start, end int, ah by
 			if zig > end {
 				break
 			}
-			if err := j.receive(size); err != nil {
+			if _, err := j.bits(int(size)); err != nil {
 				return err
 			}
 			if nz != nil {

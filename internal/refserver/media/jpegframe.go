@@ -79,6 +79,13 @@ func (j *jpegCheck) frame(s []byte) error {
 	return nil
 }
 
+// mcus returns the columns and rows of MCUs, which the first component's
+// sampling factors size.
+func (j *jpegCheck) mcus() (mxx, myy int) {
+	h0, v0 := j.comps[0].h, j.comps[0].v
+	return (j.width + 8*h0 - 1) / (8 * h0), (j.height + 8*v0 - 1) / (8 * v0)
+}
+
 // quantTables checks a DQT segment's table sizes.
 func quantTables(s []byte) error {
 	for len(s) > 0 {

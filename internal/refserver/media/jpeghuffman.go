@@ -132,12 +132,3 @@ func (j *jpegCheck) huffman(h *jpegHuffman) (byte, error) {
 	}
 	return 0, errors.New("bad Huffman code")
 }
-
-// receive reads an n-bit magnitude; only its presence matters here.
-func (j *jpegCheck) receive(n byte) error {
-	if n == 0 {
-		return nil
-	}
-	_, err := j.bits(int(n))
-	return err
-}

@@ -62,12 +62,11 @@ func (j *jpegCheck) scan(s []byte) error {
 	if j.scans++; j.scans > maxJPEGScans {
 		return errJPEGScans
 	}
-	h0, v0 := j.comps[0].h, j.comps[0].v
-	mxx, myy := (j.width+8*h0-1)/(8*h0), (j.height+8*v0-1)/(8*v0)
+	mxx, myy := j.mcus()
 	if j.progressive {
 		for _, c := range sc {
 			if j.nonZero[c.c] == nil {
-				if err := j.allocate(c.c, mxx*myy*j.comps[c.c].h*j.comps[c.c].v); err != nil {
+				if err := j.allocate(c.c); err != nil {
 					return err
 				}
 			}
@@ -128,12 +127,12 @@ func (j *jpegCheck) unread() {
 	j.last = 0
 }
 
-// allocate makes the non-zero bits of component c, blocks of them. The
+// allocate makes the non-zero bits of component c, a word a block. The
 // first call reserves the memory of every component's bits.
-func (j *jpegCheck) allocate(c, blocks int) error {
+func (j *jpegCheck) allocate(c int) error {
+	mxx, myy := j.mcus()
 	if j.reserve != nil && j.release == nil {
-		h0, v0 := j.comps[0].h, j.comps[0].v
-		mcus := int64((j.width+8*h0-1)/(8*h0)) * int64((j.height+8*v0-1)/(8*v0))
+		mcus := int64(mxx) * int64(myy)
 		size := int64(0)
 		for _, comp := range j.comps {
 			size += 8 * mcus * int64(comp.h*comp.v)
@@ -144,7 +143,7 @@ func (j *jpegCheck) allocate(c, blocks int) error {
 		}
 		j.release = release
 	}
-	j.nonZero[c] = make([]uint64, blocks)
+	j.nonZero[c] = make([]uint64, mxx*myy*j.comps[c].h*j.comps[c].v)
 	return nil
 }
 
