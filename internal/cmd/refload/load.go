@@ -123,11 +123,7 @@ func (l *loader) segment(ctx context.Context, from, to int) (time.Duration, erro
 		})
 	}
 	wg.Wait()
-	took := time.Since(start)
-	if err := context.Cause(ctx); err != nil {
-		return took, err
-	}
-	return took, nil
+	return time.Since(start), context.Cause(ctx)
 }
 
 // pair submits generation i and reads it back, returning its id.

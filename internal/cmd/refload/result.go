@@ -72,8 +72,7 @@ func (r *result) summary(out io.Writer) {
 	}
 	fmt.Fprintf(out, "%stotal: %d pairs in %s of load: %.0f pairs/s", prefix(r.label), n, d.Round(time.Millisecond), float64(n)/d.Seconds())
 	if len(r.windows) > 1 {
-		first, last := r.windows[0], r.windows[len(r.windows)-1]
-		fmt.Fprintf(out, "; last window %.2fx the first", last.rate()/first.rate())
+		fmt.Fprintf(out, "; last window %.2fx the first", r.lastFirst())
 	}
 	fmt.Fprintln(out)
 	if len(r.points) > 1 {
