@@ -149,7 +149,7 @@ type Server struct {
 	deliveryOpts      delivery.Options
 	noDelivery        bool
 	sender            *delivery.Sender
-	deliveries        deliveryLog // what the sender did, for Deliveries
+	deliveries        deliveryLog  // what the sender did, for Deliveries
 	handler           http.Handler // serve, behind the fault injector
 
 	mu        sync.Mutex
