@@ -16,7 +16,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"embed"
-	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -87,7 +87,7 @@ type page struct {
 func (p *page) shell(w http.ResponseWriter, _ *http.Request) {
 	nonce := make([]byte, 16)
 	_, _ = rand.Read(nonce)
-	n := base64.RawStdEncoding.EncodeToString(nonce)
+	n := hex.EncodeToString(nonce) // no character that HTML would escape
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'nonce-"+n+"'; style-src 'nonce-"+n+
 		"'; img-src 'self'; media-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 	render(w, "shell.html", struct {
