@@ -15,7 +15,8 @@ without the network and without spending money.
 
 Before serving it prints KEY=VALUE lines on stdout, the same as the
 refserver command, for scripts to read: MEDIAGEN_BASE_URL, MEDIAGEN_API_KEY,
-MEDIAGEN_WEBHOOK_SECRET, then MEDIAGEN_TEST_CONTROL_URL with --test-control.
+MEDIAGEN_WEBHOOK_SECRET, then MEDIAGEN_TEST_CONTROL_URL with --test-control
+and MEDIAGEN_UI_URL with --ui.
 It serves until SIGINT (Ctrl-C) or SIGTERM.
 
 To use it from another shell, start it with --export, which prints
@@ -33,6 +34,11 @@ or let a script read them from a file:
 --test-control adds the test-control API under /test/v1/ (move the clock, set
 the balance, rotate the webhook secret, retire a voice, inject faults), for
 tests in any language; the SDK's README describes it.
+
+--ui serves a page at MEDIAGEN_UI_URL that shows, for the API key you give
+it, the project's generations with their outputs, its balance and its
+webhook deliveries, and with --test-control buttons for the clock, the
+balance and faults.
 
 Every flag takes one dash or two (-addr or --addr).
 `

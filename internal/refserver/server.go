@@ -17,14 +17,8 @@ package refserver
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -155,6 +149,7 @@ type Server struct {
 	deliveryOpts      delivery.Options
 	noDelivery        bool
 	sender            *delivery.Sender
+	deliveries        deliveryLog  // what the sender did, for Deliveries
 	handler           http.Handler // serve, behind the fault injector
 
 	mu        sync.Mutex
@@ -325,85 +320,6 @@ func storeRequest(f api.StrictHandlerFunc, _ string) api.StrictHandlerFunc {
 	return func(ctx context.Context, w http.ResponseWriter, r *http.Request, req any) (any, error) {
 		return f(context.WithValue(ctx, requestKey{}, r), w, r, req)
 	}
-}
-
-// requestError answers a body the generated decoder refused with 400. A
-// body over the cap is a bad argument too: the interface document keeps 413
-// for the bytes of a signed upload request.
-func requestError(w http.ResponseWriter, r *http.Request, err error) {
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		if r.URL.Path == "/v3/files/upload" {
-			writeError(w, invalidf("the upload is over %d files of %d bytes", maxFilesPerBatch, maxFileSize))
-			return
-		}
-		writeError(w, invalidf("request body is larger than 1 MiB"))
-		return
-	}
-	if r.URL.Path == "/v3/files/upload-url" && hugeBytes(err) {
-		writeError(w, newError(http.StatusRequestEntityTooLarge, api.ErrorCodePayloadTooLarge, "bytes is over 30 MB (%d bytes)", maxFileSize))
-		return
-	}
-	writeError(w, invalidf("%s", describeDecodeError(err)))
-}
-
-// hugeBytes reports whether err is the decoder refusing a bytes value that
-// is a whole number too large for an integer: a size above 30 MB, 413 like
-// any other, rather than a malformed one.
-func hugeBytes(err error) bool {
-	var typeErr *json.UnmarshalTypeError
-	if !errors.As(err, &typeErr) || typeErr.Field != "bytes" {
-		return false
-	}
-	num, ok := strings.CutPrefix(typeErr.Value, "number ")
-	if !ok {
-		return false
-	}
-	f, _, perr := big.ParseFloat(num, 10, 256, big.ToNearestEven)
-	return perr == nil && f.IsInt() && f.Cmp(big.NewFloat(maxFileSize)) > 0
-}
-
-// describeDecodeError words a JSON decoding error in the terms of the
-// request rather than of Go types.
-func describeDecodeError(err error) string {
-	var typeErr *json.UnmarshalTypeError
-	var syntaxErr *json.SyntaxError
-	switch {
-	case errors.As(err, &typeErr) && typeErr.Field != "":
-		return fmt.Sprintf("%s must be %s, not a JSON %s", typeErr.Field, jsonKind(typeErr.Type), typeErr.Value)
-	case errors.As(err, &typeErr):
-		return fmt.Sprintf("the body must be a JSON object, not a JSON %s", typeErr.Value)
-	case errors.As(err, &syntaxErr):
-		return fmt.Sprintf("the body is not valid JSON (at byte %d)", syntaxErr.Offset)
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "the body is empty or cut short"
-	}
-	return "malformed request body: " + err.Error()
-}
-
-// jsonKind names the JSON type a Go type is decoded from.
-func jsonKind(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	default:
-		return "an object"
-	}
-}
-
-// parameterError answers a path or query parameter the generated binder
-// refused.
-func parameterError(w http.ResponseWriter, _ *http.Request, err error) {
-	writeError(w, invalidf("%s", err.Error()))
 }
 
 // tick settles the server in real time until Close.

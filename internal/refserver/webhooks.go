@@ -29,7 +29,7 @@ func (s *Server) newSender() *delivery.Sender {
 	if s.noDelivery {
 		return nil
 	}
-	opts := s.deliveryOpts
+	opts := s.deliveries.observe(s.deliveryOpts)
 	if opts.Now == nil {
 		opts.Now = s.clock.Now
 	}
@@ -63,6 +63,13 @@ func (s *Server) deliver(ev Event) {
 	}
 	// Encoding a generated model cannot fail, and a lost event is what
 	// webhooks allow (polling stays authoritative), so errors are ignored.
+	subject := ""
+	if ev.Generation != nil {
+		subject = ev.Generation.ID
+	} else if ev.Voice != nil {
+		subject = ev.Voice.ID
+	}
+	s.deliveries.start(ev.ProjectAPIKey, s.clock.Now(), delivery.Result{URL: ev.WebhookURL, Event: ev.Name, Subject: subject})
 	switch {
 	case ev.Generation != nil:
 		_ = s.sender.SendGeneration(ev.WebhookURL, secrets, ev.Name, ev.Generation)

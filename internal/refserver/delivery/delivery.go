@@ -39,16 +39,31 @@ type Options struct {
 	// OnResult, when set, learns how each delivery ended. It runs on the
 	// delivery's goroutine after the last attempt.
 	OnResult func(Result)
+	// OnAttempt, when set, learns of each attempt as soon as it ended, with
+	// the delivery so far. It runs on the delivery's goroutine.
+	OnAttempt func(Result)
 }
 
-// Result is how one delivery ended.
+// Result is how one delivery ended, or stands after an attempt.
 type Result struct {
 	URL       string
 	Event     string
-	Attempts  int   // 1 or 2
-	Status    int   // status of the last attempt, 0 when none arrived
-	Err       error // transport error of the last attempt, if any
-	Delivered bool  // a 2xx arrived within the timeout
+	Subject   string    // id of the generation or voice the event is about
+	Attempts  int       // 1 or 2
+	Status    int       // status of the last attempt, 0 when none arrived
+	Err       error     // transport error of the last attempt, if any
+	Delivered bool      // a 2xx arrived within the timeout
+	Tries     []Attempt // every attempt so far, in order
+}
+
+// Attempt is one POST of a delivery: the signature headers it carried and
+// the receiver's answer.
+type Attempt struct {
+	Timestamp string        // X-Service-Timestamp sent
+	Signature string        // X-Service-Signature sent
+	Status    int           // 0 when no answer arrived
+	Err       error         // transport error, if any
+	Latency   time.Duration // from sending to the answer's headers or the error
 }
 
 // Sender delivers events asynchronously. It is safe for concurrent use.
@@ -95,7 +110,7 @@ func (s *Sender) SendGeneration(url string, secrets []string, event string, g *m
 	if err != nil {
 		return fmt.Errorf("delivery: encode %s: %w", event, err)
 	}
-	s.start(url, event, body, secrets, func(ctx context.Context, ts, sig string) (*http.Response, error) {
+	s.start(url, event, g.ID, body, secrets, func(ctx context.Context, ts, sig string) (*http.Response, error) {
 		params := &api.GenerationEventDeliveryParams{XServiceTimestamp: ts, XServiceSignature: sig}
 		return s.initiator.GenerationEventDeliveryWithBody(ctx, url, params, "application/json", bytes.NewReader(body))
 	})
@@ -108,7 +123,7 @@ func (s *Sender) SendVoice(url string, secrets []string, event string, v *mediag
 	if err != nil {
 		return fmt.Errorf("delivery: encode %s: %w", event, err)
 	}
-	s.start(url, event, body, secrets, func(ctx context.Context, ts, sig string) (*http.Response, error) {
+	s.start(url, event, v.ID, body, secrets, func(ctx context.Context, ts, sig string) (*http.Response, error) {
 		params := &api.VoiceEventDeliveryParams{XServiceTimestamp: ts, XServiceSignature: sig}
 		return s.initiator.VoiceEventDeliveryWithBody(ctx, url, params, "application/json", bytes.NewReader(body))
 	})
@@ -126,19 +141,18 @@ func (s *Sender) Close() {
 
 type post func(ctx context.Context, timestamp, signature string) (*http.Response, error)
 
-func (s *Sender) start(url, event string, body []byte, secrets []string, send post) {
+func (s *Sender) start(url, event, subject string, body []byte, secrets []string, send post) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		res := s.deliver(url, event, body, secrets, send)
+		res := s.deliver(Result{URL: url, Event: event, Subject: subject}, body, secrets, send)
 		if s.opts.OnResult != nil {
 			s.opts.OnResult(res)
 		}
 	}()
 }
 
-func (s *Sender) deliver(url, event string, body []byte, secrets []string, send post) Result {
-	res := Result{URL: url, Event: event}
+func (s *Sender) deliver(res Result, body []byte, secrets []string, send post) Result {
 	for res.Attempts < attempts {
 		if res.Attempts > 0 {
 			select {
@@ -148,8 +162,16 @@ func (s *Sender) deliver(url, event string, body []byte, secrets []string, send 
 				return res
 			}
 		}
+		a := s.attempt(body, secrets, send)
 		res.Attempts++
-		res.Status, res.Err = s.attempt(body, secrets, send)
+		res.Status, res.Err = a.Status, a.Err
+		res.Tries = append(res.Tries, a)
+		if s.opts.OnAttempt != nil {
+			// A copy, so the observer may keep it while the next attempt runs.
+			s.opts.OnAttempt(Result{URL: res.URL, Event: res.Event, Subject: res.Subject, Attempts: res.Attempts,
+				Status: res.Status, Err: res.Err, Delivered: res.Err == nil && res.Status >= 200 && res.Status < 300,
+				Tries: append([]Attempt(nil), res.Tries...)})
+		}
 		if res.Err == nil && res.Status >= 200 && res.Status < 300 {
 			res.Delivered = true
 			return res
@@ -160,16 +182,21 @@ func (s *Sender) deliver(url, event string, body []byte, secrets []string, send 
 
 // attempt signs at sending time, as the interface document says, so a retry
 // carries a fresh timestamp.
-func (s *Sender) attempt(body []byte, secrets []string, send post) (int, error) {
+func (s *Sender) attempt(body []byte, secrets []string, send post) Attempt {
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.Timeout)
 	defer cancel()
 	now := s.opts.Now()
-	resp, err := send(ctx, strconv.FormatInt(now.Unix(), 10), webhook.SignatureHeader(secrets, now, body))
+	a := Attempt{Timestamp: strconv.FormatInt(now.Unix(), 10), Signature: webhook.SignatureHeader(secrets, now, body)}
+	began := time.Now() // the wall clock: latency is real even under a fake clock
+	resp, err := send(ctx, a.Timestamp, a.Signature)
+	a.Latency = time.Since(began)
 	if err != nil {
-		return 0, err
+		a.Err = err
+		return a
 	}
 	// Drain a little so the connection can be reused; the body means nothing.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 	resp.Body.Close()
-	return resp.StatusCode, nil
+	a.Status = resp.StatusCode
+	return a
 }

@@ -279,3 +279,36 @@ func TestTimestampComesFromTheServerClock(t *testing.T) {
 	assert.Equal(t, "1767323045", reqs[0].header.Get("X-Service-Timestamp"))
 	assert.NoError(t, webhook.Verify(reqs[0].body, reqs[0].header, "k", webhook.WithNow(func() time.Time { return fixed.Add(time.Minute) })))
 }
+
+func TestAttemptsRecordTheirHeadersAnswerAndLatency(t *testing.T) {
+	rc := &receiver{statuses: []int{http.StatusInternalServerError}}
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	onAttempt, attempts := results()
+	onResult, got := results()
+	s := delivery.New(delivery.Options{RetryDelay: 10 * time.Millisecond, OnAttempt: onAttempt, OnResult: onResult})
+	defer s.Close()
+
+	require.NoError(t, s.SendGeneration(srv.URL, []string{"k"}, "generation.done", gen("gen_3")))
+	s.Wait()
+
+	reqs := rc.requests()
+	require.Len(t, reqs, 2)
+	steps := attempts()
+	require.Len(t, steps, 2, "one report per attempt")
+	assert.Len(t, steps[0].Tries, 1)
+	assert.False(t, steps[0].Delivered, "after the refused first attempt")
+	assert.True(t, steps[1].Delivered)
+	res := got()
+	require.Len(t, res, 1)
+	assert.Equal(t, "gen_3", res[0].Subject)
+	assert.Equal(t, steps[1].Tries, res[0].Tries)
+	require.Len(t, res[0].Tries, 2)
+	for i, a := range res[0].Tries {
+		assert.Equal(t, reqs[i].header.Get("X-Service-Timestamp"), a.Timestamp, "attempt %d", i+1)
+		assert.Equal(t, reqs[i].header.Get("X-Service-Signature"), a.Signature, "attempt %d", i+1)
+		assert.Positive(t, a.Latency)
+		assert.NoError(t, a.Err)
+	}
+	assert.Equal(t, []int{500, 200}, []int{res[0].Tries[0].Status, res[0].Tries[1].Status})
+}

@@ -8,9 +8,9 @@
 // The flags are those of package flag, so each is accepted with one dash or
 // two (-addr, --addr). Before serving, Run prints KEY=VALUE lines on stdout:
 // MEDIAGEN_BASE_URL, MEDIAGEN_API_KEY and MEDIAGEN_WEBHOOK_SECRET of the first
-// project, then MEDIAGEN_TEST_CONTROL_URL with -test-control and
-// MEDIAGEN_DEBUG_URL with -debug-addr. With -export each line starts with
-// "export ", for pasting into a shell.
+// project, then MEDIAGEN_TEST_CONTROL_URL with -test-control, MEDIAGEN_UI_URL
+// with -ui and MEDIAGEN_DEBUG_URL with -debug-addr. With -export each line
+// starts with "export ", for pasting into a shell.
 package serve
 
 import (
@@ -30,6 +30,7 @@ import (
 	"github.com/mediagen/mediagen-go/internal/refserver"
 	"github.com/mediagen/mediagen-go/internal/refserver/delivery"
 	"github.com/mediagen/mediagen-go/internal/refserver/fault"
+	"github.com/mediagen/mediagen-go/internal/refserver/page"
 )
 
 // Command is the reference server command under one name.
@@ -87,6 +88,7 @@ type settings struct {
 	keys                           []string
 	balance, scale                 float64
 	allowHTTP, testControl, export bool
+	ui                             bool
 	faults                         fault.Config
 }
 
@@ -113,6 +115,7 @@ func (c Command) parse(args []string, stdout, stderr io.Writer) (*settings, erro
 	fs.BoolVar(&s.allowHTTP, "allow-http-webhooks", false, "also accept webhook URLs on loopback hosts, http:// included, for local receivers (the service takes only public https)")
 	fs.StringVar(&s.debugAddr, "debug-addr", "", "serve pprof and the live heap on this address (keep it loopback)")
 	fs.BoolVar(&s.testControl, "test-control", false, "serve the test-control API under "+refserver.TestControlPrefix+"/ (clock, balance, webhook secret, voices, faults)")
+	fs.BoolVar(&s.ui, "ui", false, "serve a page under "+page.Prefix+" that shows a project's generations, their outputs, its webhook deliveries and, with -test-control, its test controls (it asks for the API key)")
 	fs.BoolVar(&s.export, "export", false, "print the variables as \"export KEY=VALUE\" lines, for pasting into a shell")
 	fs.Int64Var(&s.faults.Seed, "fault-seed", 0, "seed of the fault draws")
 	fs.Float64Var(&s.faults.RenderError, "fault-render-error", 0, "probability a render or clone training ends in error")
@@ -222,6 +225,10 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stdout, "%sMEDIAGEN_TEST_CONTROL_URL=%s%s\n", prefix, base, refserver.TestControlPrefix)
 		handler = withTestControl(srv)
 	}
+	if s.ui {
+		fmt.Fprintf(stdout, "%sMEDIAGEN_UI_URL=%s%s\n", prefix, base, page.Prefix)
+		handler = withPage(handler, page.Handler(srv, page.Options{TestControl: s.testControl}))
+	}
 	if debugLn != nil {
 		fmt.Fprintf(stdout, "%sMEDIAGEN_DEBUG_URL=http://%s\n", prefix, dialable(debugLn.Addr()))
 		debug := &http.Server{Handler: debugHandler(), ReadHeaderTimeout: 10 * time.Second}
@@ -251,6 +258,18 @@ func withTestControl(srv *refserver.Server) http.Handler {
 			return
 		}
 		srv.ServeHTTP(w, r)
+	})
+}
+
+// withPage serves the page beside next, outside the fault injector, so that
+// the page still shows what happens while faults are on.
+func withPage(next, ui http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if page.IsPath(r.URL.Path) {
+			ui.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

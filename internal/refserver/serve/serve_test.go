@@ -8,6 +8,7 @@ import (
 	"flag"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,44 @@ func TestExportPrefixesTheLines(t *testing.T) {
 		assert.True(t, strings.HasPrefix(l, "export MEDIAGEN_"), l)
 	}
 	assert.Equal(t, "export MEDIAGEN_API_KEY=K", lines[1])
+	cancel()
+	select {
+	case err := <-errc:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not stop")
+	}
+}
+
+func TestUIServesThePageAndPrintsItsURL(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	errc := make(chan error, 1)
+	go func() {
+		err := Command{Name: "t"}.Run(ctx, []string{"--addr", "127.0.0.1:0", "--api-key", "K", "--ui"}, pw, io.Discard)
+		pw.Close()
+		errc <- err
+	}()
+	sc := bufio.NewScanner(pr)
+	var lines []string
+	for len(lines) < 4 && sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	require.Len(t, lines, 4)
+	base := strings.TrimPrefix(lines[0], "MEDIAGEN_BASE_URL=")
+	assert.Equal(t, "MEDIAGEN_UI_URL="+base+"/ui/", lines[3])
+
+	resp, err := http.Get(base + "/ui/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	req, _ := http.NewRequest(http.MethodGet, base+"/ui/view", nil)
+	req.Header.Set("Authorization", "K")
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	cancel()
 	select {
 	case err := <-errc:
