@@ -28,7 +28,7 @@ func TestScreenshots(t *testing.T) {
 	s := startUIServer(t)
 	ctx := newBrowser(t)
 	// The receiver refuses the first delivery, so one shows its retry.
-	hook := httptest.NewServer(&hookReceiver{})
+	hook := httptest.NewServer(&uiReceiver{})
 	t.Cleanup(hook.Close)
 	bg := context.Background()
 	c := s.client(t, client.WithWebhookURL(hook.URL+"/hook"))

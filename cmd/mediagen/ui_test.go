@@ -220,14 +220,14 @@ func TestPageListsAndPlaysAGeneratedVideo(t *testing.T) {
 	assert.True(t, eval[bool](t, ctx, `document.getElementById("ask").hidden`))
 }
 
-// hookReceiver answers webhook deliveries, 500 to the first, and keeps
+// uiReceiver answers webhook deliveries, 500 to the first, and keeps
 // the signature headers of each.
-type hookReceiver struct {
+type uiReceiver struct {
 	mu         sync.Mutex
 	signatures []string
 }
 
-func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *uiReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.signatures = append(h.signatures, r.Header.Get("X-Service-Signature"))
@@ -238,7 +238,7 @@ func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (h *hookReceiver) got() []string {
+func (h *uiReceiver) got() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]string(nil), h.signatures...)
@@ -247,7 +247,7 @@ func (h *hookReceiver) got() []string {
 func TestPageShowsADeliveryWithItsAttempts(t *testing.T) {
 	s := startUIServer(t)
 	ctx := newBrowser(t)
-	rv := &hookReceiver{}
+	rv := &uiReceiver{}
 	hook := httptest.NewServer(rv)
 	t.Cleanup(hook.Close)
 	c := s.client(t, client.WithWebhookURL(hook.URL+"/hook"))
