@@ -22,12 +22,14 @@ import (
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/internal/pgtest" // also registers "pgx"
-	"github.com/mediagen/mediagen-go/webhook"
 	mt "github.com/mediagen/mediagen-go/temporal"
+	"github.com/mediagen/mediagen-go/webhook"
 )
 
 // envCompleter completes activities in a test workflow environment.
-type envCompleter struct{ env *testsuite.TestWorkflowEnvironment }
+type envCompleter struct {
+	env *testsuite.TestWorkflowEnvironment
+}
 
 func (e envCompleter) CompleteActivity(_ context.Context, token []byte, result any, err error) error {
 	return e.env.CompleteActivity(token, result, err)
