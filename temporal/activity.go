@@ -104,7 +104,9 @@ func WithPollOptions(opts ...poll.Option) Option {
 
 // WithAsyncCompletion makes Generate complete asynchronously: it submits,
 // records its task token in s and returns activity.ErrResultPending, and the
-// webhook receiver's Completer completes it.
+// webhook receiver's Completer completes it. A pending activity cannot
+// heartbeat: give it a StartToCloseTimeout a little over the render's
+// expected time, and no HeartbeatTimeout.
 func WithAsyncCompletion(s TokenStore) Option {
 	return func(a *Activities) error {
 		if s == nil {
