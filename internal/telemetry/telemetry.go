@@ -8,12 +8,10 @@
 package telemetry
 
 import (
-	"context"
 	"reflect"
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -118,13 +116,6 @@ func newMetrics(m metric.Meter) *Metrics {
 	x.Waits, _ = m.Int64Counter("mediagen.waits", metric.WithDescription("Waits ended, by what ended them: webhook or poll."))
 	x.Deliveries, _ = m.Int64Counter("mediagen.webhook.deliveries", metric.WithDescription("Webhook deliveries, by result: verified, refused, duplicate."))
 	return &x
-}
-
-// add adds n to c with attrs when m is on.
-func add(ctx context.Context, m *Metrics, c func(*Metrics) metric.Int64Counter, attrs ...attribute.KeyValue) {
-	if m != nil {
-		c(m).Add(ctx, 1, metric.WithAttributes(attrs...))
-	}
 }
 
 // Global is the telemetry of code that has no client: the global providers.
