@@ -14,6 +14,7 @@ import (
 	"github.com/mediagen/mediagen-go/internal/charge"
 	"github.com/mediagen/mediagen-go/internal/engine"
 	"github.com/mediagen/mediagen-go/internal/retry"
+	"github.com/mediagen/mediagen-go/internal/telemetry"
 )
 
 // Version is the version of this module, sent in the User-Agent header as
@@ -47,6 +48,7 @@ type Client struct {
 	proto   *charge.Protocol                    // the charging protocol's state
 	listing charge.Listing[mediagen.Generation] // listings shared by searches
 	prices  priceCache                          // for the estimate a keyed call records
+	tel     *telemetry.T                        // traces and metrics
 }
 
 // config is a resolved set of options: the client's, or a call's on top.
@@ -99,7 +101,8 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 	}
 	// The generated builders resolve their paths against the server URL:
 	// a path prefix needs its trailing slash.
-	c := &Client{apiKey: apiKey, server: base.url.String() + "/", baseURL: base, eng: engine.New(s.httpClient, apiKey), proto: charge.New(chargeErrors)}
+	c := &Client{apiKey: apiKey, server: base.url.String() + "/", baseURL: base, tel: &telemetry.T{TP: s.tracerProvider, MP: s.meterProvider}, proto: charge.New(chargeErrors)}
+	c.eng = engine.New(s.httpClient, apiKey, c.tel)
 	c.base = resolve(s)
 	c.search = c.searchConfig(c.base)
 	return c, nil

@@ -53,15 +53,18 @@ func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option
 	}
 	op := &generationOp{c: c, cfg: cfg, args: a}
 	op.body = createGenerationRequestBody(&op.args, cfg.s.webhookURL)
+	ctx, job := c.startJob(ctx, cfg, string(a.feature))
 	var rec journal.Record
 	if cfg.s.idemKey != "" {
 		rec = journal.Record{Op: "generation", Feature: string(a.feature), Fingerprint: fingerprint("generation", op.Key()),
-			Estimate: c.prices.estimate(args)}
+			Estimate: c.prices.estimate(args), Trace: job.Traceparent()}
 	}
 	g, err := charge.Submit(ctx, c.proto, &cfg.charge, op, rec)
 	if err != nil {
+		job.Created("", "", 0, err)
 		return nil, uncertain(err, func(e *UncertainError) { e.Args = RawArgs{FeatureName: op.args.feature, Values: op.args.params()} })
 	}
+	job.Created(g.ID, string(g.Kind), g.BalanceUsed, nil)
 	return g, nil
 }
 

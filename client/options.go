@@ -1,6 +1,9 @@
 package client
 
 import (
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"errors"
 	"fmt"
 	"log/slog"
@@ -54,6 +57,9 @@ type settings struct {
 	journal      journal.Journal
 	hold         time.Duration // of a key in the journal
 	idemKey      string        // one call's idempotency key
+
+	tracerProvider trace.TracerProvider // nil: the global one
+	meterProvider  metric.MeterProvider // nil: the global one
 }
 
 func defaultSettings() settings {

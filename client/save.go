@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/telemetry"
 )
 
 // SavedOutput says where [Client.SaveOutput] wrote a generation's output.
@@ -77,7 +78,7 @@ func (c *Client) SaveOutputFunc(ctx context.Context, g *mediagen.Generation, ope
 
 // save is the one save: it checks g, prepares the destination, writes each
 // output through open and records the save for a keyed call.
-func (c *Client) save(ctx context.Context, g *mediagen.Generation, opts []Option, prepare func() error, open OpenFunc) error {
+func (c *Client) save(ctx context.Context, g *mediagen.Generation, opts []Option, prepare func() error, open OpenFunc) (err error) {
 	if g == nil || g.Status != mediagen.GenerationStatusDone {
 		status := "nil"
 		if g != nil {
@@ -92,6 +93,8 @@ func (c *Client) save(ctx context.Context, g *mediagen.Generation, opts []Option
 	if err != nil {
 		return err
 	}
+	ctx, span := telemetry.StartSave(ctx, g.ID)
+	defer func() { span.EndSave(err) }()
 	if err := prepare(); err != nil {
 		return fmt.Errorf("mediagen: SaveOutput: %w", err)
 	}

@@ -185,6 +185,7 @@ var snippetImports = map[string]string{
 	"journal":    modulePath + "/client/journal",
 	"testing":    "testing",
 	"time":       "time",
+	"otel":       "go.opentelemetry.io/otel",
 }
 
 var goBlock = regexp.MustCompile("(?ms)^```go\n(.*?)^```")

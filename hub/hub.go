@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mediagen/mediagen-go/internal/telemetry"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
@@ -130,6 +131,9 @@ func New(opts ...Option) (*Hub, error) {
 func (h *Hub) Deliver(ctx context.Context, ev *webhook.Event) error {
 	if !h.remember(ev) {
 		return nil
+	}
+	if ev.Generation != nil {
+		telemetry.Delivered(ctx, ev.Generation.ID)
 	}
 	if h.x != nil {
 		if err := h.x.Publish(ctx, ev); err != nil {

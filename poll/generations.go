@@ -9,6 +9,7 @@ import (
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/hub"
+	"github.com/mediagen/mediagen-go/internal/telemetry"
 )
 
 // pageSize is the largest page the list endpoint serves.
@@ -137,6 +138,7 @@ func (b *batch) run(ctx context.Context) {
 func (b *batch) takeEvents(ctx context.Context, p *pacer) bool {
 	for id := range b.waiting {
 		if ev, ok := p.event(hub.Key{ID: id}); ok {
+			telemetry.Lookup(id).Ended("webhook")
 			b.update(ctx, id, ev.Generation)
 		}
 	}
@@ -177,6 +179,7 @@ func (b *batch) update(ctx context.Context, id string, g *mediagen.Generation) {
 	b.s.observe(b.last[id], g)
 	b.last[id] = g
 	if g.Terminal() {
+		telemetry.Lookup(id).Ended("poll") // unless an event did
 		delete(b.waiting, id)
 		if err := b.s.finish(ctx, b.c, g); err != nil {
 			b.errs[id] = err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/internal/telemetry"
 )
 
 // WithSaveTo makes a wait save each done generation's output, and a
@@ -56,11 +57,13 @@ func (e *SaveError) Unwrap() error { return e.Err }
 
 // finish returns the error a wait ends with on a terminal generation: its
 // failure, or the failure to save its outputs.
-func (s *settings) finish(ctx context.Context, c *client.Client, g *mediagen.Generation) error {
+func (s *settings) finish(ctx context.Context, c *client.Client, g *mediagen.Generation) (err error) {
+	job := telemetry.Lookup(g.ID) // the generation's job, ended here
+	defer func() { job.Finish(string(g.Status), err != nil && g.Status != mediagen.GenerationStatusDone, "") }()
 	if err := failure(g); err != nil {
 		return err
 	}
-	var err error
+	ctx = job.Context(ctx)
 	switch {
 	case s.saveDir != "":
 		_, err = c.SaveOutput(ctx, g, s.saveDir, s.clientOpts...)

@@ -8,6 +8,7 @@ import (
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/hub"
+	"github.com/mediagen/mediagen-go/internal/telemetry"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
@@ -77,8 +78,10 @@ func Generation(ctx context.Context, c *client.Client, id string, opts ...Option
 	if id == "" {
 		return nil, errors.New("poll: empty generation id")
 	}
-	return wait(ctx, s, subject[*mediagen.Generation]{
+	ctx, tw := telemetry.StartWait(ctx, id)
+	g, err := wait(ctx, s, subject[*mediagen.Generation]{
 		key: hub.Key{ID: id},
+		tel: tw,
 		get: func(ctx context.Context) (*mediagen.Generation, error) {
 			return c.GetGeneration(ctx, id, s.clientOpts...)
 		},
@@ -93,6 +96,8 @@ func Generation(ctx context.Context, c *client.Client, id string, opts ...Option
 		},
 		backstop: firstBackstop(s.kind),
 	})
+	tw.Close(err)
+	return g, err
 }
 
 // observe calls OnUpdate when g's status is new.
@@ -167,6 +172,7 @@ type subject[T interface{ Terminal() bool }] struct {
 	gaveUp    func(ctx context.Context, last T, err error) error
 	interval  func(last T, n int) time.Duration // before check n, polling alone
 	backstop  time.Duration                     // before the first check, fed by a hub
+	tel       *telemetry.Wait                   // the wait's span; nil for none
 }
 
 // wait is the one wait loop: check, report, sleep, until the subject is
@@ -181,6 +187,7 @@ func wait[T interface{ Terminal() bool }](ctx context.Context, s *settings, w su
 		if ev, ok := p.event(w.key); ok {
 			v := w.fromEvent(ev)
 			w.observe(last, v)
+			w.tel.End(true)
 			return v, w.end(ctx, v)
 		}
 		woke, err := p.pause(ctx, n, w.backstop, func() time.Duration { return w.interval(last, n) })
@@ -200,7 +207,9 @@ func wait[T interface{ Terminal() bool }](ctx context.Context, s *settings, w su
 		}
 		w.observe(last, v)
 		last, seen = v, true
+		w.tel.Check(v.Terminal())
 		if v.Terminal() {
+			w.tel.End(false)
 			return v, w.end(ctx, v)
 		}
 	}

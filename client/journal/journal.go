@@ -57,6 +57,9 @@ type Record struct {
 	Finished, Saved bool
 	// Created is when the key was first claimed.
 	Created time.Time
+	// Trace is the W3C traceparent of the call's job span, "" when it was
+	// not traced: a caller that takes the key over continues that trace.
+	Trace string
 }
 
 // Held reports whether r is held by a live caller at now.

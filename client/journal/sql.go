@@ -65,6 +65,7 @@ const claimAttempts = 100
 //	id                             text; '' until settled
 //	finished, saved                boolean (PostgreSQL), 0 or 1 (SQLite)
 //	created                        bigint, unix milliseconds
+//	trace                          text; a W3C traceparent, '' for none
 //
 // and an index on created, which serves Cleanup and the order of
 // Unfinished.
@@ -94,7 +95,7 @@ var _ Journal = (*SQL)(nil)
 
 // columns are the table's columns in the order of Record's fields, as
 // every statement writes and reads them.
-const columns = `key, op, feature, fingerprint, estimate, holder, held_until, started, id, finished, saved, created`
+const columns = `key, op, feature, fingerprint, estimate, holder, held_until, started, id, finished, saved, created, trace`
 
 // Open returns a journal over db in the table of WithTable, creating the
 // table and its index when they do not exist yet (see
@@ -145,10 +146,10 @@ func (s *SQL) prepare() {
 		`CREATE TABLE IF NOT EXISTS ` + t + ` (key TEXT PRIMARY KEY, op ` + text + `, feature ` + text +
 			`, fingerprint ` + text + `, estimate ` + float + `, holder ` + text + `, held_until BIGINT NOT NULL` +
 			`, started BIGINT NOT NULL, id ` + text + `, finished ` + flag + `, saved ` + flag +
-			`, created BIGINT NOT NULL)`,
+			`, created BIGINT NOT NULL, trace TEXT NOT NULL DEFAULT '')`,
 		`CREATE INDEX IF NOT EXISTS "` + s.table + `_created" ON ` + t + ` (created)`,
 	}
-	s.claim = s.dialect.Rebind(`INSERT INTO ` + t + ` (` + columns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`)
+	s.claim = s.dialect.Rebind(`INSERT INTO ` + t + ` (` + columns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`)
 	s.get = s.dialect.Rebind(`SELECT ` + columns + ` FROM ` + t + ` WHERE key = ?`)
 	s.take = s.dialect.Rebind(`UPDATE ` + t + ` SET holder = ?, held_until = ?, started = ? WHERE key = ? AND id = '' AND holder = ? AND held_until = ?`)
 	s.renew = s.dialect.Rebind(`UPDATE ` + t + ` SET held_until = ? WHERE key = ? AND holder = ? AND id = ''`)
@@ -172,7 +173,7 @@ func (s *SQL) Claim(ctx context.Context, r Record) (Record, bool, error) {
 			return Record{}, false, s.fail(ctx, "claim", errors.New("the key was released and claimed again too often"))
 		}
 		n, err := s.exec(ctx, s.claim, r.Key, r.Op, r.Feature, r.Fingerprint, r.Estimate, r.Holder,
-			millis(r.HeldUntil), millis(r.Started), r.ID, r.Finished, r.Saved, millis(r.Created))
+			millis(r.HeldUntil), millis(r.Started), r.ID, r.Finished, r.Saved, millis(r.Created), r.Trace)
 		if err != nil {
 			return Record{}, false, s.fail(ctx, "claim", err)
 		}
@@ -319,7 +320,7 @@ func scan(row interface{ Scan(...any) error }) (Record, error) {
 	var r Record
 	var heldUntil, started, created int64
 	err := row.Scan(&r.Key, &r.Op, &r.Feature, &r.Fingerprint, &r.Estimate, &r.Holder,
-		&heldUntil, &started, &r.ID, &r.Finished, &r.Saved, &created)
+		&heldUntil, &started, &r.ID, &r.Finished, &r.Saved, &created, &r.Trace)
 	r.HeldUntil, r.Started, r.Created = fromMillis(heldUntil), fromMillis(started), fromMillis(created)
 	return r, err
 }

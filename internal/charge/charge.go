@@ -23,6 +23,7 @@ import (
 
 	"github.com/mediagen/mediagen-go/client/journal"
 	"github.com/mediagen/mediagen-go/internal/retry"
+	"github.com/mediagen/mediagen-go/internal/telemetry"
 )
 
 // Op is one charging call, as the client describes it.
@@ -161,7 +162,9 @@ func submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T]) (*T, 
 // an ambiguous attempt created, or nil when it created none. Searches for
 // one key run one at a time: a concurrent one could otherwise take this
 // caller's row while its own, created after this listing, is out of sight.
-func Search[T any](ctx context.Context, p *Protocol, op Op[T], win Window) (*T, error) {
+func Search[T any](ctx context.Context, p *Protocol, op Op[T], win Window) (row *T, err error) {
+	ctx, span := telemetry.StartSearch(ctx)
+	defer func() { span.EndSearch(row != nil, err) }()
 	unlock, err := p.locks.lock(ctx, op.Key())
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mediagen/mediagen-go/client/journal"
 	"github.com/mediagen/mediagen-go/internal/retry"
+	"github.com/mediagen/mediagen-go/internal/telemetry"
 )
 
 // ErrMismatch is the error of a call whose idempotency key was already used
@@ -50,6 +51,7 @@ func submitKeyed[T any](ctx context.Context, p *Protocol, call *Call, op Op[T], 
 			case got.Fingerprint != rec.Fingerprint:
 				return nil, fmt.Errorf("%w: key %q", ErrMismatch, key)
 			case got.ID != "":
+				telemetry.MarkReused(ctx)
 				row, err := op.Get(ctx, got.ID)
 				if err != nil && p.errs.NotFound(err) {
 					return nil, fmt.Errorf("mediagen: the %s of idempotency key %q, %s, is gone (expired or deleted): %w", op.What(), key, got.ID, err)

@@ -38,7 +38,7 @@ func BenchmarkPairEngineRetryablehttp(b *testing.B) {
 	hc := srv.Client()
 	call := &Call{Timeout: time.Minute, Retry: retry.Policy{MaxRetries: 4, WaitMin: 500 * time.Millisecond, WaitMax: 10 * time.Second},
 		UserAgent: []string{"bench"}, Logger: slog.New(slog.DiscardHandler), Clock: retry.Wall}
-	e := New(hc, "key-123456")
+	e := New(hc, "key-123456", nil)
 	ctx := context.Background()
 	decode := func(resp *http.Response) error {
 		var out struct{ Generation map[string]any }

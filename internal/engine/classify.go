@@ -111,6 +111,14 @@ func (e *SendError) Error() string { return e.Err.Error() }
 
 func (e *SendError) Unwrap() error { return e.Err }
 
+// ErrorType names the failure for telemetry.
+func (e *SendError) ErrorType() string {
+	if e.MaybeSent {
+		return "connection_after_send"
+	}
+	return "connection"
+}
+
 // Transient reports whether sending again may succeed.
 func (e *SendError) Transient() bool { return e.transient }
 

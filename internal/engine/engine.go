@@ -22,6 +22,7 @@ import (
 
 	"github.com/mediagen/mediagen-go/internal/redact"
 	"github.com/mediagen/mediagen-go/internal/retry"
+	"github.com/mediagen/mediagen-go/internal/telemetry"
 )
 
 // Middleware wraps each attempt; see client.Middleware.
@@ -84,17 +85,19 @@ type Engine struct {
 	auth    []string // the Authorization header's value, shared, never modified
 	traces  bool     // the transport is net/http's, which reports its progress
 	watch   watchdog // bounds every attempt
+	tel     *telemetry.T
 }
 
 // New returns an engine over hc's transport, redirect policy and cookie
 // jar; the storage host gets no jar. apiKey goes in every API request's
-// Authorization header.
-func New(hc *http.Client, apiKey string) *Engine {
+// Authorization header; tel traces and counts each attempt.
+func New(hc *http.Client, apiKey string, tel *telemetry.T) *Engine {
 	return &Engine{
 		api:     &http.Client{Transport: hc.Transport, CheckRedirect: apiRedirects(hc.CheckRedirect), Jar: hc.Jar},
 		storage: &http.Client{Transport: hc.Transport, CheckRedirect: hc.CheckRedirect},
 		auth:    []string{apiKey},
 		traces:  traces(hc.Transport),
+		tel:     tel,
 	}
 }
 
@@ -123,8 +126,10 @@ func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*ht
 	var last *http.Response   // the last answer received
 	var pending *statusAnswer // a transient answer not yet read
 	var failed error          // the last attempt's failure to get an answer
-	err := retry.Do(ctx, call.Clock, call.Retry, func(int) retry.Outcome {
-		o := e.attempt(ctx, call, r, tr, handle)
+	err := retry.Do(ctx, call.Clock, call.Retry, func(n int) retry.Outcome {
+		actx, span := e.tel.StartAttempt(ctx, r.Method, &r.URL, n)
+		o := e.attempt(actx, call, r, tr, handle)
+		span.End(o.resp, o.Err)
 		if sa, ok := o.Err.(*statusAnswer); ok {
 			pending, last = sa, sa.resp
 			if sa.resp.StatusCode != http.StatusTooManyRequests {
@@ -147,6 +152,7 @@ func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*ht
 		if errors.As(err, &se) && se.MaybeSent {
 			r.Acted = true
 		}
+		e.tel.Retry(ctx, err, n+1)
 		if call.Logger.Enabled(ctx, slog.LevelDebug) {
 			call.Logger.LogAttrs(ctx, slog.LevelDebug, "mediagen: "+r.what()+" failed; retrying",
 				slog.String("method", r.Method), slog.String("path", r.URL.Path),
@@ -254,6 +260,9 @@ func (s *statusAnswer) close() {
 	drain(s.resp.Body)
 	s.w.release(s.b)
 }
+
+// StatusCode is the answer's, for a retry's reason.
+func (s *statusAnswer) StatusCode() int { return s.resp.StatusCode }
 
 func (s *statusAnswer) Error() string {
 	return "answered " + strconv.Itoa(s.resp.StatusCode) + " " + http.StatusText(s.resp.StatusCode)

@@ -63,7 +63,7 @@ func testCall(clk *fakeClock) *Call {
 func TestRetriesWaitOnTheCallsClock(t *testing.T) {
 	u, n := scripted(t, 503, 429, 200)
 	clk := &fakeClock{now: time.Unix(1e9, 0)}
-	e := New(&http.Client{}, "key-123456")
+	e := New(&http.Client{}, "key-123456", nil)
 	var body string
 	err := e.Do(t.Context(), testCall(clk), &Request{Method: http.MethodGet, URL: *u}, func(resp *http.Response) error {
 		b, err := io.ReadAll(resp.Body)
@@ -82,7 +82,7 @@ func TestChargingRequestIsNotResentAfterA5xx(t *testing.T) {
 	clk := &fakeClock{}
 	r := &Request{Method: http.MethodPost, URL: *u, Body: []byte(`{}`), Class: Charging}
 	var status int
-	err := New(&http.Client{}, "key-123456").Do(t.Context(), testCall(clk), r, func(resp *http.Response) error {
+	err := New(&http.Client{}, "key-123456", nil).Do(t.Context(), testCall(clk), r, func(resp *http.Response) error {
 		status = resp.StatusCode
 		return nil
 	})
@@ -98,7 +98,7 @@ func TestRetriesStopAtMaxWithTheLastAnswer(t *testing.T) {
 	call.Retry.MaxRetries = 2
 	r := &Request{Method: http.MethodDelete, URL: *u}
 	var status int
-	err := New(&http.Client{}, "key-123456").Do(t.Context(), call, r, func(resp *http.Response) error {
+	err := New(&http.Client{}, "key-123456", nil).Do(t.Context(), call, r, func(resp *http.Response) error {
 		status = resp.StatusCode
 		return errors.New("answered 503")
 	})
@@ -114,7 +114,7 @@ func TestRefusingMiddlewareIsFinal(t *testing.T) {
 	call.Middleware = []Middleware{func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 		return nil, errors.New("not today")
 	}}
-	err := New(&http.Client{}, "key-123456").Do(t.Context(), call, &Request{Method: http.MethodGet, URL: *u},
+	err := New(&http.Client{}, "key-123456", nil).Do(t.Context(), call, &Request{Method: http.MethodGet, URL: *u},
 		func(*http.Response) error { return nil })
 	var se *SendError
 	require.ErrorAs(t, err, &se)
@@ -126,7 +126,7 @@ func TestRefusingMiddlewareIsFinal(t *testing.T) {
 func TestStorageRequestsCarryNoKey(t *testing.T) {
 	u, _ := scripted(t, 200)
 	var body string
-	err := New(&http.Client{}, "key-123456").Do(t.Context(), testCall(&fakeClock{}), &Request{Method: http.MethodGet, URL: *u, Storage: true},
+	err := New(&http.Client{}, "key-123456", nil).Do(t.Context(), testCall(&fakeClock{}), &Request{Method: http.MethodGet, URL: *u, Storage: true},
 		func(resp *http.Response) error {
 			b, err := io.ReadAll(resp.Body)
 			body = string(b)
@@ -153,7 +153,7 @@ func TestAttemptTimeout(t *testing.T) {
 	clk := &fakeClock{}
 	call := testCall(clk)
 	call.Timeout = 50 * time.Millisecond
-	e := New(&http.Client{}, "key-123456")
+	e := New(&http.Client{}, "key-123456", nil)
 	var body string
 	err = e.Do(t.Context(), call, &Request{Method: http.MethodGet, URL: *u}, func(resp *http.Response) error {
 		b, err := io.ReadAll(resp.Body)
@@ -221,7 +221,7 @@ func TestRedirectsKeepTheKeyHome(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	e := New(&http.Client{}, "key-123456")
+	e := New(&http.Client{}, "key-123456", nil)
 	do := func(method, path string, class Class, body []byte) (string, error) {
 		u, err := url.Parse(srv.URL + path)
 		require.NoError(t, err)
@@ -275,7 +275,7 @@ func TestTransportErrorsDoNotCarryTheKey(t *testing.T) {
 	require.NoError(t, err)
 	call := testCall(&fakeClock{})
 	call.Retry.MaxRetries = 0
-	err = New(&http.Client{}, "key-123456").Do(t.Context(), call, &Request{Method: http.MethodGet, URL: *u}, func(*http.Response) error { return nil })
+	err = New(&http.Client{}, "key-123456", nil).Do(t.Context(), call, &Request{Method: http.MethodGet, URL: *u}, func(*http.Response) error { return nil })
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "key-123456")
 }

@@ -1,0 +1,248 @@
+package telemetry
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Attribute keys of the SDK's spans.
+const (
+	Feature    = attribute.Key("mediagen.feature")
+	Kind       = attribute.Key("mediagen.kind")
+	ID         = attribute.Key("mediagen.generation.id")
+	Status     = attribute.Key("mediagen.status")
+	Charged    = attribute.Key("mediagen.cost.charged")
+	Refunded   = attribute.Key("mediagen.cost.refunded")
+	Retries    = attribute.Key("mediagen.retries")
+	EndedBy    = attribute.Key("mediagen.wait.ended_by")
+	KeyHash    = attribute.Key("mediagen.idempotency_key.sha256")
+	Reused     = attribute.Key("mediagen.reused")
+	ErrorType  = attribute.Key("error.type")
+	jobSpan    = "mediagen.generation"
+	maxJobs    = 100_000
+	endedByHub = "webhook"
+)
+
+// Job is the root span of one generation, from submit to its terminal
+// state and save, and what its metrics need.
+type Job struct {
+	ctx     context.Context // carries the span
+	span    trace.Span
+	m       *Metrics
+	start   time.Time
+	feature string
+
+	mu      sync.Mutex
+	retries int
+	reused  bool // a keyed call handed back a recorded generation
+	charged float64
+	kind    string
+	id      string
+	endedBy string
+	done    bool
+}
+
+type jobKey struct{}
+
+// jobs are the open jobs of this process by generation id, so a wait, a
+// save or a webhook delivery joins the job whichever client runs it.
+var jobs = struct {
+	sync.Mutex
+	m     map[string]*Job
+	order []string
+}{m: map[string]*Job{}}
+
+// StartJob starts the job of a generation of feature under ctx's span, or,
+// without one, under the trace context remote (a traceparent recorded in
+// the journal), which it links to as well. It returns nil when off.
+func (t *T) StartJob(ctx context.Context, feature, remote, key string) (context.Context, *Job) {
+	s := t.Get()
+	if s == nil {
+		return ctx, nil
+	}
+	j := &Job{m: s.Metrics, start: time.Now(), feature: feature}
+	attrs := []attribute.KeyValue{Feature.String(feature)}
+	if key != "" {
+		sum := sha256.Sum256([]byte(key))
+		attrs = append(attrs, KeyHash.String(hex.EncodeToString(sum[:])))
+	}
+	opts := []trace.SpanStartOption{trace.WithAttributes(attrs...)}
+	if sc := Parse(remote); sc.IsValid() {
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
+		if !trace.SpanContextFromContext(ctx).IsValid() {
+			ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
+		}
+	}
+	tr := s.Tracer
+	if tr == nil {
+		tr = noopTracer
+	}
+	ctx, j.span = tr.Start(ctx, jobSpan, opts...)
+	ctx = context.WithValue(ctx, jobKey{}, j)
+	j.ctx = ctx
+	return ctx, j
+}
+
+// Context returns ctx with the job's span and the job, so the spans
+// started under it are the job's children.
+func (j *Job) Context(ctx context.Context) context.Context {
+	if j == nil {
+		return ctx
+	}
+	return context.WithValue(trace.ContextWithSpan(ctx, j.span), jobKey{}, j)
+}
+
+// Traceparent returns the job's trace context in W3C form, "" when off.
+func (j *Job) Traceparent() string {
+	if j == nil || !j.span.SpanContext().IsValid() {
+		return ""
+	}
+	c := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(trace.ContextWithSpan(context.Background(), j.span), c)
+	return c["traceparent"]
+}
+
+// Parse reads a W3C traceparent; an invalid span context when it is not one.
+func Parse(traceparent string) trace.SpanContext {
+	if traceparent == "" {
+		return trace.SpanContext{}
+	}
+	ctx := propagation.TraceContext{}.Extract(context.Background(), propagation.MapCarrier{"traceparent": traceparent})
+	return trace.SpanContextFromContext(ctx)
+}
+
+// JobFrom returns the job ctx is in, or nil.
+func JobFrom(ctx context.Context) *Job {
+	j, _ := ctx.Value(jobKey{}).(*Job)
+	return j
+}
+
+// Lookup returns the open job of generation id, or nil.
+func Lookup(id string) *Job {
+	jobs.Lock()
+	defer jobs.Unlock()
+	return jobs.m[id]
+}
+
+// Created records the generation the job submitted (or was handed back)
+// and registers the job under its id; err ends the job as failed.
+func (j *Job) Created(id, kind string, cost float64, err error) {
+	if j == nil {
+		return
+	}
+	if err != nil {
+		j.span.RecordError(err)
+		j.span.SetAttributes(ErrorType.String(errorType(err)))
+		j.span.SetStatus(codes.Error, "submit failed")
+		j.span.End()
+		return
+	}
+	j.mu.Lock()
+	j.id, j.kind = id, kind
+	reused := j.reused
+	if !reused {
+		j.charged = cost
+	}
+	j.mu.Unlock()
+	j.span.SetAttributes(ID.String(id), Kind.String(kind), Reused.Bool(reused))
+	if !reused && j.m != nil {
+		a := metric.WithAttributes(Feature.String(j.feature))
+		j.m.Submitted.Add(j.ctx, 1, a)
+		j.m.Charged.Add(j.ctx, cost, a)
+	}
+	jobs.Lock()
+	defer jobs.Unlock()
+	if _, ok := jobs.m[id]; ok {
+		return // the job that submitted it, in this process, goes on
+	}
+	jobs.order = append(jobs.order, id)
+	jobs.m[id] = j
+	for len(jobs.m) > maxJobs { // jobs never waited for
+		delete(jobs.m, jobs.order[0])
+		jobs.order = jobs.order[1:]
+	}
+}
+
+// MarkReused records that a keyed call handed back the generation the
+// journal recorded, which charged nothing now.
+func MarkReused(ctx context.Context) {
+	if j := JobFrom(ctx); j != nil {
+		j.mu.Lock()
+		j.reused = true
+		j.mu.Unlock()
+	}
+}
+
+// Retried counts a retry of a request of the job ctx is in.
+func Retried(ctx context.Context) {
+	if j := JobFrom(ctx); j != nil {
+		j.mu.Lock()
+		j.retries++
+		j.mu.Unlock()
+	}
+}
+
+// Finish ends the job at status, refunded as the service does for error
+// and timeout; endedBy is "webhook", "poll" or "" (seen otherwise). Only
+// the first call counts.
+func (j *Job) Finish(status string, refunded bool, endedBy string) {
+	if j == nil {
+		return
+	}
+	j.mu.Lock()
+	if j.done {
+		j.mu.Unlock()
+		return
+	}
+	j.done = true
+	if endedBy != "" {
+		j.endedBy = endedBy
+	}
+	charged, retries, kind, reused := j.charged, j.retries, j.kind, j.reused
+	eb := j.endedBy
+	j.mu.Unlock()
+	refund := 0.0
+	if refunded {
+		refund = charged
+	}
+	attrs := []attribute.KeyValue{Status.String(status), Charged.Float64(charged), Refunded.Float64(refund), Retries.Int(retries)}
+	if eb != "" {
+		attrs = append(attrs, EndedBy.String(eb))
+	}
+	j.span.SetAttributes(attrs...)
+	if refunded {
+		j.span.SetAttributes(ErrorType.String("generation_" + status))
+		j.span.SetStatus(codes.Error, "generation ended in "+status)
+	}
+	if j.m != nil && !reused {
+		j.m.Finished.Add(j.ctx, 1, metric.WithAttributes(Feature.String(j.feature), Status.String(status)))
+		j.m.Duration.Record(j.ctx, time.Since(j.start).Seconds(), metric.WithAttributes(Kind.String(kind)))
+		if refund > 0 {
+			j.m.Refunded.Add(j.ctx, refund, metric.WithAttributes(Feature.String(j.feature)))
+		}
+	}
+	j.span.End()
+	jobs.Lock()
+	delete(jobs.m, j.id)
+	jobs.Unlock()
+}
+
+// Ended records what first ended the job's wait, for Finish.
+func (j *Job) Ended(by string) {
+	if j != nil {
+		j.mu.Lock()
+		if j.endedBy == "" {
+			j.endedBy = by
+		}
+		j.mu.Unlock()
+	}
+}

@@ -1,0 +1,191 @@
+package telemetry
+
+import (
+	"context"
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Span is a span of the SDK (a search, a save, a delivery) and the
+// metrics of its job; the zero value is off.
+type Span struct {
+	span trace.Span
+	m    *Metrics
+	job  *Job
+	ctx  context.Context
+}
+
+// child starts a span named name under the job j, or under ctx's span
+// when there is no job, with the tracer of that parent's provider. It is
+// off when neither records and metrics are off.
+func child(ctx context.Context, j *Job, name string, attrs ...attribute.KeyValue) (context.Context, Span) {
+	if j != nil {
+		ctx = j.Context(ctx)
+	}
+	parent := trace.SpanFromContext(ctx)
+	sp := Span{job: j, ctx: ctx}
+	if j != nil {
+		sp.m = j.m
+	} else if s := Global.Get(); s != nil {
+		sp.m = s.Metrics
+	}
+	if !parent.IsRecording() {
+		return ctx, sp
+	}
+	ctx, sp.span = parent.TracerProvider().Tracer(Scope).Start(ctx, name, trace.WithAttributes(attrs...))
+	sp.ctx = ctx
+	return ctx, sp
+}
+
+// end ends the span, recording err with its error.type.
+func (s Span) end(err error) {
+	if s.span == nil {
+		return
+	}
+	if err != nil {
+		s.span.RecordError(err)
+		s.span.SetAttributes(ErrorType.String(errorType(err)))
+		s.span.SetStatus(codes.Error, "")
+	}
+	s.span.End()
+}
+
+// StartSearch starts the span of a search for the row an ambiguous
+// attempt may have created.
+func StartSearch(ctx context.Context) (context.Context, Span) {
+	j := JobFrom(ctx)
+	if j == nil {
+		return ctx, Span{}
+	}
+	return child(ctx, j, "mediagen.search")
+}
+
+// EndSearch ends a search span with what it found, and counts it.
+func (s Span) EndSearch(found bool, err error) {
+	result := "none"
+	switch {
+	case err != nil:
+		result = "failed"
+	case found:
+		result = "found"
+	}
+	if s.m != nil {
+		s.m.Searches.Add(s.ctx, 1, metric.WithAttributes(attribute.String("mediagen.search.result", result)))
+	}
+	if s.span != nil {
+		s.span.SetAttributes(attribute.String("mediagen.search.result", result))
+		if found {
+			s.span.AddEvent("found")
+		}
+	}
+	s.end(err)
+}
+
+// StartSave starts the span of the save of generation id's outputs, a
+// child of its job when that is open in this process.
+func StartSave(ctx context.Context, id string) (context.Context, Span) {
+	j := JobFrom(ctx)
+	if j == nil || j.id != id {
+		j = Lookup(id)
+	}
+	return child(ctx, j, "mediagen.save", ID.String(id))
+}
+
+// EndSave ends a save span; a save that worked ends its job, done.
+func (s Span) EndSave(err error) {
+	s.end(err)
+	if err == nil {
+		s.job.Finish("done", false, "")
+	}
+}
+
+// Delivered records a verified webhook delivery for generation id (""
+// for a voice): a span linked to the job's when it is open in this
+// process, and the count.
+func Delivered(ctx context.Context, id string) {
+	j := Lookup(id)
+	var m *Metrics
+	tp := trace.SpanFromContext(ctx).TracerProvider()
+	if j != nil {
+		m, tp = j.m, j.span.TracerProvider()
+	} else if s := Global.Get(); s != nil {
+		m = s.Metrics
+		if s.Tracer != nil {
+			tp = s.tp
+		}
+	}
+	if m != nil {
+		m.Deliveries.Add(ctx, 1, metric.WithAttributes(attribute.String("mediagen.result", "verified")))
+	}
+	if placeholder(tp) {
+		return
+	}
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
+	if id != "" {
+		opts = append(opts, trace.WithAttributes(ID.String(id)))
+	}
+	if j != nil {
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: j.span.SpanContext()}))
+	}
+	_, sp := tp.Tracer(Scope).Start(ctx, "mediagen.webhook.deliver", opts...)
+	sp.End()
+}
+
+// Wait is the span of one wait for a generation, with an event per
+// check; nil is off.
+type Wait struct {
+	Span
+	once sync.Once
+}
+
+// StartWait starts the span of a wait for generation id, a child of its
+// job when that is open in this process.
+func StartWait(ctx context.Context, id string) (context.Context, *Wait) {
+	ctx, sp := child(ctx, Lookup(id), "mediagen.wait", ID.String(id))
+	if sp.span == nil && sp.m == nil && sp.job == nil {
+		return ctx, nil
+	}
+	return ctx, &Wait{Span: sp}
+}
+
+// Check records a check of the generation: whether it was terminal.
+func (w *Wait) Check(terminal bool) {
+	if w != nil && w.span != nil {
+		w.span.AddEvent("check", trace.WithAttributes(attribute.Bool("mediagen.terminal", terminal)))
+	}
+}
+
+// End ends the wait, which a webhook event or a poll ended, and counts it.
+func (w *Wait) End(byEvent bool) {
+	if w == nil {
+		return
+	}
+	w.once.Do(func() {
+		by := "poll"
+		if byEvent {
+			by = endedByHub
+		}
+		w.job.Ended(by)
+		if w.m != nil {
+			w.m.Waits.Add(w.ctx, 1, metric.WithAttributes(EndedBy.String(by)))
+		}
+		if w.span != nil {
+			if byEvent {
+				w.span.AddEvent("webhook")
+			}
+			w.span.SetAttributes(EndedBy.String(by))
+			w.span.End()
+		}
+	})
+}
+
+// Close ends a wait that gave up with err; after End it does nothing.
+func (w *Wait) Close(err error) {
+	if w != nil {
+		w.once.Do(func() { w.end(err) })
+	}
+}
