@@ -6,8 +6,13 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+)
+
+// Attribute keys of the searches and deliveries.
+const (
+	searchResult = attribute.Key("mediagen.search.result")
+	resultKey    = attribute.Key("mediagen.result") // a webhook delivery's
 )
 
 // Span is a span of the SDK (a search, a save, a delivery) and the
@@ -74,10 +79,10 @@ func (s Span) EndSearch(found bool, err error) {
 		result = "found"
 	}
 	if s.m != nil {
-		s.m.Searches.Add(s.ctx, 1, metric.WithAttributes(attribute.String("mediagen.search.result", result)))
+		s.m.Searches.Add(s.ctx, 1, set(searchResult, result, "", "").add...)
 	}
 	if s.span != nil {
-		s.span.SetAttributes(attribute.String("mediagen.search.result", result))
+		s.span.SetAttributes(searchResult.String(result))
 		if found {
 			s.span.AddEvent("found")
 		}
@@ -119,7 +124,7 @@ func Delivered(ctx context.Context, id string) {
 		}
 	}
 	if m != nil {
-		m.Deliveries.Add(ctx, 1, metric.WithAttributes(attribute.String("mediagen.result", "verified")))
+		m.Deliveries.Add(ctx, 1, set(resultKey, "verified", "", "").add...)
 	}
 	if placeholder(tp) {
 		return
@@ -133,6 +138,19 @@ func Delivered(ctx context.Context, id string) {
 	}
 	_, sp := tp.Tracer(Scope).Start(ctx, "mediagen.webhook.deliver", opts...)
 	sp.End()
+}
+
+// checks are the options of a check event, not terminal and terminal.
+var checks = [2][]trace.EventOption{
+	{trace.WithAttributes(attribute.Bool("mediagen.terminal", false))},
+	{trace.WithAttributes(attribute.Bool("mediagen.terminal", true))},
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Wait is the span of one wait for a generation, with an event per
@@ -155,7 +173,7 @@ func StartWait(ctx context.Context, id string) (context.Context, *Wait) {
 // Check records a check of the generation: whether it was terminal.
 func (w *Wait) Check(terminal bool) {
 	if w != nil && w.span != nil {
-		w.span.AddEvent("check", trace.WithAttributes(attribute.Bool("mediagen.terminal", terminal)))
+		w.span.AddEvent("check", checks[b2i(terminal)]...)
 	}
 }
 
@@ -171,7 +189,7 @@ func (w *Wait) End(byEvent bool) {
 		}
 		w.job.Ended(by)
 		if w.m != nil {
-			w.m.Waits.Add(w.ctx, 1, metric.WithAttributes(EndedBy.String(by)))
+			w.m.Waits.Add(w.ctx, 1, set(EndedBy, by, "", "").add...)
 		}
 		if w.span != nil {
 			if byEvent {
