@@ -132,9 +132,11 @@ func (h *Hub) Deliver(ctx context.Context, ev *webhook.Event) error {
 	if !h.remember(ev) {
 		return nil
 	}
+	id := "" // a voice's
 	if ev.Generation != nil {
-		telemetry.Delivered(ctx, ev.Generation.ID)
+		id = ev.Generation.ID
 	}
+	telemetry.Delivered(ctx, id)
 	if h.x != nil {
 		if err := h.x.Publish(ctx, ev); err != nil {
 			return fmt.Errorf("hub: sharing the event: %w", err)

@@ -153,6 +153,14 @@ func b2i(b bool) int {
 	return 0
 }
 
+// Delivery counts a webhook delivery that no job sees: refused or a
+// duplicate (result), with the global meter provider.
+func Delivery(ctx context.Context, result string) {
+	if s := Global.Get(); s != nil && s.Metrics != nil {
+		s.Metrics.Deliveries.Add(ctx, 1, set(resultKey, result, "", "").add...)
+	}
+}
+
 // Wait is the span of one wait for a generation, with an event per
 // check; nil is off.
 type Wait struct {
