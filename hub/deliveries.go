@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 
@@ -52,4 +53,30 @@ func logError(ctx context.Context, ev *webhook.Event, err error) {
 		return
 	}
 	slog.ErrorContext(ctx, "webhook: delivery failed", "event", string(ev.Name), "err", err)
+}
+
+// traceField starts the body of an event shared with the trace context of
+// the delivery span that took it, so that the replica waiting for it links
+// its job to that span. It travels in Raw, which any Exchange keeps, and
+// the reading hub takes it out again.
+const traceField = `{"mediagen_traceparent":"`
+
+func withTrace(ev *webhook.Event, tp string) *webhook.Event {
+	if tp == "" || len(ev.Raw) < 2 || ev.Raw[0] != '{' {
+		return ev
+	}
+	e := *ev
+	e.Raw = append([]byte(traceField+tp+`",`), ev.Raw[1:]...)
+	return &e
+}
+
+// splitTrace returns the trace context withTrace put in raw, "" for none,
+// and raw without it.
+func splitTrace(raw []byte) (string, []byte) {
+	rest, ok := bytes.CutPrefix(raw, []byte(traceField))
+	i := bytes.IndexByte(rest, '"')
+	if !ok || i < 0 || i+1 >= len(rest) || rest[i+1] != ',' {
+		return "", raw
+	}
+	return string(rest[:i]), append([]byte{'{'}, rest[i+2:]...)
 }

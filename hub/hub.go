@@ -136,9 +136,9 @@ func (h *Hub) Deliver(ctx context.Context, ev *webhook.Event) error {
 	if ev.Generation != nil {
 		id = ev.Generation.ID
 	}
-	telemetry.Delivered(ctx, id)
+	tp := telemetry.Delivered(ctx, id)
 	if h.x != nil {
-		if err := h.x.Publish(ctx, ev); err != nil {
+		if err := h.x.Publish(ctx, withTrace(ev, tp)); err != nil {
 			return fmt.Errorf("hub: sharing the event: %w", err)
 		}
 	}
@@ -278,7 +278,11 @@ func (h *Hub) exchange(ctx context.Context) {
 		} else {
 			cursor = next
 			for _, ev := range evs {
-				h.remember(ev)
+				var tp string
+				tp, ev.Raw = splitTrace(ev.Raw)
+				if h.remember(ev) && ev.Generation != nil {
+					telemetry.Exchanged(ev.Generation.ID, tp)
+				}
 			}
 		}
 		select {

@@ -49,6 +49,8 @@ type Job struct {
 	id      string
 	endedBy string
 	done    bool
+	// exchanged: a delivery shared by another replica's hub is linked
+	exchanged bool
 }
 
 type jobKey struct{}
@@ -102,11 +104,18 @@ func (j *Job) Context(ctx context.Context) context.Context {
 
 // Traceparent returns the job's trace context in W3C form, "" when off.
 func (j *Job) Traceparent() string {
-	if j == nil || !j.span.SpanContext().IsValid() {
+	if j == nil {
+		return ""
+	}
+	return traceparent(j.span)
+}
+
+func traceparent(sp trace.Span) string {
+	if !sp.SpanContext().IsValid() {
 		return ""
 	}
 	c := propagation.MapCarrier{}
-	propagation.TraceContext{}.Inject(trace.ContextWithSpan(context.Background(), j.span), c)
+	propagation.TraceContext{}.Inject(trace.ContextWithSpan(context.Background(), sp), c)
 	return c["traceparent"]
 }
 

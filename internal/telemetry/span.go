@@ -110,8 +110,9 @@ func (s Span) EndSave(err error) {
 
 // Delivered records a verified webhook delivery for generation id (""
 // for a voice): a span linked to the job's when it is open in this
-// process, and the count.
-func Delivered(ctx context.Context, id string) {
+// process, and the count. It returns the span's traceparent, "" for none,
+// which the hub shares with the event (see Exchanged).
+func Delivered(ctx context.Context, id string) string {
 	j := Lookup(id)
 	var m *Metrics
 	tp := trace.SpanFromContext(ctx).TracerProvider()
@@ -127,7 +128,7 @@ func Delivered(ctx context.Context, id string) {
 		m.Deliveries.Add(ctx, 1, set(resultKey, "verified", "", "").add...)
 	}
 	if placeholder(tp) {
-		return
+		return ""
 	}
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
 	if id != "" {
@@ -138,6 +139,27 @@ func Delivered(ctx context.Context, id string) {
 	}
 	_, sp := tp.Tracer(Scope).Start(ctx, "mediagen.webhook.deliver", opts...)
 	sp.End()
+	return traceparent(sp)
+}
+
+// Exchanged records, on the open job of generation id, that a delivery
+// taken by another replica's hub ended it: a link to that delivery's span
+// (traceparent tp, shared with the event) and a "webhook" event. The link
+// goes from the job to the delivery, whose replica does not know the job.
+// Only the first counts: each hub reading the exchange reports it.
+func Exchanged(id, tp string) {
+	j, sc := Lookup(id), Parse(tp)
+	if j == nil || !sc.IsValid() {
+		return
+	}
+	j.mu.Lock()
+	first := !j.exchanged
+	j.exchanged = true
+	j.mu.Unlock()
+	if first && j.span.IsRecording() {
+		j.span.AddLink(trace.Link{SpanContext: sc})
+		j.span.AddEvent("webhook", trace.WithAttributes(attribute.Bool("mediagen.webhook.exchanged", true)))
+	}
 }
 
 // checks are the options of a check event, not terminal and terminal.
