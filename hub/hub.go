@@ -278,8 +278,12 @@ func (h *Hub) exchange(ctx context.Context) {
 		} else {
 			cursor = next
 			for _, ev := range evs {
-				var tp string
-				tp, ev.Raw = splitTrace(ev.Raw)
+				tp, raw := splitTrace(ev.Raw)
+				if tp != "" { // a copy: an Exchange may hand the same event to other hubs
+					e := *ev
+					e.Raw = raw
+					ev = &e
+				}
 				if h.remember(ev) && ev.Generation != nil {
 					telemetry.Exchanged(ev.Generation.ID, tp)
 				}
