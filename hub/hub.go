@@ -132,11 +132,13 @@ func (h *Hub) Deliver(ctx context.Context, ev *webhook.Event) error {
 	if !h.remember(ev) {
 		return nil
 	}
+	id := "" // a voice's
 	if ev.Generation != nil {
-		telemetry.Delivered(ctx, ev.Generation.ID)
+		id = ev.Generation.ID
 	}
+	tp := telemetry.Delivered(ctx, id)
 	if h.x != nil {
-		if err := h.x.Publish(ctx, ev); err != nil {
+		if err := h.x.Publish(ctx, withTrace(ev, tp)); err != nil {
 			return fmt.Errorf("hub: sharing the event: %w", err)
 		}
 	}
@@ -276,7 +278,15 @@ func (h *Hub) exchange(ctx context.Context) {
 		} else {
 			cursor = next
 			for _, ev := range evs {
-				h.remember(ev)
+				tp, raw := splitTrace(ev.Raw)
+				if tp != "" { // a copy: an Exchange may hand the same event to other hubs
+					e := *ev
+					e.Raw = raw
+					ev = &e
+				}
+				if h.remember(ev) && ev.Generation != nil {
+					telemetry.Exchanged(ev.Generation.ID, tp)
+				}
 			}
 		}
 		select {

@@ -240,3 +240,50 @@ func TestStandardLibraryOnly(t *testing.T) {
 	assert.ElementsMatch(t, []string{"github.com/mediagen/mediagen-go/client/journal", "github.com/mediagen/mediagen-go"},
 		strings.Fields(string(out)))
 }
+
+// TestOpenAddsTrace opens, three processes at once, a table an earlier
+// version created without the trace column: Open adds it, the old rows
+// read back with no trace, and new ones keep theirs.
+func TestOpenAddsTrace(t *testing.T) {
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			dsn := e.database(t)
+			old := e.open(t, dsn)
+			float, flag := "REAL NOT NULL", "INTEGER NOT NULL"
+			if e.dialect == mediagen.PostgreSQL {
+				float, flag = "DOUBLE PRECISION NOT NULL", "BOOLEAN NOT NULL"
+			}
+			_, err := old.ExecContext(t.Context(), `CREATE TABLE mediagen_journal (key TEXT PRIMARY KEY, op TEXT NOT NULL,
+				feature TEXT NOT NULL, fingerprint TEXT NOT NULL, estimate `+float+`, holder TEXT NOT NULL,
+				held_until BIGINT NOT NULL, started BIGINT NOT NULL, id TEXT NOT NULL, finished `+flag+`,
+				saved `+flag+`, created BIGINT NOT NULL)`)
+			require.NoError(t, err)
+			_, err = old.ExecContext(t.Context(), e.dialect.Rebind(`INSERT INTO mediagen_journal VALUES
+				('old', 'generation', 'f', 'fp', 0.5, 'a', 0, 0, 'gen_1', ?, ?, 1)`), false, false)
+			require.NoError(t, err)
+
+			dbs := []*sql.DB{e.open(t, dsn), e.open(t, dsn), e.open(t, dsn)}
+			js := make([]*journal.SQL, len(dbs))
+			errs := make([]error, len(dbs))
+			var wg sync.WaitGroup
+			for i, db := range dbs {
+				wg.Go(func() { js[i], errs[i] = journal.Open(t.Context(), db, e.dialect) })
+			}
+			wg.Wait()
+			require.NoError(t, errors.Join(errs...))
+
+			r, err := js[0].Get(t.Context(), "old")
+			require.NoError(t, err)
+			assert.Equal(t, "gen_1", r.ID)
+			assert.Empty(t, r.Trace)
+			rec := held("new", "b", at(time.Minute))
+			rec.Trace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+			_, _, err = js[1].Claim(t.Context(), rec)
+			require.NoError(t, err)
+			r, err = js[2].Get(t.Context(), "new")
+			require.NoError(t, err)
+			assert.Equal(t, rec.Trace, r.Trace)
+		})
+	}
+}

@@ -7,10 +7,10 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 )
@@ -23,41 +23,79 @@ type Attempt struct {
 	m      *Metrics
 	ctx    context.Context
 	method string
+	host   host
+	full   string // url.full
+	n      int
 }
 
-// StartAttempt starts the span of attempt n (0 for the first) of a request,
-// with the HTTP client semantic conventions. url.full has no query: a
-// signed storage URL's query is its credential.
-func (t *T) StartAttempt(ctx context.Context, method string, u *url.URL, n int) (context.Context, Attempt) {
-	s := t.Get()
-	if s == nil {
-		return ctx, Attempt{}
+// Attribute keys of the HTTP attempt spans and their metrics.
+const (
+	methodKey  = attribute.Key("http.request.method")
+	outcomeKey = attribute.Key("mediagen.outcome")
+	reasonKey  = attribute.Key("mediagen.reason")
+)
+
+var clientKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+
+// hosts caches the server.address and server.port attributes and the
+// url.full prefix of each scheme and host.
+var hosts = struct {
+	sync.RWMutex
+	m map[[2]string]host
+}{m: map[[2]string]host{}}
+
+type host struct {
+	prefix string
+	addr   attribute.KeyValue
+	port   attribute.KeyValue // invalid when the port is not a number
+}
+
+func hostOf(u *url.URL) host {
+	id := [2]string{u.Scheme, u.Host}
+	hosts.RLock()
+	h, ok := hosts.m[id]
+	hosts.RUnlock()
+	if ok {
+		return h
 	}
-	a := Attempt{m: s.Metrics, ctx: ctx, method: method}
-	if s.Tracer == nil {
-		return ctx, a
-	}
-	host, port := u.Hostname(), u.Port()
+	port := u.Port()
 	if port == "" {
 		port = "443"
 		if u.Scheme == "http" {
 			port = "80"
 		}
 	}
-	full := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
-	attrs := []attribute.KeyValue{
-		attribute.String("http.request.method", method),
-		attribute.String("server.address", host),
-		attribute.String("url.full", full.String()),
-	}
+	h = host{prefix: u.Scheme + "://" + u.Host, addr: attribute.String("server.address", u.Hostname())}
 	if p, err := strconv.Atoi(port); err == nil {
-		attrs = append(attrs, attribute.Int("server.port", p))
+		h.port = attribute.Int("server.port", p)
 	}
-	if n > 0 {
-		attrs = append(attrs, attribute.Int("http.request.resend_count", n))
+	hosts.Lock()
+	if len(hosts.m) < maxSets {
+		hosts.m[id] = h
 	}
-	ctx, a.span = s.Tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	hosts.Unlock()
+	return h
+}
+
+// StartAttempt starts the span of attempt n (0 for the first) of a request,
+// with the HTTP client semantic conventions. Its attributes are set at its
+// end, in one call, and only when it records. url.full has no query: a
+// signed storage URL's query is its credential.
+func (t *T) StartAttempt(ctx context.Context, method string, u *url.URL, n int) (context.Context, Attempt) {
+	s := t.Get()
+	if s == nil {
+		return ctx, Attempt{}
+	}
+	a := Attempt{m: s.Metrics, ctx: ctx, method: method, n: n}
+	if s.Tracer == nil {
+		return ctx, a
+	}
+	ctx, a.span = s.Tracer.Start(ctx, method, clientKind...)
 	a.ctx = ctx
+	if a.span.IsRecording() { // u is not kept: that would move the request to the heap
+		a.host = hostOf(u)
+		a.full = a.host.prefix + u.EscapedPath()
+	}
 	return ctx, a
 }
 
@@ -66,27 +104,42 @@ func (a Attempt) End(resp *http.Response, err error) {
 	if a.m == nil && a.span == nil {
 		return
 	}
-	outcome := "ok"
+	result := "ok"
 	etype := ""
 	switch {
 	case resp != nil && resp.StatusCode >= 400:
 		etype = strconv.Itoa(resp.StatusCode)
-		outcome = "http_" + etype
+		result = "http_" + etype
 	case resp == nil && err != nil:
 		etype = errorType(err)
-		outcome = etype
+		result = etype
 	}
 	if a.m != nil {
-		a.m.Requests.Add(a.ctx, 1, metric.WithAttributes(attribute.String("http.request.method", a.method), attribute.String("mediagen.outcome", outcome)))
+		a.m.Requests.Add(a.ctx, 1, set(methodKey, a.method, outcomeKey, result).add...)
 	}
 	if a.span == nil {
 		return
 	}
-	if resp != nil {
-		a.span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
+	if a.span.IsRecording() {
+		n := 3 + b2i(a.host.port.Valid()) + b2i(a.n > 0) + b2i(resp != nil) + b2i(etype != "")
+		attrs := make([]attribute.KeyValue, 3, n) // exact: each takes 64 bytes
+		attrs[0], attrs[1] = methodKey.String(a.method), a.host.addr
+		attrs[2] = attribute.String("url.full", a.full)
+		if a.host.port.Valid() {
+			attrs = append(attrs, a.host.port)
+		}
+		if a.n > 0 {
+			attrs = append(attrs, attribute.Int("http.request.resend_count", a.n))
+		}
+		if resp != nil {
+			attrs = append(attrs, attribute.Int("http.response.status_code", resp.StatusCode))
+		}
+		if etype != "" {
+			attrs = append(attrs, ErrorType.String(etype))
+		}
+		a.span.SetAttributes(attrs...)
 	}
 	if etype != "" {
-		a.span.SetAttributes(ErrorType.String(etype))
 		a.span.SetStatus(codes.Error, "")
 	}
 	a.span.End()
@@ -105,10 +158,11 @@ func (t *T) Retry(ctx context.Context, reason error, attempt int) {
 	}
 	Retried(ctx)
 	if s.Metrics != nil {
-		s.Metrics.Retries.Add(ctx, 1, metric.WithAttributes(attribute.String("mediagen.reason", why)))
+		s.Metrics.Retries.Add(ctx, 1, set(reasonKey, why, "", "").add...)
 	}
-	trace.SpanFromContext(ctx).AddEvent("retry", trace.WithAttributes(
-		attribute.String("mediagen.reason", why), attribute.Int("http.request.resend_count", attempt)))
+	if sp := trace.SpanFromContext(ctx); sp.IsRecording() {
+		sp.AddEvent("retry", trace.WithAttributes(reasonKey.String(why), attribute.Int("http.request.resend_count", attempt)))
+	}
 }
 
 // errorType names an error's class for error.type: never its text, which

@@ -9,7 +9,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -40,6 +39,7 @@ type Job struct {
 	m       *Metrics
 	start   time.Time
 	feature string
+	keyHash string // the idempotency key's SHA-256, set with the first attributes
 
 	mu      sync.Mutex
 	retries int
@@ -49,6 +49,8 @@ type Job struct {
 	id      string
 	endedBy string
 	done    bool
+	// exchanged: a delivery shared by another replica's hub is linked
+	exchanged bool
 }
 
 type jobKey struct{}
@@ -70,12 +72,7 @@ func (t *T) StartJob(ctx context.Context, feature, remote, key string) (context.
 		return ctx, nil
 	}
 	j := &Job{m: s.Metrics, start: time.Now(), feature: feature}
-	attrs := []attribute.KeyValue{Feature.String(feature)}
-	if key != "" {
-		sum := sha256.Sum256([]byte(key))
-		attrs = append(attrs, KeyHash.String(hex.EncodeToString(sum[:])))
-	}
-	opts := []trace.SpanStartOption{trace.WithAttributes(attrs...)}
+	var opts []trace.SpanStartOption
 	if sc := Parse(remote); sc.IsValid() {
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
 		if !trace.SpanContextFromContext(ctx).IsValid() {
@@ -87,6 +84,10 @@ func (t *T) StartJob(ctx context.Context, feature, remote, key string) (context.
 		tr = noopTracer
 	}
 	ctx, j.span = tr.Start(ctx, jobSpan, opts...)
+	if key != "" && j.span.IsRecording() {
+		sum := sha256.Sum256([]byte(key))
+		j.keyHash = hex.EncodeToString(sum[:])
+	}
 	ctx = context.WithValue(ctx, jobKey{}, j)
 	j.ctx = ctx
 	return ctx, j
@@ -103,11 +104,18 @@ func (j *Job) Context(ctx context.Context) context.Context {
 
 // Traceparent returns the job's trace context in W3C form, "" when off.
 func (j *Job) Traceparent() string {
-	if j == nil || !j.span.SpanContext().IsValid() {
+	if j == nil {
+		return ""
+	}
+	return traceparent(j.span)
+}
+
+func traceparent(sp trace.Span) string {
+	if !sp.SpanContext().IsValid() {
 		return ""
 	}
 	c := propagation.MapCarrier{}
-	propagation.TraceContext{}.Inject(trace.ContextWithSpan(context.Background(), j.span), c)
+	propagation.TraceContext{}.Inject(trace.ContextWithSpan(context.Background(), sp), c)
 	return c["traceparent"]
 }
 
@@ -141,7 +149,7 @@ func (j *Job) Created(id, kind string, cost float64, err error) {
 	}
 	if err != nil {
 		j.span.RecordError(err)
-		j.span.SetAttributes(ErrorType.String(errorType(err)))
+		j.attrs(ErrorType.String(errorType(err)))
 		j.span.SetStatus(codes.Error, "submit failed")
 		j.span.End()
 		return
@@ -153,11 +161,11 @@ func (j *Job) Created(id, kind string, cost float64, err error) {
 		j.charged = cost
 	}
 	j.mu.Unlock()
-	j.span.SetAttributes(ID.String(id), Kind.String(kind), Reused.Bool(reused))
+	j.attrs(ID.String(id), Kind.String(kind), Reused.Bool(reused))
 	if !reused && j.m != nil {
-		a := metric.WithAttributes(Feature.String(j.feature))
-		j.m.Submitted.Add(j.ctx, 1, a)
-		j.m.Charged.Add(j.ctx, cost, a)
+		a := set(Feature, j.feature, "", "").add
+		j.m.Submitted.Add(j.ctx, 1, a...)
+		j.m.Charged.Add(j.ctx, cost, a...)
 	}
 	jobs.Lock()
 	defer jobs.Unlock()
@@ -170,6 +178,20 @@ func (j *Job) Created(id, kind string, cost float64, err error) {
 		delete(jobs.m, jobs.order[0])
 		jobs.order = jobs.order[1:]
 	}
+}
+
+// attrs sets the job's attributes known at its start with more, in one
+// call: each call grows the span's list.
+func (j *Job) attrs(more ...attribute.KeyValue) {
+	if !j.span.IsRecording() {
+		return
+	}
+	kv := make([]attribute.KeyValue, 0, 1+b2i(j.keyHash != "")+len(more))
+	kv = append(kv, Feature.String(j.feature))
+	if j.keyHash != "" {
+		kv = append(kv, KeyHash.String(j.keyHash))
+	}
+	j.span.SetAttributes(append(kv, more...)...)
 }
 
 // MarkReused records that a keyed call handed back the generation the
@@ -214,20 +236,25 @@ func (j *Job) Finish(status string, refunded bool, endedBy string) {
 	if refunded {
 		refund = charged
 	}
-	attrs := []attribute.KeyValue{Status.String(status), Charged.Float64(charged), Refunded.Float64(refund), Retries.Int(retries)}
-	if eb != "" {
-		attrs = append(attrs, EndedBy.String(eb))
+	if j.span.IsRecording() {
+		attrs := make([]attribute.KeyValue, 4, 6)
+		attrs[0], attrs[1], attrs[2], attrs[3] = Status.String(status), Charged.Float64(charged), Refunded.Float64(refund), Retries.Int(retries)
+		if eb != "" {
+			attrs = append(attrs, EndedBy.String(eb))
+		}
+		if refunded {
+			attrs = append(attrs, ErrorType.String("generation_"+status))
+		}
+		j.span.SetAttributes(attrs...)
 	}
-	j.span.SetAttributes(attrs...)
 	if refunded {
-		j.span.SetAttributes(ErrorType.String("generation_" + status))
 		j.span.SetStatus(codes.Error, "generation ended in "+status)
 	}
 	if j.m != nil && !reused {
-		j.m.Finished.Add(j.ctx, 1, metric.WithAttributes(Feature.String(j.feature), Status.String(status)))
-		j.m.Duration.Record(j.ctx, time.Since(j.start).Seconds(), metric.WithAttributes(Kind.String(kind)))
+		j.m.Finished.Add(j.ctx, 1, set(Feature, j.feature, Status, status).add...)
+		j.m.Duration.Record(j.ctx, time.Since(j.start).Seconds(), set(Kind, kind, "", "").rec...)
 		if refund > 0 {
-			j.m.Refunded.Add(j.ctx, refund, metric.WithAttributes(Feature.String(j.feature)))
+			j.m.Refunded.Add(j.ctx, refund, set(Feature, j.feature, "", "").add...)
 		}
 	}
 	j.span.End()

@@ -6,8 +6,13 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+)
+
+// Attribute keys of the searches and deliveries.
+const (
+	searchResult = attribute.Key("mediagen.search.result")
+	resultKey    = attribute.Key("mediagen.result") // a webhook delivery's
 )
 
 // Span is a span of the SDK (a search, a save, a delivery) and the
@@ -74,10 +79,10 @@ func (s Span) EndSearch(found bool, err error) {
 		result = "found"
 	}
 	if s.m != nil {
-		s.m.Searches.Add(s.ctx, 1, metric.WithAttributes(attribute.String("mediagen.search.result", result)))
+		s.m.Searches.Add(s.ctx, 1, set(searchResult, result, "", "").add...)
 	}
 	if s.span != nil {
-		s.span.SetAttributes(attribute.String("mediagen.search.result", result))
+		s.span.SetAttributes(searchResult.String(result))
 		if found {
 			s.span.AddEvent("found")
 		}
@@ -105,8 +110,9 @@ func (s Span) EndSave(err error) {
 
 // Delivered records a verified webhook delivery for generation id (""
 // for a voice): a span linked to the job's when it is open in this
-// process, and the count.
-func Delivered(ctx context.Context, id string) {
+// process, and the count. It returns the span's traceparent, "" for none,
+// which the hub shares with the event (see Exchanged).
+func Delivered(ctx context.Context, id string) string {
 	j := Lookup(id)
 	var m *Metrics
 	tp := trace.SpanFromContext(ctx).TracerProvider()
@@ -119,10 +125,10 @@ func Delivered(ctx context.Context, id string) {
 		}
 	}
 	if m != nil {
-		m.Deliveries.Add(ctx, 1, metric.WithAttributes(attribute.String("mediagen.result", "verified")))
+		m.Deliveries.Add(ctx, 1, set(resultKey, "verified", "", "").add...)
 	}
 	if placeholder(tp) {
-		return
+		return ""
 	}
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
 	if id != "" {
@@ -133,6 +139,48 @@ func Delivered(ctx context.Context, id string) {
 	}
 	_, sp := tp.Tracer(Scope).Start(ctx, "mediagen.webhook.deliver", opts...)
 	sp.End()
+	return traceparent(sp)
+}
+
+// Exchanged records, on the open job of generation id, that a delivery
+// taken by another replica's hub ended it: a link to that delivery's span
+// (traceparent tp, shared with the event) and a "webhook" event. The link
+// goes from the job to the delivery, whose replica does not know the job.
+// Only the first counts: each hub reading the exchange reports it.
+func Exchanged(id, tp string) {
+	j, sc := Lookup(id), Parse(tp)
+	if j == nil || !sc.IsValid() {
+		return
+	}
+	j.mu.Lock()
+	first := !j.exchanged
+	j.exchanged = true
+	j.mu.Unlock()
+	if first && j.span.IsRecording() {
+		j.span.AddLink(trace.Link{SpanContext: sc})
+		j.span.AddEvent("webhook", trace.WithAttributes(attribute.Bool("mediagen.webhook.exchanged", true)))
+	}
+}
+
+// checks are the options of a check event, not terminal and terminal.
+var checks = [2][]trace.EventOption{
+	{trace.WithAttributes(attribute.Bool("mediagen.terminal", false))},
+	{trace.WithAttributes(attribute.Bool("mediagen.terminal", true))},
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Delivery counts a webhook delivery that no job sees: refused or a
+// duplicate (result), with the global meter provider.
+func Delivery(ctx context.Context, result string) {
+	if s := Global.Get(); s != nil && s.Metrics != nil {
+		s.Metrics.Deliveries.Add(ctx, 1, set(resultKey, result, "", "").add...)
+	}
 }
 
 // Wait is the span of one wait for a generation, with an event per
@@ -155,7 +203,7 @@ func StartWait(ctx context.Context, id string) (context.Context, *Wait) {
 // Check records a check of the generation: whether it was terminal.
 func (w *Wait) Check(terminal bool) {
 	if w != nil && w.span != nil {
-		w.span.AddEvent("check", trace.WithAttributes(attribute.Bool("mediagen.terminal", terminal)))
+		w.span.AddEvent("check", checks[b2i(terminal)]...)
 	}
 }
 
@@ -171,7 +219,7 @@ func (w *Wait) End(byEvent bool) {
 		}
 		w.job.Ended(by)
 		if w.m != nil {
-			w.m.Waits.Add(w.ctx, 1, metric.WithAttributes(EndedBy.String(by)))
+			w.m.Waits.Add(w.ctx, 1, set(EndedBy, by, "", "").add...)
 		}
 		if w.span != nil {
 			if byEvent {

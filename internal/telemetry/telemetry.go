@@ -9,9 +9,11 @@ package telemetry
 
 import (
 	"reflect"
+	"sync"
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -120,3 +122,45 @@ func newMetrics(m metric.Meter) *Metrics {
 
 // Global is the telemetry of code that has no client: the global providers.
 var Global = &T{}
+
+// opts are the measurement options of one attribute set, made once: a
+// measurement then allocates no attribute set and no option slice.
+type opts struct {
+	add []metric.AddOption
+	rec []metric.RecordOption
+}
+
+// sets caches opts by the values of up to two attribute keys; the keys
+// each instrument uses are fixed, so the values name the set. The values
+// come from small vocabularies (methods, outcomes, features, statuses),
+// which maxSets bounds against a surprise.
+var sets = struct {
+	sync.RWMutex
+	m map[[4]string]opts
+}{m: map[[4]string]opts{}}
+
+const maxSets = 4096
+
+// set returns the options of the attribute set {k1: v1, k2: v2}; k2 ""
+// leaves the second out.
+func set(k1 attribute.Key, v1 string, k2 attribute.Key, v2 string) opts {
+	id := [4]string{string(k1), v1, string(k2), v2}
+	sets.RLock()
+	o, ok := sets.m[id]
+	sets.RUnlock()
+	if ok {
+		return o
+	}
+	kvs := []attribute.KeyValue{k1.String(v1)}
+	if k2 != "" {
+		kvs = append(kvs, k2.String(v2))
+	}
+	opt := metric.WithAttributeSet(attribute.NewSet(kvs...))
+	o = opts{add: []metric.AddOption{opt}, rec: []metric.RecordOption{opt}}
+	sets.Lock()
+	if len(sets.m) < maxSets {
+		sets.m[id] = o
+	}
+	sets.Unlock()
+	return o
+}

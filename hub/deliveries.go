@@ -1,0 +1,82 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+
+	"github.com/mediagen/mediagen-go/internal/telemetry"
+	"github.com/mediagen/mediagen-go/webhook"
+)
+
+// CountDeliveries returns the options of a webhook.Handler that count, in
+// the metric mediagen.webhook.deliveries of the global meter provider, the
+// deliveries it refuses (mediagen.result "refused": a bad signature, a
+// stale timestamp, a body too large) and the repeats it drops
+// ("duplicate"); [Hub.Deliver] counts the verified ones. store is the
+// handler's duplicate store (nil: a new webhook.MemoryStore) and onError
+// its error function (nil: a log line with slog.Default, as the handler's
+// own): give them here, not as options after these, which would replace
+// them.
+func CountDeliveries(store webhook.Store, onError func(context.Context, *webhook.Event, error)) []webhook.Option {
+	if store == nil {
+		store = webhook.NewMemoryStore(0)
+	}
+	if onError == nil {
+		onError = logError
+	}
+	return []webhook.Option{
+		webhook.WithStore(countedStore{store}),
+		webhook.WithErrorFunc(func(ctx context.Context, ev *webhook.Event, err error) {
+			if ev == nil { // the handler refused the delivery
+				telemetry.Delivery(ctx, "refused")
+			}
+			onError(ctx, ev, err)
+		}),
+	}
+}
+
+// countedStore counts the ids its store has seen already: duplicates.
+type countedStore struct{ webhook.Store }
+
+func (s countedStore) Claim(ctx context.Context, id string) (bool, error) {
+	fresh, err := s.Store.Claim(ctx, id)
+	if err == nil && !fresh {
+		telemetry.Delivery(ctx, "duplicate")
+	}
+	return fresh, err
+}
+
+func logError(ctx context.Context, ev *webhook.Event, err error) {
+	if ev == nil {
+		slog.WarnContext(ctx, "webhook: delivery refused", "err", err)
+		return
+	}
+	slog.ErrorContext(ctx, "webhook: delivery failed", "event", string(ev.Name), "err", err)
+}
+
+// traceField starts the body of an event shared with the trace context of
+// the delivery span that took it, so that the replica waiting for it links
+// its job to that span. It travels in Raw, which any Exchange keeps, and
+// the reading hub takes it out again.
+const traceField = `{"mediagen_traceparent":"`
+
+func withTrace(ev *webhook.Event, tp string) *webhook.Event {
+	if tp == "" || len(ev.Raw) < 2 || ev.Raw[0] != '{' {
+		return ev
+	}
+	e := *ev
+	e.Raw = append([]byte(traceField+tp+`",`), ev.Raw[1:]...)
+	return &e
+}
+
+// splitTrace returns the trace context withTrace put in raw, "" for none,
+// and raw without it.
+func splitTrace(raw []byte) (string, []byte) {
+	rest, ok := bytes.CutPrefix(raw, []byte(traceField))
+	i := bytes.IndexByte(rest, '"')
+	if !ok || i < 0 || i+1 >= len(rest) || rest[i+1] != ',' {
+		return "", raw
+	}
+	return string(rest[:i]), append([]byte{'{'}, rest[i+2:]...)
+}
