@@ -53,9 +53,13 @@ func Generations(ctx context.Context, c *client.Client, ids []string, opts ...Op
 			return nil, errors.New("poll: empty generation id")
 		}
 	}
-	b := &batch{c: c, s: s, last: map[string]*mediagen.Generation{}, errs: map[string]error{}, waiting: map[string]bool{}}
+	b := &batch{c: c, s: s, last: map[string]*mediagen.Generation{}, errs: map[string]error{}, waiting: map[string]bool{}, tel: map[string]waitSpan{}}
 	for _, id := range ids {
-		b.waiting[id] = true
+		if !b.waiting[id] {
+			b.waiting[id] = true
+			wctx, w := telemetry.StartWait(ctx, id)
+			b.tel[id] = waitSpan{wctx, w}
+		}
 	}
 	b.run(ctx)
 
@@ -79,6 +83,14 @@ type batch struct {
 	waiting map[string]bool
 	last    map[string]*mediagen.Generation
 	errs    map[string]error
+	tel     map[string]waitSpan // each id's wait span, as Generation's
+}
+
+// waitSpan is the wait span of one id of a batch and its context, under
+// which that id's own requests run.
+type waitSpan struct {
+	ctx context.Context
+	*telemetry.Wait
 }
 
 func (b *batch) run(ctx context.Context) {
@@ -111,19 +123,20 @@ func (b *batch) run(ctx context.Context) {
 		var missing []string
 		for id := range b.waiting {
 			if g, ok := seen[id]; ok {
-				b.update(ctx, id, g)
+				b.update(ctx, id, g, false)
 			} else {
 				missing = append(missing, id)
 			}
 		}
 		slices.Sort(missing) // a stable order of GETs and OnUpdate calls
 		for _, id := range missing {
-			g, err := b.c.GetGeneration(ctx, id, b.s.clientOpts...)
+			g, err := b.c.GetGeneration(b.tel[id].ctx, id, b.s.clientOpts...)
 			switch {
 			case err == nil:
-				b.update(ctx, id, g)
+				b.update(ctx, id, g, false)
 			case errors.Is(err, client.ErrNotFound) && ctx.Err() == nil:
 				b.errs[id] = &GoneError{ID: id, Seen: b.last[id] != nil, Err: err}
+				b.tel[id].Close(err)
 				delete(b.waiting, id)
 			default:
 				b.giveUpAll(ctx, err)
@@ -138,8 +151,7 @@ func (b *batch) run(ctx context.Context) {
 func (b *batch) takeEvents(ctx context.Context, p *pacer) bool {
 	for id := range b.waiting {
 		if ev, ok := p.event(hub.Key{ID: id}); ok {
-			telemetry.Lookup(id).Ended("webhook")
-			b.update(ctx, id, ev.Generation)
+			b.update(ctx, id, ev.Generation, true)
 		}
 	}
 	return len(b.waiting) > 0
@@ -173,13 +185,16 @@ func (b *batch) scan(ctx context.Context) (map[string]*mediagen.Generation, erro
 	return seen, nil
 }
 
-// update records g and ends the wait on it when it is terminal, saving
-// its outputs when asked.
-func (b *batch) update(ctx context.Context, id string, g *mediagen.Generation) {
+// update records g, read or from a hub's event, and ends the wait on it
+// when it is terminal, saving its outputs when asked.
+func (b *batch) update(ctx context.Context, id string, g *mediagen.Generation, byEvent bool) {
 	b.s.observe(b.last[id], g)
 	b.last[id] = g
+	if !byEvent {
+		b.tel[id].Check(g.Terminal())
+	}
 	if g.Terminal() {
-		telemetry.Lookup(id).Ended("poll") // unless an event did
+		b.tel[id].End(byEvent)
 		delete(b.waiting, id)
 		if err := b.s.finish(ctx, b.c, g); err != nil {
 			b.errs[id] = err
@@ -191,6 +206,7 @@ func (b *batch) update(ctx context.Context, id string, g *mediagen.Generation) {
 func (b *batch) giveUpAll(ctx context.Context, err error) {
 	for id := range b.waiting {
 		b.errs[id] = giveUp(ctx, id, b.last[id], err)
+		b.tel[id].Close(b.errs[id])
 		delete(b.waiting, id)
 	}
 }
