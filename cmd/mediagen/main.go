@@ -24,7 +24,9 @@
 // voices) prints one JSON document; a command that goes through many (list,
 // upload, wait and delete with several ids) prints one JSON object per line
 // as it goes. Errors go to stderr, one line each. Progress bars and status
-// lines go to stderr, and only when stderr is a terminal.
+// lines go to stderr, and only when stderr is a terminal. --trace prints
+// the run's OpenTelemetry spans, one JSON object a line, on stderr (or into
+// --trace=FILE) once the command ends.
 //
 // # Exit codes
 //

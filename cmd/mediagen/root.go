@@ -18,10 +18,12 @@ import (
 type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	apiKey         string // --api-key; MEDIAGEN_API_KEY when empty
-	baseURL        string // --base-url; MEDIAGEN_BASE_URL when empty
-	json           bool   // --json
-	ran            bool   // a subcommand's RunE began: earlier errors are usage errors
+	apiKey         string   // --api-key; MEDIAGEN_API_KEY when empty
+	baseURL        string   // --base-url; MEDIAGEN_BASE_URL when empty
+	json           bool     // --json
+	trace          string   // --trace: "-" for stderr, else a file
+	tracing        *tracing // the spans of --trace; nil without it
+	ran            bool     // a subcommand's RunE began: earlier errors are usage errors
 }
 
 // execute runs the command line args and returns the exit status, having
@@ -38,6 +40,9 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil && !a.ran {
 		err = usageErrorf("%v (see %s --help)", err, cmd.CommandPath())
+	}
+	if terr := a.endTrace(err); err == nil {
+		err = terr
 	}
 	return report(err, stderr)
 }
@@ -72,6 +77,8 @@ charged); 5 not found (404); 6 service or network (5xx, unreachable);
 	flags.StringVar(&a.apiKey, "api-key", "", "API key (default: $MEDIAGEN_API_KEY, which is safer: a flag shows in the process list)")
 	flags.StringVar(&a.baseURL, "base-url", "", "service address (default: $MEDIAGEN_BASE_URL)")
 	flags.BoolVar(&a.json, "json", false, "print JSON for scripts instead of tables")
+	flags.StringVar(&a.trace, "trace", "", "print the run's OpenTelemetry spans when it ends, one JSON object a line, on stderr (--trace) or into a file (--trace=FILE)")
+	flags.Lookup("trace").NoOptDefVal = "-"
 
 	root.AddCommand(
 		a.serveCommand(),
@@ -99,6 +106,9 @@ charged); 5 not found (404); 6 service or network (5xx, unreachable);
 func (a *app) runE(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		a.ran = true
+		if err := a.startTrace(cmd); err != nil {
+			return err
+		}
 		return fn(cmd, args)
 	}
 }
