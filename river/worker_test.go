@@ -68,7 +68,7 @@ func TestJobsCompleteWithWebhooks(t *testing.T) {
 // worker resumes them without charging any key twice, also when the kill
 // came between sending a create and recording its generation.
 func TestKilledWorkerResumesWithoutSecondCharge(t *testing.T) {
-	e := newEnv(t, clienttest.WithRenderScale(0.2))
+	e := newEnv(t, clienttest.WithRenderScale(0.1))
 	const n = 24
 	var creates atomic.Int64
 	var kill func()
@@ -105,23 +105,26 @@ func TestKilledWorkerResumesWithoutSecondCharge(t *testing.T) {
 // Worker slots are free while renders run: with many long renders in
 // flight, the jobs snooze and hardly any slot is busy.
 func TestSlotsFreeWhileRendering(t *testing.T) {
-	e := newEnv(t, clienttest.WithRenderScale(0.5))
-	const slots, n = 4, 40
+	e := newEnv(t, clienttest.WithRenderScale(0.1))
+	const slots, n = 4, 30
 	e.worker(t, slots, e.client())
 	args := make([]client.Args, n)
 	for i := range args {
 		args[i] = client.AvatarArgs{VoiceID: "ava-warm-narrator", Script: "k" + strings.Repeat("long script ", 20), PermissionConfirmed: true}
 	}
 	e.insert(t, args)
-	var peakRendering int
-	var busyWhileRendering int64
+	var peakRendering, samples int
+	var busySum, busyPeak int64
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		p, err := e.store.Progress(t.Context(), river.QueueDefault)
 		require.NoError(t, err)
 		if p.Rendering >= n/2 {
 			peakRendering = max(peakRendering, p.Rendering)
-			busyWhileRendering = max(busyWhileRendering, e.busy.Load())
+			b := e.busy.Load()
+			busySum += b
+			busyPeak = max(busyPeak, b)
+			samples++
 		}
 		if p.Queued+p.Rendering == 0 {
 			break
@@ -129,9 +132,10 @@ func TestSlotsFreeWhileRendering(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "%+v", p)
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Logf("%d renders in flight at most; %d of %d slots busy at most meanwhile", peakRendering, busyWhileRendering, slots)
+	mean := float64(busySum) / float64(max(samples, 1))
+	t.Logf("%d renders in flight at most; meanwhile %.2f of %d slots busy on average, %d at most", peakRendering, mean, slots, busyPeak)
 	assert.Greater(t, peakRendering, slots, "more renders in flight than slots")
-	assert.Less(t, busyWhileRendering, int64(slots))
+	assert.Less(t, mean, float64(slots)/4, "slots are free while renders run")
 }
 
 // The budget holds across several workers: the jobs that fit are done,
