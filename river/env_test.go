@@ -83,16 +83,17 @@ func (e *env) client(opts ...client.Option) *client.Client {
 	return e.srv.MustClient(append([]client.Option{client.WithJournal(e.store.Journal())}, opts...)...)
 }
 
-// counting counts the Work calls running at once.
+// counting counts the Work calls running at once in busy, and the most
+// at once in peak.
 type counting struct {
 	*riverjob.Worker
-	e *env
+	busy, peak *atomic.Int64
 }
 
 func (w counting) Work(ctx context.Context, job *river.Job[riverjob.Args]) error {
-	n := w.e.busy.Add(1)
-	defer w.e.busy.Add(-1)
-	for p := w.e.peak.Load(); n > p && !w.e.peak.CompareAndSwap(p, n); p = w.e.peak.Load() {
+	n := w.busy.Add(1)
+	defer w.busy.Add(-1)
+	for p := w.peak.Load(); n > p && !w.peak.CompareAndSwap(p, n); p = w.peak.Load() {
 	}
 	return w.Worker.Work(ctx, job)
 }
@@ -105,7 +106,7 @@ func (e *env) worker(t *testing.T, slots int, c *client.Client, opts ...riverjob
 	w, err := riverjob.NewWorker(c, e.store, opts...)
 	require.NoError(t, err)
 	workers := river.NewWorkers()
-	river.AddWorker[riverjob.Args](workers, counting{Worker: w, e: e})
+	river.AddWorker[riverjob.Args](workers, counting{Worker: w, busy: &e.busy, peak: &e.peak})
 	rc, err := river.NewClient(riverpgxv5.New(e.pool), &river.Config{
 		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: slots}},
 		Workers:              workers,

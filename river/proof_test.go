@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,7 +88,8 @@ func TestProof(t *testing.T) {
 	defer db.Close()
 	store, err := riverjob.Open(ctx, db, mediagen.PostgreSQL)
 	require.NoError(t, err)
-	_, err = db.ExecContext(ctx, `CREATE TABLE proof_requests (n bigint NOT NULL); INSERT INTO proof_requests VALUES (0)`)
+	_, err = db.ExecContext(ctx, `CREATE TABLE proof_requests (n bigint NOT NULL); INSERT INTO proof_requests VALUES (0);
+		CREATE TABLE proof_busy (pid bigint PRIMARY KEY, busy bigint NOT NULL)`)
 	require.NoError(t, err)
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
@@ -148,8 +150,8 @@ func TestProof(t *testing.T) {
 	for {
 		p, err := store.Progress(ctx, river.QueueDefault)
 		require.NoError(t, err)
-		var running int
-		require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM river_job WHERE state = 'running'`).Scan(&running))
+		var running int // Work calls running in the live workers
+		require.NoError(t, db.QueryRowContext(ctx, `SELECT coalesce(sum(busy), 0) FROM proof_busy`).Scan(&running))
 		b, _, err := store.Budget(ctx, river.QueueDefault)
 		require.NoError(t, err)
 		require.LessOrEqual(t, b.Held+b.Spent, capUSD+1e-6, "reserved within the budget")
@@ -168,6 +170,8 @@ func TestProof(t *testing.T) {
 			i := rand.IntN(len(workers))
 			require.NoError(t, workers[i].Process.Kill()) // SIGKILL
 			_ = workers[i].Wait()
+			_, err = db.ExecContext(ctx, `DELETE FROM proof_busy WHERE pid = $1`, workers[i].Process.Pid)
+			require.NoError(t, err)
 			start(i)
 			killed++
 			nextKill = time.Now().Add(time.Duration(2000+rand.IntN(4000)) * time.Millisecond)
@@ -230,7 +234,7 @@ func TestProof(t *testing.T) {
 	t.Logf("jobs done: %d, failed: %d %v", done, failed, reasons)
 	t.Logf("budget: cap $%.4f, peak reserved+spent $%.2f, spent $%.4f, held at the end $%.4f; charged by the jobs $%.4f; balance moved $%.4f",
 		capUSD, float64(held)/100, b.Spent, b.Held, charged, moved)
-	t.Logf("slots: %d over 3 workers; while >= %d renders were in flight (at most %d): %.2f running on average, %d at most (jobs of killed workers count until rescued)",
+	t.Logf("slots: %d over 3 workers; while >= %d renders were in flight (at most %d): %.2f busy on average, %d at most",
 		3*proofSlots, 3*proofSlots*3/2, renderPeak, float64(busySum)/float64(max(samples, 1)), busyPeak)
 	t.Logf("API requests by the workers: %d, %.2f per generation", apiRequests, float64(apiRequests)/float64(max(len(perKey), 1)))
 
@@ -281,13 +285,20 @@ func TestProofWorker(t *testing.T) {
 		return next(req)
 	})
 	c, err := client.New("proof-key", client.WithBaseURL(os.Getenv("PROOF_BASE")), client.WithJournal(store.Journal()),
-		client.WithJournalHold(5*time.Second), count)
+		client.WithJournalHold(5*time.Second), client.WithRetryWait(50*time.Millisecond, time.Second), count)
 	require.NoError(t, err)
 	w, err := riverjob.NewWorker(c, store, riverjob.WithWebhookURL(os.Getenv("PROOF_HOOK")),
 		riverjob.WithSaveTo(os.Getenv("PROOF_SAVE")), riverjob.WithTimeout(15*time.Second))
 	require.NoError(t, err)
+	var busy, peak atomic.Int64
+	go func() { // the busy slots, for TestProof to sample
+		for range time.Tick(20 * time.Millisecond) {
+			_, _ = db.ExecContext(ctx, `INSERT INTO proof_busy (pid, busy) VALUES ($1, $2)
+				ON CONFLICT (pid) DO UPDATE SET busy = excluded.busy`, os.Getpid(), busy.Load())
+		}
+	}()
 	workers := river.NewWorkers()
-	river.AddWorker(workers, w)
+	river.AddWorker[riverjob.Args](workers, counting{Worker: w, busy: &busy, peak: &peak})
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: proofSlots}},
 		Workers:              workers,
