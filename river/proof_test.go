@@ -36,7 +36,8 @@ import (
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
-// ProofEnv sets the size of TestProof as "N,K": N jobs, K kills. The
+// ProofEnv sets the size of TestProof as "N,K[,S]": N jobs, K kills, the
+// reference server's render scale S (default 0.05). The
 // default is a small run for CI; BENCHMARKS.md has the figures of
 // MEDIAGEN_RIVER_PROOF=2000,10.
 const ProofEnv = "MEDIAGEN_RIVER_PROOF"
@@ -57,10 +58,14 @@ func TestProof(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs PostgreSQL, the reference server and three workers")
 	}
-	n, kills := 100, 2
+	n, kills, scale := 100, 2, "0.05"
 	if v := os.Getenv(ProofEnv); v != "" {
+		f := strings.Split(v, ",")
 		_, err := fmt.Sscanf(v, "%d,%d", &n, &kills)
-		require.NoError(t, err, "%s=N,K", ProofEnv)
+		require.NoError(t, err, "%s=N,K[,render scale]", ProofEnv)
+		if len(f) > 2 {
+			scale = f[2]
+		}
 	}
 	ctx := t.Context()
 	dsn := pgtest.DSN(t)
@@ -69,7 +74,7 @@ func TestProof(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	vars := map[string]string{}
 	for _, l := range proctest.Start(t, bin, 4, "-addr", "127.0.0.1:0", "-api-key", "proof-key", "-balance", "100000",
-		"-render-scale", "0.05", "-allow-http-webhooks", "-test-control", "-fault-seed", "7",
+		"-render-scale", scale, "-allow-http-webhooks", "-test-control", "-fault-seed", "7",
 		"-fault-http", "0.1", "-fault-statuses", "500,502,503,429", "-fault-drop-before", "0.05", "-fault-drop-after", "0.05",
 		"-fault-render-error", "0.05", "-fault-render-timeout", "0.05") {
 		k, v, _ := strings.Cut(l, "=")
@@ -142,6 +147,8 @@ func TestProof(t *testing.T) {
 		mu                         sync.Mutex
 		busyPeak, renderPeak, held int
 		busySum, samples           int
+		tailBusy, tailSamples      int // once every job was sent: only renders left
+		tailPeak, tailRendering    int
 	)
 	killed := 0
 	nextKill := time.Now().Add(time.Duration(rand.IntN(3000)) * time.Millisecond)
@@ -161,6 +168,11 @@ func TestProof(t *testing.T) {
 			busyPeak, renderPeak = max(busyPeak, running), max(renderPeak, p.Rendering)
 			busySum += running
 			samples++
+			if p.Queued == 0 {
+				tailBusy += running
+				tailSamples++
+				tailPeak, tailRendering = max(tailPeak, running), max(tailRendering, p.Rendering)
+			}
 		}
 		mu.Unlock()
 		if p.Queued+p.Rendering == 0 {
@@ -236,6 +248,8 @@ func TestProof(t *testing.T) {
 		capUSD, float64(held)/100, b.Spent, b.Held, charged, moved)
 	t.Logf("slots: %d over 3 workers; while >= %d renders were in flight (at most %d): %.2f busy on average, %d at most",
 		3*proofSlots, 3*proofSlots*3/2, renderPeak, float64(busySum)/float64(max(samples, 1)), busyPeak)
+	t.Logf("slots once every job was sent, with up to %d renders in flight: %.2f busy on average, %d at most",
+		tailRendering, float64(tailBusy)/float64(max(tailSamples, 1)), tailPeak)
 	t.Logf("API requests by the workers: %d, %.2f per generation", apiRequests, float64(apiRequests)/float64(max(len(perKey), 1)))
 
 	assert.Zero(t, twice, "no key charged twice")
