@@ -37,6 +37,8 @@ func (a *app) batchCommand() *cobra.Command {
 		concurrency int
 		save        string
 		journalPath string
+		queueDSN    string
+		detach      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "batch FILE.jsonl [--budget USD] [--concurrency N] [--save DIR]",
@@ -52,12 +54,22 @@ crash or Ctrl-C resumes: what was sent is waited for, nothing is charged
 twice. --budget prices the whole file first and refuses it when it costs
 more (exit code 4, nothing charged; --fit-budget runs the lines that fit, in
 order); the concurrency adapts to rate limits, up to --concurrency. --save
-DIR saves every done output there.`,
+DIR saves every done output there.
+
+With --queue DSN the lines become jobs of a River queue in that database
+(a PostgreSQL URL, or sqlite:PATH), worked by "mediagen worker --queue DSN"
+on as many machines as share it; a job per key, so running the same
+command again adds none twice. --budget is then the queue's budget, shared
+by every worker. The command follows the queue's counts until it is empty
+(--detach returns at once); Ctrl-C stops following, not the jobs.`,
 		Args: cobra.ExactArgs(1),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
 			items, err := readBatch(args[0])
 			if err != nil {
 				return err
+			}
+			if queueDSN != "" {
+				return a.enqueue(cmd.Context(), queueDSN, items, budget, save, !detach)
 			}
 			if journalPath == "" {
 				journalPath = args[0] + ".journal.db"
@@ -116,6 +128,8 @@ DIR saves every done output there.`,
 	cmd.Flags().IntVar(&concurrency, "concurrency", 8, "the most creates in flight; fewer while the service rate-limits")
 	cmd.Flags().StringVar(&save, "save", "", "save the outputs into `DIR` as they are done")
 	cmd.Flags().StringVar(&journalPath, "journal", "", "the journal's SQLite file (default FILE.journal.db)")
+	cmd.Flags().StringVar(&queueDSN, "queue", "", "add the lines as jobs to the River queue in this database (a PostgreSQL URL, or sqlite:PATH) for mediagen worker, instead of running them here")
+	cmd.Flags().BoolVar(&detach, "detach", false, "with --queue, return once the jobs are added instead of following them")
 	return cmd
 }
 

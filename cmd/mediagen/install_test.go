@@ -19,6 +19,10 @@ import (
 const (
 	sdkPath = "github.com/mediagen/mediagen-go"
 	cmdPath = sdkPath + "/cmd/mediagen"
+	// riverPath is the River module, which the command's worker imports;
+	// it is released like the SDK, at riverVersion.
+	riverPath    = sdkPath + "/river"
+	riverVersion = "v0.0.0-20260101000000-0123456789ab"
 	// sdkVersion is the SDK as a release of the command requires it: here a
 	// pseudo-version, as `go get github.com/mediagen/mediagen-go@<commit>`
 	// writes before the SDK has a tag.
@@ -69,6 +73,17 @@ func TestInstallsAtLatest(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, modproxy.Publish(proxy, sdkPath, sdkVersion, root, gomod))
 
+	// The River module as released: its replace dropped, the SDK required.
+	riverRelease := filepath.Join(tmp, "river-release")
+	copyTree(t, filepath.Join(root, "river"), riverRelease)
+	out, err = goCommand(riverRelease, env, "mod", "edit", "-dropreplace="+sdkPath, "-require="+sdkPath+"@"+sdkVersion)
+	require.NoError(t, err, "%s", out)
+	out, err = goCommand(riverRelease, env, "mod", "tidy")
+	require.NoError(t, err, "%s", out)
+	gomod, err = os.ReadFile(filepath.Join(riverRelease, "go.mod"))
+	require.NoError(t, err)
+	require.NoError(t, modproxy.Publish(proxy, riverPath, riverVersion, riverRelease, gomod))
+
 	// The command as committed: refused, because of the replace directive.
 	gomod, err = os.ReadFile(filepath.Join(here, "go.mod"))
 	require.NoError(t, err)
@@ -84,7 +99,8 @@ func TestInstallsAtLatest(t *testing.T) {
 	// version, go.sum completed by go mod tidy.
 	release := filepath.Join(tmp, "release")
 	copyTree(t, here, release)
-	out, err = goCommand(release, env, "mod", "edit", "-dropreplace="+sdkPath, "-require="+sdkPath+"@"+sdkVersion)
+	out, err = goCommand(release, env, "mod", "edit", "-dropreplace="+sdkPath, "-require="+sdkPath+"@"+sdkVersion,
+		"-dropreplace="+riverPath, "-require="+riverPath+"@"+riverVersion)
 	require.NoError(t, err, "%s", out)
 	out, err = goCommand(release, env, "mod", "tidy")
 	require.NoError(t, err, "%s", out)

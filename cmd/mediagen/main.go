@@ -53,8 +53,13 @@
 // SDK in the same tree with a replace directive (replace
 // github.com/mediagen/mediagen-go => ../..). `go install module@version`
 // refuses a module whose go.mod has a replace directive, so a release of the
-// command drops it: tag the SDK (vX.Y.Z), then in cmd/mediagen run
-// `go mod edit -dropreplace=github.com/mediagen/mediagen-go -require=github.com/mediagen/mediagen-go@vX.Y.Z`
+// command drops it: tag the SDK (vX.Y.Z); release the River module
+// (river/go.mod, whose jobs `mediagen worker` runs) the same way, dropping
+// its replace and requiring the SDK at vX.Y.Z, tag river/vR.S.T; then in
+// cmd/mediagen run `go mod edit -dropreplace=github.com/mediagen/mediagen-go
+// -dropreplace=github.com/mediagen/mediagen-go/river
+// -require=github.com/mediagen/mediagen-go@vX.Y.Z
+// -require=github.com/mediagen/mediagen-go/river@vR.S.T`
 // and `go mod tidy`, commit, and tag cmd/mediagen/vA.B.C (a nested module's
 // tags carry its folder); the next commit may put the replace back for
 // development, as the tag keeps the released go.mod. Until such a release

@@ -86,6 +86,7 @@ charged); 5 not found (404); 6 service or network (5xx, unreachable);
 		a.estimateCommand(),
 		a.generateCommand(),
 		a.batchCommand(),
+		a.workerCommand(),
 		a.getCommand(),
 		a.listCommand(),
 		a.waitCommand(),

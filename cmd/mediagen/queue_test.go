@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/internal/pgtest"
+)
+
+// TestBatchQueue adds a file to a River queue on PostgreSQL, twice without
+// duplicates, and two worker processes finish it, one of them interrupted
+// and started again: every line done once, charged once.
+func TestBatchQueue(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs mediagen serve and PostgreSQL")
+	}
+	dsn := pgtest.DSN(t)
+	srv := startServe(t)
+	dir := t.TempDir()
+	const n = 12
+	var lines []string
+	for i := range n {
+		lines = append(lines, fmt.Sprintf(`{"key": "order-%d", "feature": "image/generation", "args": {"prompt": "kite %d"}}`, i, i))
+	}
+	file := writeFile(t, dir, "orders.jsonl", []byte(strings.Join(lines, "\n")+"\n"))
+	out := filepath.Join(dir, "out")
+
+	r := run(t, dir, srv.env(), "", "batch", file, "--queue", dsn, "--save", out, "--detach")
+	requireOK(t, r)
+	assert.Contains(t, r.stdout, fmt.Sprintf("%d jobs added, 0 already queued", n))
+	r = run(t, dir, srv.env(), "", "batch", file, "--queue", dsn, "--save", out, "--detach")
+	requireOK(t, r)
+	assert.Contains(t, r.stdout, fmt.Sprintf("0 jobs added, %d already queued", n))
+
+	startWorker := func() *exec.Cmd {
+		cmd := command(t, dir, srv.env(), "worker", "--queue", dsn, "--concurrency", "2")
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd
+	}
+	first := startWorker()
+	startWorker()
+	time.Sleep(500 * time.Millisecond)
+	require.NoError(t, first.Process.Signal(os.Interrupt)) // Ctrl-C
+	_ = first.Wait()
+	startWorker()
+
+	r = run(t, dir, srv.env(), "", "batch", file, "--queue", dsn)
+	requireOK(t, r)
+	assert.Contains(t, r.stdout, fmt.Sprintf("0 queued, 0 rendering, %d done, 0 failed", n))
+	saved, err := filepath.Glob(filepath.Join(out, "*.png"))
+	require.NoError(t, err)
+	assert.Len(t, saved, n)
+	assert.InDelta(t, 100-n*0.04, srv.balance(t), 1e-9, "each line charged once")
+}

@@ -1,0 +1,78 @@
+package riverjob_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	_ "modernc.org/sqlite"
+
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/client/clienttest"
+	riverjob "github.com/mediagen/mediagen-go/river"
+)
+
+// On one machine, River's SQLite driver serves: jobs complete, charged once.
+func TestSQLite(t *testing.T) {
+	ctx := t.Context()
+	srv := clienttest.NewServer(t, clienttest.WithWallClock())
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "queue.db")+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)")
+	require.NoError(t, err)
+	db.SetMaxOpenConns(1) // River's SQLite driver wants one connection
+	t.Cleanup(func() { db.Close() })
+	driver := riversqlite.New(db)
+	migrator, err := rivermigrate.New(driver, nil)
+	require.NoError(t, err)
+	_, err = migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	require.NoError(t, err)
+	store, err := riverjob.Open(ctx, db, mediagen.SQLite)
+	require.NoError(t, err)
+	require.NoError(t, store.SetBudget(ctx, river.QueueDefault, 10))
+
+	w, err := riverjob.NewWorker(srv.MustClient(client.WithJournal(store.Journal())), store, riverjob.WithSaveTo(t.TempDir()))
+	require.NoError(t, err)
+	workers := river.NewWorkers()
+	river.AddWorker(workers, w)
+	rc, err := river.NewClient(driver, &river.Config{
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
+		Workers:           workers,
+		FetchPollInterval: 100 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	require.NoError(t, rc.Start(ctx))
+	t.Cleanup(func() { _ = rc.Stop(context.Background()) })
+
+	for i := range 4 {
+		ja, err := riverjob.NewArgs("s"+string(rune('a'+i)), client.ImageGenerationArgs{Prompt: "a kite"})
+		require.NoError(t, err)
+		_, err = rc.Insert(ctx, ja, nil)
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool {
+		p, err := store.Progress(ctx, river.QueueDefault)
+		return err == nil && p.Done == 4
+	}, 30*time.Second, 50*time.Millisecond)
+	res, err := rc.JobList(ctx, river.NewJobListParams().States(rivertype.JobStateCompleted))
+	require.NoError(t, err)
+	spent := 0.0
+	for _, j := range res.Jobs {
+		var r riverjob.Result
+		require.NoError(t, json.Unmarshal(j.Output(), &r))
+		assert.FileExists(t, r.Path)
+		spent += r.Generation.BalanceUsed
+	}
+	b, _, err := store.Budget(ctx, river.QueueDefault)
+	require.NoError(t, err)
+	assert.InDelta(t, spent, b.Spent, 1e-6)
+	assert.InDelta(t, clienttest.Balance-spent, srv.Balance(), 1e-6)
+}

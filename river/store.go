@@ -1,0 +1,205 @@
+package riverjob
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/client/journal"
+)
+
+// Store is the state the workers of a queue share in its database, beside
+// River's own tables: the journal of charging calls, the generations the
+// jobs wait on (and the webhook events that ended them), and the budget.
+// Every worker and every webhook receiver opens it on the same database.
+type Store struct {
+	db      *sql.DB
+	d       mediagen.Dialect
+	journal *journal.SQL
+}
+
+// Open returns the store over db, creating its tables and the journal's
+// (journal.DefaultTable) when they do not exist yet, so every process may
+// call it at start-up. d is mediagen.PostgreSQL or mediagen.SQLite.
+func Open(ctx context.Context, db *sql.DB, d mediagen.Dialect) (*Store, error) {
+	if db == nil {
+		return nil, errors.New("riverjob: nil database")
+	}
+	if err := d.Check(); err != nil {
+		return nil, err
+	}
+	j, err := journal.Open(ctx, db, d)
+	if err != nil {
+		return nil, err
+	}
+	text, integer := "text", "bigint"
+	err = d.CreateTable(ctx, db,
+		`CREATE TABLE IF NOT EXISTS mediagen_river_generations (
+			id text PRIMARY KEY, job_id `+integer+` NOT NULL DEFAULT 0, body `+text+`)`,
+		`CREATE TABLE IF NOT EXISTS mediagen_river_budgets (
+			queue text PRIMARY KEY, cap `+integer+` NOT NULL, held `+integer+` NOT NULL DEFAULT 0,
+			spent `+integer+` NOT NULL DEFAULT 0)`,
+		`CREATE TABLE IF NOT EXISTS mediagen_river_reservations (
+			key text PRIMARY KEY, queue text NOT NULL, amount `+integer+` NOT NULL,
+			charged `+integer+` NOT NULL DEFAULT 0, state text NOT NULL)`,
+	)
+	if err != nil {
+		return nil, fmt.Errorf("riverjob: creating tables: %w", err)
+	}
+	return &Store{db: db, d: d, journal: j}, nil
+}
+
+// Journal returns the journal of charging calls in the store's database.
+// Give it to the workers' client (client.WithJournal): that is what makes a
+// job that River runs again find its generation instead of charging twice.
+func (s *Store) Journal() *journal.SQL { return s.journal }
+
+// Budget is a queue's shared budget, in USD.
+type Budget struct {
+	Cap   float64 // the most the queue may spend
+	Held  float64 // reserved by jobs sent or about to be, not settled yet
+	Spent float64 // charged for generations done
+}
+
+// SetBudget sets the most the jobs of queue may spend, in USD, together,
+// whichever worker runs them. What is already held or spent is kept.
+func (s *Store) SetBudget(ctx context.Context, queue string, capUSD float64) error {
+	if capUSD < 0 || math.IsNaN(capUSD) || math.IsInf(capUSD, 0) {
+		return fmt.Errorf("riverjob: budget %v: must be a number of USD, 0 or more", capUSD)
+	}
+	return s.d.Retry(ctx, func() error {
+		_, err := s.db.ExecContext(ctx, s.d.Rebind(`INSERT INTO mediagen_river_budgets (queue, cap) VALUES (?, ?)
+			ON CONFLICT (queue) DO UPDATE SET cap = excluded.cap`), queue, micros(capUSD))
+		return err
+	})
+}
+
+// Budget returns queue's budget; ok is false when it has none.
+func (s *Store) Budget(ctx context.Context, queue string) (b Budget, ok bool, err error) {
+	var capM, held, spent int64
+	err = s.db.QueryRowContext(ctx, s.d.Rebind(`SELECT cap, held, spent FROM mediagen_river_budgets WHERE queue = ?`), queue).
+		Scan(&capM, &held, &spent)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Budget{}, false, nil
+	}
+	if err != nil {
+		return Budget{}, false, err
+	}
+	return Budget{Cap: usd(capM), Held: usd(held), Spent: usd(spent)}, true, nil
+}
+
+// reserve holds amount of queue's budget for key, once per key: a job run
+// again finds its reservation. It reports false when the budget has no
+// room, with whether other reservations are held that may free some; a queue
+// without a budget always has room.
+func (s *Store) reserve(ctx context.Context, queue, key string, amountUSD float64) (ok, others bool, err error) {
+	amount := micros(amountUSD)
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		ok, others = false, false
+		var state string
+		err := tx.QueryRowContext(ctx, s.d.Rebind(`SELECT state FROM mediagen_river_reservations WHERE key = ?`), key).Scan(&state)
+		switch {
+		case err == nil && state != "released":
+			ok = true // held or settled already
+			return nil
+		case err != nil && !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		res, err := tx.ExecContext(ctx, s.d.Rebind(`UPDATE mediagen_river_budgets SET held = held + ?
+			WHERE queue = ? AND spent + held + ? <= cap`), amount, queue, amount)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			var held int64
+			err := tx.QueryRowContext(ctx, s.d.Rebind(`SELECT held FROM mediagen_river_budgets WHERE queue = ?`), queue).Scan(&held)
+			if errors.Is(err, sql.ErrNoRows) {
+				ok = true // no budget
+				return nil
+			}
+			others = held > 0
+			return err
+		}
+		ok = true
+		_, err = tx.ExecContext(ctx, s.d.Rebind(`INSERT INTO mediagen_river_reservations (key, queue, amount, state)
+			VALUES (?, ?, ?, 'held') ON CONFLICT (key) DO UPDATE SET queue = excluded.queue, amount = excluded.amount,
+			charged = 0, state = 'held'`), key, queue, amount)
+		return err
+	})
+	return ok, others, err
+}
+
+// settle ends key's reservation: state "settled" moves the charged amount to
+// spent, "released" gives it all back (a refusal or a refund). It does
+// nothing when key holds no reservation, so it may be repeated.
+func (s *Store) settle(ctx context.Context, key, state string, chargedUSD float64) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var queue string
+		var amount int64
+		err := tx.QueryRowContext(ctx, s.d.Rebind(`UPDATE mediagen_river_reservations SET state = ?, charged = ?
+			WHERE key = ? AND state = 'held' RETURNING queue, amount`), state, micros(chargedUSD), key).Scan(&queue, &amount)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		spent := int64(0)
+		if state == "settled" {
+			spent = micros(chargedUSD)
+		}
+		_, err = tx.ExecContext(ctx, s.d.Rebind(`UPDATE mediagen_river_budgets SET held = held - ?, spent = spent + ?
+			WHERE queue = ?`), amount, spent, queue)
+		return err
+	})
+}
+
+// submitted records that job waits on generation id and returns the body of
+// its terminal webhook event, when one arrived already (nil otherwise).
+func (s *Store) submitted(ctx context.Context, id string, job int64) (body []byte, err error) {
+	err = s.d.Retry(ctx, func() error {
+		var b sql.NullString
+		err := s.db.QueryRowContext(ctx, s.d.Rebind(`INSERT INTO mediagen_river_generations (id, job_id) VALUES (?, ?)
+			ON CONFLICT (id) DO UPDATE SET job_id = excluded.job_id RETURNING body`), id, job).Scan(&b)
+		body = nil
+		if b.Valid {
+			body = []byte(b.String)
+		}
+		return err
+	})
+	return body, err
+}
+
+// ended records the terminal event body of generation id and returns the
+// job waiting on it (0 when none has recorded it yet).
+func (s *Store) ended(ctx context.Context, id string, body []byte) (job int64, err error) {
+	err = s.d.Retry(ctx, func() error {
+		return s.db.QueryRowContext(ctx, s.d.Rebind(`INSERT INTO mediagen_river_generations (id, body) VALUES (?, ?)
+			ON CONFLICT (id) DO UPDATE SET body = excluded.body RETURNING job_id`), id, string(body)).Scan(&job)
+	})
+	return job, err
+}
+
+// tx runs fn in a transaction, committed when fn returns nil; on SQLite a
+// busy answer runs it again from the start.
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	return s.d.Retry(ctx, func() error {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	})
+}
+
+// micros converts USD to the millionths the tables keep, so sums are exact.
+func micros(v float64) int64 { return int64(math.Round(v * 1e6)) }
+
+func usd(m int64) float64 { return float64(m) / 1e6 }

@@ -1,0 +1,282 @@
+package riverjob
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/client/journal"
+	"github.com/mediagen/mediagen-go/poll"
+)
+
+// ErrOverBudget is the error of a job cancelled because its estimated cost
+// does not fit what is left of its queue's budget (Store.SetBudget).
+var ErrOverBudget = errors.New("riverjob: over the queue's budget")
+
+// DefaultTimeout is how long one attempt of a job may run: a submit, or a
+// check, and the saving of the outputs.
+const DefaultTimeout = 5 * time.Minute
+
+// Worker works generation jobs (Args): it submits, snoozes while the
+// service renders, and saves the outputs once done. Register it with
+// river.AddWorker; one Worker serves every job of a process.
+//
+// A job charges once, whatever River runs again: the submit goes out with
+// an idempotency key recorded in the store's journal, so an attempt after a
+// crash, a timeout or a killed worker finds the generation and waits on it.
+// No worker slot is held while a render runs: the job snoozes (river.JobSnooze)
+// by the kind's polling schedule, or for poll.BackstopInterval when webhook
+// events end the waits (WithWebhookURL and a Waker), and each later attempt
+// checks once. A render that ends in error or timeout was refunded: the job
+// is cancelled with a *poll.FailedError, which River shows as the job's error
+// and does not retry; so is a call the service refused.
+type Worker struct {
+	river.WorkerDefaults[Args]
+
+	c       *client.Client
+	store   *Store
+	saveTo  string
+	webhook string
+	timeout time.Duration
+
+	mu      sync.Mutex
+	pricing client.Pricing
+}
+
+// Option configures NewWorker.
+type Option func(*Worker) error
+
+// WithSaveTo sets the folder outputs are saved in for jobs whose Args name
+// none.
+func WithSaveTo(dir string) Option {
+	return func(w *Worker) error { w.saveTo = dir; return nil }
+}
+
+// WithWebhookURL asks the service to send each job's terminal event to u,
+// where a Waker makes the job available at once; the jobs then check only
+// every poll.BackstopInterval, for events that were lost.
+func WithWebhookURL(u string) Option {
+	return func(w *Worker) error {
+		if u == "" {
+			return errors.New("riverjob: empty webhook URL")
+		}
+		w.webhook = u
+		return nil
+	}
+}
+
+// WithTimeout sets how long one attempt may run (default DefaultTimeout).
+func WithTimeout(d time.Duration) Option {
+	return func(w *Worker) error {
+		if d <= 0 {
+			return fmt.Errorf("riverjob: timeout %v: must be positive", d)
+		}
+		w.timeout = d
+		return nil
+	}
+}
+
+// NewWorker returns a worker that sends through c and keeps its state in
+// store. c must have been made with client.WithJournal(store.Journal()):
+// without it a job run again after a crash may charge twice.
+func NewWorker(c *client.Client, store *Store, opts ...Option) (*Worker, error) {
+	if c == nil || store == nil {
+		return nil, errors.New("riverjob: NewWorker needs a client and a store")
+	}
+	w := &Worker{c: c, store: store, timeout: DefaultTimeout}
+	var errs []error
+	for _, o := range opts {
+		if o != nil {
+			errs = append(errs, o(w))
+		}
+	}
+	return w, errors.Join(errs...)
+}
+
+// Timeout returns how long one attempt may run.
+func (w *Worker) Timeout(*river.Job[Args]) time.Duration { return w.timeout }
+
+// Work submits the job's generation or checks on it; see Worker.
+func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
+	key := job.Args.key(job.ID)
+	args, err := job.Args.raw()
+	if err != nil {
+		return river.JobCancel(err)
+	}
+	rec, err := w.store.journal.Get(ctx, key)
+	var g *mediagen.Generation
+	switch {
+	case err == nil && rec.ID != "":
+		g, err = w.check(ctx, key, rec.ID, job.ID)
+	case err == nil || errors.Is(err, journal.ErrNotFound):
+		g, err = w.submit(ctx, job, key, args)
+	}
+	if err != nil {
+		return err
+	}
+	switch g.Status {
+	case mediagen.GenerationStatusDone:
+		return w.finish(ctx, job, key, g)
+	case mediagen.GenerationStatusError, mediagen.GenerationStatusTimeout:
+		if err := w.store.settle(ctx, key, "released", 0); err != nil {
+			return err
+		}
+		return river.JobCancel(&poll.FailedError{Generation: g})
+	}
+	return river.JobSnooze(w.interval(g.Kind, rec.Created))
+}
+
+// submit reserves the estimate and sends the generation with key, or finds
+// the one a previous attempt sent.
+func (w *Worker) submit(ctx context.Context, job *river.Job[Args], key string, args client.RawArgs) (*mediagen.Generation, error) {
+	est, err := w.estimate(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	ok, others, err := w.store.reserve(ctx, job.Queue, key, est)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok && others: // held reservations may be released or settle lower
+		return nil, river.JobSnooze(jitter(5 * time.Second))
+	case !ok:
+		return nil, river.JobCancel(fmt.Errorf("%w: %s estimated at $%.4f", ErrOverBudget, key, est))
+	}
+	opts := []client.Option{client.WithIdempotencyKey(key)}
+	if w.webhook != "" {
+		opts = append(opts, client.WithWebhookURL(w.webhook))
+	}
+	g, err := w.c.CreateGeneration(ctx, args, opts...)
+	var unsure *client.UncertainError
+	switch {
+	case err == nil:
+	case ctx.Err() != nil || errors.As(err, &unsure):
+		return nil, err // may have been charged: the reservation stays, the journal finds it
+	case refused(err):
+		if rerr := w.store.settle(ctx, key, "released", 0); rerr != nil {
+			return nil, rerr
+		}
+		return nil, river.JobCancel(err)
+	default: // nothing was charged; River tries again later
+		if rerr := w.store.settle(ctx, key, "released", 0); rerr != nil {
+			return nil, rerr
+		}
+		return nil, err
+	}
+	return w.remember(ctx, g, job.ID)
+}
+
+// check reads generation id once: from the webhook event a Waker stored,
+// or from the service.
+func (w *Worker) check(ctx context.Context, key, id string, job int64) (*mediagen.Generation, error) {
+	g, err := w.remember(ctx, &mediagen.Generation{ID: id}, job)
+	if err != nil || g.Terminal() {
+		return g, err
+	}
+	g, err = w.c.GetGeneration(ctx, id)
+	if errors.Is(err, client.ErrNotFound) { // expired or deleted: nothing left to wait for
+		if rerr := w.store.settle(ctx, key, "released", 0); rerr != nil {
+			return nil, rerr
+		}
+		return nil, river.JobCancel(fmt.Errorf("riverjob: generation %s of %s: %w", id, key, poll.ErrGone))
+	}
+	return g, err
+}
+
+// remember records that job waits on g and returns the generation of the
+// terminal event a Waker stored for it, or g when none arrived.
+func (w *Worker) remember(ctx context.Context, g *mediagen.Generation, job int64) (*mediagen.Generation, error) {
+	body, err := w.store.submitted(ctx, g.ID, job)
+	if err != nil || body == nil {
+		return g, err
+	}
+	var ended mediagen.Generation
+	if err := json.Unmarshal(body, &ended); err != nil {
+		return nil, fmt.Errorf("riverjob: stored event of %s: %w", g.ID, err)
+	}
+	return &ended, nil
+}
+
+// finish saves the outputs, settles the budget and records the result.
+func (w *Worker) finish(ctx context.Context, job *river.Job[Args], key string, g *mediagen.Generation) error {
+	res := Result{Key: key, Generation: g}
+	dir := job.Args.SaveTo
+	if dir == "" {
+		dir = w.saveTo
+	}
+	if dir != "" {
+		saved, err := w.c.SaveOutput(ctx, g, dir, client.WithIdempotencyKey(key))
+		if err != nil {
+			return err // River tries again; the next attempt finds g done
+		}
+		res.Path, res.PosterPath = saved.Path, saved.PosterPath
+	}
+	if err := w.store.settle(ctx, key, "settled", g.BalanceUsed); err != nil {
+		return err
+	}
+	return river.RecordOutput(ctx, res)
+}
+
+// estimate returns the most args may cost, on a price list read once.
+func (w *Worker) estimate(ctx context.Context, args client.RawArgs) (float64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.pricing == nil {
+		p, err := w.c.Pricing(ctx)
+		if err != nil {
+			return 0, err
+		}
+		w.pricing = p
+	}
+	est, err := w.pricing.Estimate(args)
+	if err != nil {
+		return 0, river.JobCancel(err)
+	}
+	return est.Max, nil
+}
+
+// interval is how long a job snoozes before checking again: the kind's
+// polling schedule (first check after the first interval, growing with the
+// time since the submit up to the last), or the backstop with webhooks.
+func (w *Worker) interval(kind mediagen.Kind, since time.Time) time.Duration {
+	if w.webhook != "" {
+		return jitter(poll.BackstopInterval)
+	}
+	first, last := time.Second, 3*time.Second
+	switch kind {
+	case mediagen.KindAudio:
+		first, last = 2*time.Second, 5*time.Second
+	case mediagen.KindVideo:
+		first, last = 5*time.Second, 10*time.Second
+	}
+	d := first
+	if !since.IsZero() {
+		d = max(first, min(last, time.Since(since)/2))
+	}
+	return jitter(d)
+}
+
+// jitter spreads d by up to a tenth either way, so jobs do not check in step.
+func jitter(d time.Duration) time.Duration {
+	return d + time.Duration((rand.Float64()*0.2-0.1)*float64(d))
+}
+
+// refused reports whether the service refused the call: it charged nothing,
+// and sending the same again would be refused again.
+func refused(err error) bool {
+	var ae *client.APIError
+	if errors.As(err, &ae) {
+		return ae.StatusCode >= 400 && ae.StatusCode < 500 &&
+			ae.StatusCode != http.StatusTooManyRequests && ae.StatusCode != http.StatusRequestTimeout
+	}
+	return errors.Is(err, client.ErrInvalidArgument) || errors.Is(err, client.ErrIdempotencyMismatch)
+}

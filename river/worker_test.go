@@ -1,0 +1,216 @@
+package riverjob_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/client/clienttest"
+	riverjob "github.com/mediagen/mediagen-go/river"
+)
+
+// Jobs of mixed kinds complete with their outputs saved, each key charged
+// once, the budget settled to what was charged, and, with webhooks, about
+// one request per generation: the create; the event ends the wait.
+func TestJobsCompleteWithWebhooks(t *testing.T) {
+	e := newEnv(t)
+	const n = 30
+	require.NoError(t, e.store.SetBudget(t.Context(), river.QueueDefault, 1000))
+	dir := t.TempDir()
+	var api atomic.Int64 // requests to the API, not to storage
+	count := client.WithMiddleware(func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		if strings.HasPrefix(req.URL.Path, "/v3/") {
+			api.Add(1)
+		}
+		return next(req)
+	})
+	e.worker(t, 4, e.client(count), riverjob.WithSaveTo(dir), riverjob.WithWebhookURL(e.hook))
+	before := e.srv.Balance()
+	e.insert(t, mixed(n))
+	jobs := e.waitJobs(t, time.Minute)
+	require.Len(t, jobs[rivertype.JobStateCompleted], n, "jobs: %v", jobs)
+
+	spent := 0.0
+	for _, j := range jobs[rivertype.JobStateCompleted] {
+		var res riverjob.Result
+		require.NoError(t, json.Unmarshal(j.Output(), &res))
+		assert.Equal(t, mediagen.GenerationStatusDone, res.Generation.Status)
+		assert.FileExists(t, res.Path)
+		assert.Equal(t, dir, filepath.Dir(res.Path))
+		spent += res.Generation.BalanceUsed
+	}
+	for k, c := range e.perKey(t) {
+		assert.Equalf(t, 1, c, "generations of %s", k)
+	}
+	b, ok, err := e.store.Budget(t.Context(), river.QueueDefault)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.InDelta(t, spent, b.Spent, 1e-6)
+	assert.Zero(t, b.Held)
+	assert.InDelta(t, before-spent, e.srv.Balance(), 1e-6, "the balance moved by what was charged")
+	reqs := float64(api.Load()) / n
+	t.Logf("%.2f requests per generation (pricing included)", reqs)
+	assert.LessOrEqual(t, reqs, 1.2)
+}
+
+// A worker killed while its jobs are in flight loses nothing: another
+// worker resumes them without charging any key twice, also when the kill
+// came between sending a create and recording its generation.
+func TestKilledWorkerResumesWithoutSecondCharge(t *testing.T) {
+	e := newEnv(t, clienttest.WithRenderScale(0.1))
+	const n = 24
+	var creates atomic.Int64
+	var kill func()
+	killed := make(chan struct{})
+	dieAfterSend := client.WithMiddleware(func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		resp, err := next(req)
+		if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/generations") && creates.Add(1) == 10 {
+			// Sent and charged: the machine dies before the worker learns the id.
+			resp.Body.Close()
+			go func() { kill(); close(killed) }()
+			<-req.Context().Done()
+			return nil, req.Context().Err()
+		}
+		return resp, err
+	})
+	kill = e.worker(t, 4, e.client(dieAfterSend, client.WithJournalHold(2*time.Second)))
+	e.insert(t, mixed(n))
+	select {
+	case <-killed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the worker was not killed")
+	}
+
+	e.worker(t, 4, e.client(client.WithJournalHold(2*time.Second)))
+	jobs := e.waitJobs(t, 90*time.Second)
+	assert.Len(t, jobs[rivertype.JobStateCompleted], n)
+	counts := e.perKey(t)
+	assert.Len(t, counts, n)
+	for k, c := range counts {
+		assert.Equalf(t, 1, c, "generations of %s", k)
+	}
+}
+
+// Worker slots are free while renders run: with many long renders in
+// flight, the jobs snooze and hardly any slot is busy.
+func TestSlotsFreeWhileRendering(t *testing.T) {
+	e := newEnv(t, clienttest.WithRenderScale(0.1))
+	const slots, n = 4, 30
+	e.worker(t, slots, e.client())
+	args := make([]client.Args, n)
+	for i := range args {
+		args[i] = client.AvatarArgs{VoiceID: "ava-warm-narrator", Script: "k" + strings.Repeat("long script ", 20), PermissionConfirmed: true}
+	}
+	e.insert(t, args)
+	var peakRendering, samples int
+	var busySum, busyPeak int64
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		p, err := e.store.Progress(t.Context(), river.QueueDefault)
+		require.NoError(t, err)
+		if p.Rendering >= n/2 {
+			peakRendering = max(peakRendering, p.Rendering)
+			b := e.busy.Load()
+			busySum += b
+			busyPeak = max(busyPeak, b)
+			samples++
+		}
+		if p.Queued+p.Rendering == 0 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "%+v", p)
+		time.Sleep(5 * time.Millisecond)
+	}
+	mean := float64(busySum) / float64(max(samples, 1))
+	t.Logf("%d renders in flight at most; meanwhile %.2f of %d slots busy on average, %d at most", peakRendering, mean, slots, busyPeak)
+	assert.Greater(t, peakRendering, slots, "more renders in flight than slots")
+	assert.Less(t, mean, float64(slots)/4, "slots are free while renders run")
+}
+
+// The budget holds across several workers: the jobs that fit are done,
+// the others cancelled with ErrOverBudget, and the spent amount never
+// passes the cap.
+func TestBudgetSharedByWorkers(t *testing.T) {
+	e := newEnv(t)
+	const n = 30
+	args := make([]client.Args, n)
+	for i := range args {
+		args[i] = client.ImageGenerationArgs{Prompt: "k a kite"}
+	}
+	p, err := e.srv.MustClient().Pricing(t.Context())
+	require.NoError(t, err)
+	est, err := p.Estimate(args[0])
+	require.NoError(t, err)
+	capUSD := est.Max * 10.5
+	require.NoError(t, e.store.SetBudget(t.Context(), river.QueueDefault, capUSD))
+	before := e.srv.Balance()
+	for range 3 {
+		e.worker(t, 3, e.client())
+	}
+	e.insert(t, args)
+	jobs := e.waitJobs(t, time.Minute)
+	assert.Len(t, jobs[rivertype.JobStateCompleted], 10)
+	require.Len(t, jobs[rivertype.JobStateCancelled], n-10)
+	assert.Contains(t, jobs[rivertype.JobStateCancelled][0].Errors[0].Error, riverjob.ErrOverBudget.Error())
+	b, _, err := e.store.Budget(t.Context(), river.QueueDefault)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, b.Spent, capUSD)
+	assert.Zero(t, b.Held)
+	assert.InDelta(t, before-b.Spent, e.srv.Balance(), 1e-6)
+}
+
+// A render that fails is refunded, and its job is cancelled with the
+// service's reason on its first attempt: River does not send it again.
+func TestFailedRenderIsAVisibleJobError(t *testing.T) {
+	e := newEnv(t, clienttest.WithOutcome(func(mediagen.Feature) clienttest.Outcome { return clienttest.OutcomeError }))
+	require.NoError(t, e.store.SetBudget(t.Context(), river.QueueDefault, 10))
+	e.worker(t, 2, e.client(), riverjob.WithWebhookURL(e.hook))
+	before := e.srv.Balance()
+	e.insert(t, mixed(3))
+	jobs := e.waitJobs(t, time.Minute)
+	require.Len(t, jobs[rivertype.JobStateCancelled], 3)
+	for _, j := range jobs[rivertype.JobStateCancelled] {
+		assert.Equal(t, 1, j.Attempt)
+		require.Len(t, j.Errors, 1)
+		assert.Contains(t, j.Errors[0].Error, "error")
+	}
+	assert.Len(t, e.perKey(t), 3)
+	assert.InDelta(t, before, e.srv.Balance(), 1e-6, "refunded")
+	b, _, err := e.store.Budget(t.Context(), river.QueueDefault)
+	require.NoError(t, err)
+	assert.Zero(t, b.Held+b.Spent)
+}
+
+// A call the service refuses is cancelled at once, and its reservation
+// released.
+func TestRefusedCallIsCancelled(t *testing.T) {
+	e := newEnv(t)
+	e.worker(t, 1, e.client())
+	ja := riverjob.Args{Key: "bad", Feature: "video/avatar", Args: json.RawMessage(`{"voiceId":"nobody","script":"hi"}`)}
+	_, err := e.rc.Insert(t.Context(), ja, nil)
+	require.NoError(t, err)
+	jobs := e.waitJobs(t, 30*time.Second)
+	require.Len(t, jobs[rivertype.JobStateCancelled], 1)
+	assert.NotEmpty(t, jobs[rivertype.JobStateCancelled][0].Errors)
+}
+
+// Inserting the same keyed jobs again adds none.
+func TestInsertUniqueByKey(t *testing.T) {
+	e := newEnv(t)
+	e.insert(t, mixed(5))
+	e.insert(t, mixed(5))
+	res, err := e.rc.JobList(t.Context(), river.NewJobListParams().First(100))
+	require.NoError(t, err)
+	assert.Len(t, res.Jobs, 5)
+}
