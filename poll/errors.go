@@ -24,6 +24,7 @@ type FailedError struct {
 	Generation *mediagen.Generation
 }
 
+// Error names the generation, its status and the service's reason.
 func (e *FailedError) Error() string {
 	g := e.Generation
 	msg := fmt.Sprintf("poll: generation %s ended with status %s", g.ID, g.Status)
@@ -39,6 +40,7 @@ type VoiceFailedError struct {
 	Voice *mediagen.Voice
 }
 
+// Error names the voice clone and the service's reason.
 func (e *VoiceFailedError) Error() string {
 	msg := fmt.Sprintf("poll: voice clone %s failed", e.Voice.ID)
 	if e.Voice.Error != "" {
@@ -60,6 +62,7 @@ type GoneError struct {
 	Err  error
 }
 
+// Error says the id is gone and whether the wait had seen it.
 func (e *GoneError) Error() string {
 	what := "generation"
 	if e.Voice {
@@ -93,6 +96,7 @@ type GaveUpError struct {
 	Err  error
 }
 
+// Error names the id, the last status seen and why the wait stopped.
 func (e *GaveUpError) Error() string {
 	return fmt.Sprintf("poll: stopped waiting for %s (last status %s; wait again with its id to resume): %v", e.ID, cmp.Or(e.Status, "unknown"), e.Err)
 }

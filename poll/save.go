@@ -49,10 +49,12 @@ type SaveError struct {
 	Err        error
 }
 
+// Error names the generation and what failed to save.
 func (e *SaveError) Error() string {
 	return fmt.Sprintf("poll: saving the outputs of generation %s: %v", e.Generation.ID, e.Err)
 }
 
+// Unwrap returns Err.
 func (e *SaveError) Unwrap() error { return e.Err }
 
 // finish returns the error a wait ends with on a terminal generation: its
