@@ -297,6 +297,9 @@ func TestPageWithAWrongKeyShowsNothing(t *testing.T) {
 
 	do(t, ctx, openWithKey(s.ui, "mg_test_wrong"), chromedp.WaitVisible(chromedp.ID("key-error")))
 	assert.Equal(t, "That key opens no project on this server.", get(t, ctx, chromedp.Text(chromedp.ID("key-error"))))
+	time.Sleep(1500 * time.Millisecond) // past the page's next refresh, which runs without a key
+	assert.Equal(t, "That key opens no project on this server.", get(t, ctx, chromedp.Text(chromedp.ID("key-error"))),
+		"the refusal stays until another key is given")
 	assert.Zero(t, eval[int](t, ctx, `document.getElementById("view").children.length`))
 	assert.Nil(t, eval[*string](t, ctx, `sessionStorage.getItem("mediagen-api-key")`), "a wrong key is not kept")
 	assert.True(t, eval[bool](t, ctx, `document.getElementById("controls").hidden`))
