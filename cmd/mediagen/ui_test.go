@@ -286,6 +286,7 @@ func TestPageButtonAdvancesTheClockAndTheRenderEndsWithoutAReload(t *testing.T) 
 	do(t, ctx, chromedp.Click(chromedp.CSS(`button[data-advance="3600"]`)),
 		chromedp.WaitVisible(generation(g.ID, `[data-status="done"] video`)))
 	assert.True(t, eval[bool](t, ctx, `window.sameDocument === true`), "the page was not reloaded")
+	do(t, ctx, chromedp.WaitVisible(chromedp.CSS("#control-status:not(:empty)"))) // the page's own refresh may show the render first
 	assert.Contains(t, get(t, ctx, chromedp.Text(chromedp.ID("control-status"))), "Clock advanced by 3600 s")
 }
 
@@ -295,7 +296,8 @@ func TestPageWithAWrongKeyShowsNothing(t *testing.T) {
 	g, err := s.client(t).CreateGeneration(context.Background(), client.ImageGenerationArgs{Prompt: "a secret kite"})
 	require.NoError(t, err)
 
-	do(t, ctx, openWithKey(s.ui, "mg_test_wrong"), chromedp.WaitVisible(chromedp.ID("key-error")))
+	// An empty paragraph counts as visible, so wait for the refusal's text.
+	do(t, ctx, openWithKey(s.ui, "mg_test_wrong"), chromedp.WaitVisible(chromedp.CSS("#key-error:not(:empty)")))
 	assert.Equal(t, "That key opens no project on this server.", get(t, ctx, chromedp.Text(chromedp.ID("key-error"))))
 	time.Sleep(1500 * time.Millisecond) // past the page's next refresh, which runs without a key
 	assert.Equal(t, "That key opens no project on this server.", get(t, ctx, chromedp.Text(chromedp.ID("key-error"))),
