@@ -3,8 +3,11 @@ package hub
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/telemetry"
 	"github.com/mediagen/mediagen-go/webhook"
 )
@@ -79,4 +82,48 @@ func splitTrace(raw []byte) (string, []byte) {
 		return "", raw
 	}
 	return string(rest[:i]), append([]byte{'{'}, rest[i+2:]...)
+}
+
+// watchEvent names the rows a hub shares for a traced wait: not a webhook
+// event, a generation id and its job's trace context (see Hub.Watch).
+const watchEvent webhook.EventName = "mediagen.wait"
+
+// shareTraces shares the trace context of the jobs of keys that this
+// process traces, once per job; a failure only costs the link.
+func (h *Hub) shareTraces(ctx context.Context, keys []Key) {
+	for _, k := range keys {
+		if k.Voice {
+			continue
+		}
+		tp := telemetry.Watched(k.ID)
+		if tp == "" {
+			continue
+		}
+		id, _ := json.Marshal(k.ID)
+		raw := fmt.Appendf(nil, `{"event":%q,"generation":{"id":%s}}`, watchEvent, id)
+		ev := &webhook.Event{Name: watchEvent, Generation: &mediagen.Generation{ID: k.ID}, Raw: raw}
+		if err := h.x.Publish(ctx, withTrace(ev, tp)); err != nil {
+			h.onError(fmt.Errorf("hub: sharing the trace of a wait: %w", err))
+		}
+	}
+}
+
+// noteTrace keeps the trace context another replica's wait shared, for
+// the delivery of its generation's webhook: as many as the hub keeps events.
+func (h *Hub) noteTrace(ev *webhook.Event, tp string) {
+	if ev.Generation == nil || ev.Generation.ID == "" || tp == "" {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.traces[ev.Generation.ID]; !ok {
+		h.traced = append(h.traced, ev.Generation.ID)
+	}
+	h.traces[ev.Generation.ID] = tp
+	if n := len(h.traced) - h.size; n > 0 {
+		for _, id := range h.traced[:n] {
+			delete(h.traces, id)
+		}
+		h.traced = append(h.traced[:0], h.traced[n:]...)
+	}
 }

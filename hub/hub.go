@@ -47,6 +47,8 @@ type Hub struct {
 	events   map[Key]held
 	order    []Key // oldest first, for eviction
 	watchers map[Key]map[*watcher]struct{}
+	traces   map[string]string // generation id → the trace of a wait on another replica
+	traced   []string          // the ids of traces, oldest first, for eviction
 	x        Exchange
 	every    time.Duration
 	stop     context.CancelFunc // ends the reading of shared events
@@ -102,7 +104,8 @@ func WithRetention(d time.Duration) Option {
 // invalid option. Close it when an [Exchange] was given.
 func New(opts ...Option) (*Hub, error) {
 	h := &Hub{size: DefaultSize, keep: DefaultRetention, every: DefaultExchangeInterval,
-		events: map[Key]held{}, watchers: map[Key]map[*watcher]struct{}{}, onError: func(error) {}}
+		events: map[Key]held{}, watchers: map[Key]map[*watcher]struct{}{}, traces: map[string]string{},
+		onError: func(error) {}}
 	var errs []error
 	for _, o := range opts {
 		if o == nil {
@@ -136,7 +139,10 @@ func (h *Hub) Deliver(ctx context.Context, ev *webhook.Event) error {
 	if ev.Generation != nil {
 		id = ev.Generation.ID
 	}
-	tp := telemetry.Delivered(ctx, id)
+	h.mu.Lock()
+	remote := h.traces[id]
+	h.mu.Unlock()
+	tp := telemetry.Delivered(ctx, id, remote)
 	if h.x != nil {
 		if err := h.x.Publish(ctx, withTrace(ev, tp)); err != nil {
 			return fmt.Errorf("hub: sharing the event: %w", err)
@@ -206,7 +212,14 @@ func (h *Hub) Lookup(k Key) (*webhook.Event, bool) {
 // event for one of keys arrives, so a wait's sleep on it ends at once, and
 // the function that ends the watch; call it when done. The hub ends the
 // context itself: no goroutine waits for the event.
+//
+// With an [Exchange] and tracing on, the first watch of a generation whose
+// job this process traces also shares the job's trace context, one row,
+// so that the replica its webhook lands on links the delivery to the job.
 func (h *Hub) Watch(ctx context.Context, keys ...Key) (context.Context, context.CancelFunc) {
+	if h.x != nil {
+		h.shareTraces(ctx, keys)
+	}
 	wctx, cancel := context.WithCancel(ctx)
 	w := &watcher{cancel: cancel}
 	h.mu.Lock()
@@ -279,6 +292,10 @@ func (h *Hub) exchange(ctx context.Context) {
 			cursor = next
 			for _, ev := range evs {
 				tp, raw := splitTrace(ev.Raw)
+				if ev.Name == watchEvent {
+					h.noteTrace(ev, tp)
+					continue
+				}
 				if tp != "" { // a copy: an Exchange may hand the same event to other hubs
 					e := *ev
 					e.Raw = raw

@@ -126,9 +126,40 @@ func TestExchangeAcrossReplicas(t *testing.T) {
 		}
 	}
 	assert.Less(t, time.Since(start), 250*time.Millisecond)
+	x.mu.Lock()
+	assert.Len(t, x.evs, 1, "untraced watches share nothing: the exchange holds the event alone")
+	x.mu.Unlock()
 	got, ok := waiter.Lookup(Key{ID: "gen_x"})
 	require.True(t, ok)
 	assert.Equal(t, "gen_x", got.Generation.ID)
 	require.NoError(t, waiter.Close())
 	require.NoError(t, waiter.Close(), "twice is fine")
+}
+
+// The trace notes of other replicas' waits are kept for deliveries, the
+// last Size of them; a note neither ends a watch nor reads as an event.
+func TestTraceNotes(t *testing.T) {
+	x := &memExchange{}
+	h, err := New(WithSize(2), WithExchange(x, 5*time.Millisecond, nil))
+	require.NoError(t, err)
+	t.Cleanup(func() { h.Close() })
+	wctx, stop := h.Watch(t.Context(), Key{ID: "gen_a"})
+	defer stop()
+	tp := "00-0123456789abcdef0123456789abcdef-0123456789abcdef-01"
+	for _, id := range []string{"gen_a", "gen_b", "gen_c"} {
+		raw := []byte(`{"event":"mediagen.wait","generation":{"id":"` + id + `"}}`)
+		ev := &webhook.Event{Name: watchEvent, Generation: &mediagen.Generation{ID: id}, Raw: raw}
+		require.NoError(t, x.Publish(t.Context(), withTrace(ev, tp)))
+	}
+	require.Eventually(t, func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.traces["gen_c"] == tp
+	}, 5*time.Second, 5*time.Millisecond)
+	h.mu.Lock()
+	assert.Equal(t, map[string]string{"gen_b": tp, "gen_c": tp}, h.traces, "the oldest note was dropped")
+	h.mu.Unlock()
+	assert.NoError(t, wctx.Err(), "a note does not end a watch")
+	_, ok := h.Lookup(Key{ID: "gen_b"})
+	assert.False(t, ok, "a note is not an event")
 }

@@ -22,7 +22,9 @@ import (
 // TestExchangedDeliveryLinks: the webhook lands on replica B's hub, the
 // wait runs on replica A's; the two share one SQLite exchange. The event
 // carries B's delivery span context, and A's job links to that span with
-// a "webhook" event (the link goes from the job to the delivery).
+// a "webhook" event. (TestDeliveryOnAnotherProcessLinksToJob checks the
+// link from the delivery to the job, which in one process the hub finds
+// without the exchange.)
 func TestExchangedDeliveryLinks(t *testing.T) {
 	rec := newRecorder(t)
 	srv := clienttest.NewServer(t)

@@ -51,6 +51,7 @@ type Job struct {
 	done    bool
 	// exchanged: a delivery shared by another replica's hub is linked
 	exchanged bool
+	shared    bool // Watched handed out the job's trace context
 }
 
 type jobKey struct{}

@@ -109,10 +109,11 @@ func (s Span) EndSave(err error) {
 }
 
 // Delivered records a verified webhook delivery for generation id (""
-// for a voice): a span linked to the job's when it is open in this
-// process, and the count. It returns the span's traceparent, "" for none,
-// which the hub shares with the event (see Exchanged).
-func Delivered(ctx context.Context, id string) string {
+// for a voice): a span linked to the job's, when that is open in this
+// process or else when another replica's wait shared its trace context
+// (remote, see Watched), and the count. It returns the span's traceparent,
+// "" for none, which the hub shares with the event (see Exchanged).
+func Delivered(ctx context.Context, id, remote string) string {
 	j := Lookup(id)
 	var m *Metrics
 	tp := trace.SpanFromContext(ctx).TracerProvider()
@@ -136,6 +137,8 @@ func Delivered(ctx context.Context, id string) string {
 	}
 	if j != nil {
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: j.span.SpanContext()}))
+	} else if sc := Parse(remote); sc.IsValid() {
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
 	}
 	_, sp := tp.Tracer(Scope).Start(ctx, "mediagen.webhook.deliver", opts...)
 	sp.End()
@@ -144,9 +147,8 @@ func Delivered(ctx context.Context, id string) string {
 
 // Exchanged records, on the open job of generation id, that a delivery
 // taken by another replica's hub ended it: a link to that delivery's span
-// (traceparent tp, shared with the event) and a "webhook" event. The link
-// goes from the job to the delivery, whose replica does not know the job.
-// Only the first counts: each hub reading the exchange reports it.
+// (traceparent tp, shared with the event) and a "webhook" event. Only the
+// first counts: each hub reading the exchange reports it.
 func Exchanged(id, tp string) {
 	j, sc := Lookup(id), Parse(tp)
 	if j == nil || !sc.IsValid() {
@@ -160,6 +162,25 @@ func Exchanged(id, tp string) {
 		j.span.AddLink(trace.Link{SpanContext: sc})
 		j.span.AddEvent("webhook", trace.WithAttributes(attribute.Bool("mediagen.webhook.exchanged", true)))
 	}
+}
+
+// Watched returns, the first time a wait watches generation id on a hub
+// that shares events with other replicas, the traceparent of its open,
+// recording job, and "" otherwise. The hub shares it, so that the replica
+// the webhook lands on links its delivery span to the job (see Delivered).
+func Watched(id string) string {
+	j := Lookup(id)
+	if j == nil || !j.span.IsRecording() {
+		return ""
+	}
+	j.mu.Lock()
+	first := !j.shared
+	j.shared = true
+	j.mu.Unlock()
+	if !first {
+		return ""
+	}
+	return traceparent(j.span)
 }
 
 // checks are the options of a check event, not terminal and terminal.
