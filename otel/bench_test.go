@@ -1,6 +1,9 @@
 package otel_test
 
 import (
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,6 +14,7 @@ import (
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/internal/benchpair"
+	"github.com/mediagen/mediagen-go/internal/proctest"
 )
 
 // BenchmarkPairTracing measures a create+get pair against the in-process
@@ -21,10 +25,36 @@ import (
 // has the figures.
 func BenchmarkPairTracing(b *testing.B) {
 	srv := clienttest.NewServer(b, clienttest.WithBalance(1e9))
+	pairTracing(b, srv.Client)
+}
+
+// BenchmarkPairTracingServerProcess is [BenchmarkPairTracing] against the
+// reference server command in a process of its own, on loopback, as the
+// service is to a user: the server's work and garbage are not the
+// client's.
+func BenchmarkPairTracingServerProcess(b *testing.B) {
+	bin := filepath.Join(b.TempDir(), "refserver")
+	out, err := exec.Command("go", "build", "-C", "..", "-o", bin, "./internal/cmd/refserver").CombinedOutput()
+	require.NoError(b, err, "%s", out)
+	vars := map[string]string{}
+	for _, l := range proctest.Start(b, bin, 3, "-addr", "127.0.0.1:0", "-api-key", clienttest.APIKey, "-balance", "1000000000") {
+		k, v, _ := strings.Cut(l, "=")
+		vars[k] = v
+	}
+	pairTracing(b, func(opts ...client.Option) *client.Client {
+		c, err := client.New(clienttest.APIKey, append(opts, client.WithBaseURL(vars["MEDIAGEN_BASE_URL"]))...)
+		require.NoError(b, err)
+		return c
+	})
+}
+
+// pairTracing runs the pair on clients newClient makes, one with tracing
+// and metrics on and one with them off.
+func pairTracing(b *testing.B, newClient func(...client.Option) *client.Client) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSyncer(tracetest.NewNoopExporter()))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-	on := srv.Client(client.WithTracerProvider(tp), client.WithMeterProvider(mp))
-	off := srv.Client()
+	on := newClient(client.WithTracerProvider(tp), client.WithMeterProvider(mp))
+	off := newClient()
 	pair := func(c *client.Client) func(b *testing.B) {
 		return func(b *testing.B) {
 			g, err := c.CreateGeneration(b.Context(), client.ImageGenerationArgs{Prompt: "a lighthouse at dusk"})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,7 +28,7 @@ const (
 	Reused     = attribute.Key("mediagen.reused")
 	ErrorType  = attribute.Key("error.type")
 	jobSpan    = "mediagen.generation"
-	maxJobs    = 100_000
+	maxJobs    = 10_000 // about 1 KB each, with the span
 	endedByHub = "webhook"
 )
 
@@ -168,16 +169,40 @@ func (j *Job) Created(id, kind string, cost float64, err error) {
 		j.m.Submitted.Add(j.ctx, 1, a...)
 		j.m.Charged.Add(j.ctx, cost, a...)
 	}
+	var dropped []*Job
 	jobs.Lock()
-	defer jobs.Unlock()
-	if _, ok := jobs.m[id]; ok {
-		return // the job that submitted it, in this process, goes on
+	if _, ok := jobs.m[id]; !ok { // else the job that submitted it, in this process, goes on
+		if len(jobs.order) >= 2*maxJobs { // mostly ids of finished jobs
+			jobs.order = slices.DeleteFunc(jobs.order, func(id string) bool { return jobs.m[id] == nil })
+		}
+		jobs.order = append(jobs.order, id)
+		jobs.m[id] = j
+		for len(jobs.m) > maxJobs {
+			if old, ok := jobs.m[jobs.order[0]]; ok {
+				dropped = append(dropped, old)
+				delete(jobs.m, jobs.order[0])
+			}
+			jobs.order = jobs.order[1:]
+		}
 	}
-	jobs.order = append(jobs.order, id)
-	jobs.m[id] = j
-	for len(jobs.m) > maxJobs { // jobs never waited for
-		delete(jobs.m, jobs.order[0])
-		jobs.order = jobs.order[1:]
+	jobs.Unlock()
+	for _, old := range dropped {
+		old.untrack()
+	}
+}
+
+// untrack ends a job this process no longer follows: the oldest open one
+// when too many are (those created and never waited for here, say, whose
+// webhook another process receives). Its span ends, and so is exported,
+// with an "untracked" event and no status; a later wait for it has no job.
+func (j *Job) untrack() {
+	j.mu.Lock()
+	first := !j.done
+	j.done = true
+	j.mu.Unlock()
+	if first {
+		j.span.AddEvent("untracked")
+		j.span.End()
 	}
 }
 
