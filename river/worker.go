@@ -113,6 +113,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		return river.JobCancel(err)
 	}
 	rec, err := w.store.journal.Get(ctx, key)
+	ctx = attemptContext(ctx, job.Metadata, rec.Trace)
 	var g *mediagen.Generation
 	switch {
 	case err == nil && rec.ID != "":

@@ -1,0 +1,55 @@
+package riverjob_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/client/clienttest"
+	riverjob "github.com/mediagen/mediagen-go/river"
+)
+
+// A job enqueued under a span carries its trace through the queue: the
+// generation's span continues it, and the attempts after the job snoozed
+// (the check that finds the render done, the save) are in the generation's
+// trace too.
+func TestJobCarriesTraceThroughQueue(t *testing.T) {
+	e := newEnv(t, clienttest.WithRenderScale(0.1))
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	e.worker(t, 2, e.client(client.WithTracerProvider(tp)), riverjob.WithSaveTo(t.TempDir()))
+
+	ctx, enqueue := tp.Tracer("test").Start(t.Context(), "enqueue")
+	ja, err := riverjob.NewArgs("k000", client.AvatarArgs{VoiceID: "ava-warm-narrator", Script: "k000 a lighthouse", PermissionConfirmed: true})
+	require.NoError(t, err)
+	_, err = e.rc.Insert(ctx, ja, &river.InsertOpts{Metadata: riverjob.TraceMetadata(ctx)})
+	require.NoError(t, err)
+	enqueue.End()
+	jobs := e.waitJobs(t, time.Minute)
+	require.Len(t, jobs[rivertype.JobStateCompleted], 1)
+
+	byName := map[string][]tracetest.SpanStub{}
+	for _, s := range spans.GetSpans() {
+		byName[s.Name] = append(byName[s.Name], s)
+	}
+	require.Len(t, byName["mediagen.generation"], 1)
+	job := byName["mediagen.generation"][0]
+	trace := enqueue.SpanContext().TraceID()
+	assert.Equal(t, trace, job.SpanContext.TraceID(), "the generation continues the enqueuer's trace")
+	assert.Equal(t, enqueue.SpanContext().SpanID(), job.Parent.SpanID())
+	require.NotEmpty(t, byName["GET"], "the job snoozed while the render ran, then checked")
+	for _, s := range append(byName["GET"], byName["mediagen.save"]...) {
+		assert.Equal(t, trace, s.SpanContext.TraceID(), "%s is in the generation's trace", s.Name)
+	}
+	require.Len(t, byName["mediagen.save"], 1)
+	assert.Equal(t, job.SpanContext.SpanID(), byName["mediagen.save"][0].Parent.SpanID())
+}
