@@ -93,8 +93,7 @@ func TestProof(t *testing.T) {
 	defer db.Close()
 	store, err := riverjob.Open(ctx, db, mediagen.PostgreSQL)
 	require.NoError(t, err)
-	_, err = db.ExecContext(ctx, `CREATE TABLE proof_requests (n bigint NOT NULL); INSERT INTO proof_requests VALUES (0);
-		CREATE TABLE proof_busy (pid bigint PRIMARY KEY, busy bigint NOT NULL)`)
+	_, err = db.ExecContext(ctx, proofRequests+`; `+workLog+`; CREATE TABLE proof_busy (pid bigint PRIMARY KEY, busy bigint NOT NULL)`)
 	require.NoError(t, err)
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
@@ -113,6 +112,7 @@ func TestProof(t *testing.T) {
 	capUSD := estimated // the estimates are maxima: avatars cost less, failures are refunded
 	require.NoError(t, store.SetBudget(ctx, river.QueueDefault, capUSD))
 	balance0 := proofBalance(t, control)
+	faults0 := proofFaults(t, control)
 
 	// Three workers, one killed at random K times and started again.
 	saveDir := t.TempDir()
@@ -195,6 +195,7 @@ func TestProof(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	elapsed := time.Since(began)
+	faults1 := proofFaults(t, control)
 
 	// Figures.
 	jobs, err := rc.JobList(ctx, river.NewJobListParams().First(10000).States(
@@ -236,8 +237,6 @@ func TestProof(t *testing.T) {
 			twice++
 		}
 	}
-	var apiRequests int64
-	require.NoError(t, db.QueryRowContext(ctx, `SELECT n FROM proof_requests`).Scan(&apiRequests))
 	b, _, err := store.Budget(ctx, river.QueueDefault)
 	require.NoError(t, err)
 	moved := balance0 - proofBalance(t, control)
@@ -250,7 +249,11 @@ func TestProof(t *testing.T) {
 		3*proofSlots, 3*proofSlots*3/2, renderPeak, float64(busySum)/float64(max(samples, 1)), busyPeak)
 	t.Logf("slots once every job was sent, with up to %d renders in flight: %.2f busy on average, %d at most",
 		tailRendering, float64(tailBusy)/float64(max(tailSamples, 1)), tailPeak)
-	t.Logf("API requests by the workers: %d, %.2f per generation", apiRequests, float64(apiRequests)/float64(max(len(perKey), 1)))
+	t.Logf("Work calls (kind, result):")
+	workFigures(t, db)
+	t.Logf("requests by the workers (route, cause, outcome):")
+	attempts, served := requestFigures(t, db, len(perKey), faults0, faults1)
+	t.Logf("per generation: %.3f HTTP attempts at the API (faulted ones included), %.3f API requests served by the service", attempts, served)
 
 	assert.Zero(t, twice, "no key charged twice")
 	assert.Equal(t, n, done+failed)
@@ -292,12 +295,7 @@ func TestProofWorker(t *testing.T) {
 	db := stdlib.OpenDBFromPool(pool)
 	store, err := riverjob.Open(ctx, db, mediagen.PostgreSQL)
 	require.NoError(t, err)
-	count := client.WithMiddleware(func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-		if strings.HasPrefix(req.URL.Path, "/v3/") {
-			_, _ = db.ExecContext(ctx, `UPDATE proof_requests SET n = n + 1`)
-		}
-		return next(req)
-	})
+	count := countRequests(db)
 	c, err := client.New("proof-key", client.WithBaseURL(os.Getenv("PROOF_BASE")), client.WithJournal(store.Journal()),
 		client.WithJournalHold(5*time.Second), client.WithRetryWait(50*time.Millisecond, time.Second), count)
 	require.NoError(t, err)
@@ -312,7 +310,7 @@ func TestProofWorker(t *testing.T) {
 		}
 	}()
 	workers := river.NewWorkers()
-	river.AddWorker[riverjob.Args](workers, counting{Worker: w, busy: &busy, peak: &peak})
+	river.AddWorker[riverjob.Args](workers, timed{counting{Worker: w, busy: &busy, peak: &peak}, db})
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: proofSlots}},
 		Workers:              workers,
