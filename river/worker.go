@@ -34,9 +34,9 @@ const DefaultTimeout = 5 * time.Minute
 // an idempotency key recorded in the store's journal, so an attempt after a
 // crash, a timeout or a killed worker finds the generation and waits on it.
 // No worker slot is held while a render runs: the job snoozes (river.JobSnooze)
-// by the kind's polling schedule, or for poll.BackstopInterval when webhook
-// events end the waits (WithWebhookURL and a Waker), and each later attempt
-// checks once. A render that ends in error or timeout was refunded: the job
+// by the kind's polling schedule, or, when webhook events end the waits
+// (WithWebhookURL and a Waker), until a render of the kind is normally over
+// and then for poll.BackstopInterval; each later attempt checks once. A render that ends in error or timeout was refunded: the job
 // is cancelled with a *poll.FailedError, which River shows as the job's error
 // and does not retry; so is a call the service refused.
 type Worker struct {
@@ -63,7 +63,8 @@ func WithSaveTo(dir string) Option {
 
 // WithWebhookURL asks the service to send each job's terminal event to u,
 // where a Waker makes the job available at once; the jobs then check only
-// every poll.BackstopInterval, for events that were lost.
+// as a backstop, for events that were lost: once a render of the kind is
+// normally over, then every poll.BackstopInterval.
 func WithWebhookURL(u string) Option {
 	return func(w *Worker) error {
 		if u == "" {
@@ -113,10 +114,11 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		return river.JobCancel(err)
 	}
 	rec, err := w.store.journal.Get(ctx, key)
+	kind := client.KindOf(args.FeatureName)
 	var g *mediagen.Generation
 	switch {
 	case err == nil && rec.ID != "":
-		g, err = w.check(ctx, key, rec.ID, job.ID)
+		g, err = w.check(ctx, key, rec, kind, job.ID)
 	case err == nil || errors.Is(err, journal.ErrNotFound):
 		g, err = w.submit(ctx, job, key, args)
 	}
@@ -132,7 +134,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		}
 		return river.JobCancel(&poll.FailedError{Generation: g})
 	}
-	return river.JobSnooze(w.interval(g.Kind, rec.Created))
+	return river.JobSnooze(w.interval(kind, rec.Created))
 }
 
 // submit reserves the estimate and sends the generation with key, or finds
@@ -175,11 +177,14 @@ func (w *Worker) submit(ctx context.Context, job *river.Job[Args], key string, a
 	return w.remember(ctx, g, job.ID)
 }
 
-// check reads generation id once: from the webhook event a Waker stored,
-// or from the service.
-func (w *Worker) check(ctx context.Context, key, id string, job int64) (*mediagen.Generation, error) {
+// check reads the generation of rec once: from the webhook event a Waker
+// stored, or from the service. With webhooks, the service is asked only
+// once a render of kind is normally over (a job run early, such as one
+// rescued from a dead worker, snoozes until then: its event wakes it).
+func (w *Worker) check(ctx context.Context, key string, rec journal.Record, kind mediagen.Kind, job int64) (*mediagen.Generation, error) {
+	id := rec.ID
 	g, err := w.remember(ctx, &mediagen.Generation{ID: id}, job)
-	if err != nil || g.Terminal() {
+	if err != nil || g.Terminal() || w.webhook != "" && early(kind, rec.Created) {
 		return g, err
 	}
 	g, err = w.c.GetGeneration(ctx, id)
@@ -246,9 +251,17 @@ func (w *Worker) estimate(ctx context.Context, args client.RawArgs) (float64, er
 
 // interval is how long a job snoozes before checking again: the kind's
 // polling schedule (first check after the first interval, growing with the
-// time since the submit up to the last), or the backstop with webhooks.
+// time since the submit up to the last), or with webhooks the backstop: a
+// first check when a render of the kind is normally over, then every
+// poll.BackstopInterval.
 func (w *Worker) interval(kind mediagen.Kind, since time.Time) time.Duration {
 	if w.webhook != "" {
+		switch {
+		case since.IsZero():
+			return jitter(firstBackstop(kind))
+		case early(kind, since):
+			return jitter(firstBackstop(kind) - time.Since(since))
+		}
 		return jitter(poll.BackstopInterval)
 	}
 	first, last := time.Second, 3*time.Second
@@ -263,6 +276,24 @@ func (w *Worker) interval(kind mediagen.Kind, since time.Time) time.Duration {
 		d = max(first, min(last, time.Since(since)/2))
 	}
 	return jitter(d)
+}
+
+// firstBackstop is when a render of kind is normally over, as for a wait of
+// package poll fed by a hub: unknown kinds wait as long as video.
+func firstBackstop(kind mediagen.Kind) time.Duration {
+	switch kind {
+	case mediagen.KindImage, mediagen.KindText:
+		return 10 * time.Second
+	case mediagen.KindAudio:
+		return 20 * time.Second
+	}
+	return time.Minute
+}
+
+// early reports whether a render of kind sent at since is not normally
+// over yet: no check is due before three quarters of firstBackstop.
+func early(kind mediagen.Kind, since time.Time) bool {
+	return time.Since(since) < firstBackstop(kind)*3/4
 }
 
 // jitter spreads d by up to a tenth either way, so jobs do not check in step.
