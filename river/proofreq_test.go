@@ -154,7 +154,8 @@ func proofFaults(t *testing.T, control string) faultStats {
 // workLog is the worker processes' log of their Work calls: whether the
 // job had sent its generation before (check) or not (submit), how it
 // ended and how long it held the slot.
-const workLog = `CREATE TABLE proof_work (kind text NOT NULL, result text NOT NULL, ms double precision NOT NULL)`
+const workLog = `CREATE TABLE proof_work (job bigint NOT NULL, kind text NOT NULL, result text NOT NULL,
+	ms double precision NOT NULL)`
 
 // timed is counting that logs each Work call in proof_work.
 type timed struct {
@@ -182,7 +183,7 @@ func (w timed) Work(ctx context.Context, job *river.Job[riverjob.Args]) error {
 	case errors.As(err, &cancel):
 		result = "cancelled"
 	}
-	_, _ = w.db.ExecContext(context.WithoutCancel(ctx), `INSERT INTO proof_work VALUES ($1, $2, $3)`, kind, result, took.Seconds()*1000)
+	_, _ = w.db.ExecContext(context.WithoutCancel(ctx), `INSERT INTO proof_work VALUES ($1, $2, $3, $4)`, job.ID, kind, result, took.Seconds()*1000)
 	return err
 }
 
@@ -201,6 +202,10 @@ func workFigures(t *testing.T, db *sql.DB) {
 		t.Logf("  %-7s %-10s %6d calls, %7.1f ms mean, %7.1f ms p95, %6.1f slot-s in all", kind, result, n, mean, p95, sum/1000)
 	}
 	require.NoError(t, rows.Err())
+	var again int
+	require.NoError(t, db.QueryRowContext(t.Context(), `SELECT count(*) FROM (SELECT job FROM proof_work
+		WHERE result = 'completed' GROUP BY job HAVING count(*) > 1) AS j`).Scan(&again))
+	t.Logf("  jobs completed more than once (run again after completing): %d", again)
 }
 
 // requestFigures logs the workers' requests by route, cause and outcome,
