@@ -116,14 +116,18 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	rec, err := w.store.journal.Get(ctx, key)
 	kind := client.KindOf(args.FeatureName)
 	var g *mediagen.Generation
+	var res *Result
 	switch {
 	case err == nil && rec.ID != "":
-		g, err = w.check(ctx, key, rec, kind, job.ID)
+		g, res, err = w.check(ctx, key, rec, kind, job.ID)
 	case err == nil || errors.Is(err, journal.ErrNotFound):
-		g, err = w.submit(ctx, job, key, args)
+		g, res, err = w.submit(ctx, job, key, args)
 	}
 	if err != nil {
 		return err
+	}
+	if res != nil { // a run of the job completed already: the outputs are saved
+		return river.RecordOutput(ctx, *res)
 	}
 	switch g.Status {
 	case mediagen.GenerationStatusDone:
@@ -139,19 +143,19 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 
 // submit reserves the estimate and sends the generation with key, or finds
 // the one a previous attempt sent.
-func (w *Worker) submit(ctx context.Context, job *river.Job[Args], key string, args client.RawArgs) (*mediagen.Generation, error) {
+func (w *Worker) submit(ctx context.Context, job *river.Job[Args], key string, args client.RawArgs) (*mediagen.Generation, *Result, error) {
 	est, err := w.estimate(ctx, args)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ok, others, err := w.store.reserve(ctx, job.Queue, key, est)
 	switch {
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	case !ok && others: // held reservations may be released or settle lower
-		return nil, river.JobSnooze(jitter(5 * time.Second))
+		return nil, nil, river.JobSnooze(jitter(5 * time.Second))
 	case !ok:
-		return nil, river.JobCancel(fmt.Errorf("%w: %s estimated at $%.4f", ErrOverBudget, key, est))
+		return nil, nil, river.JobCancel(fmt.Errorf("%w: %s estimated at $%.4f", ErrOverBudget, key, est))
 	}
 	opts := []client.Option{client.WithIdempotencyKey(key)}
 	if w.webhook != "" {
@@ -162,17 +166,17 @@ func (w *Worker) submit(ctx context.Context, job *river.Job[Args], key string, a
 	switch {
 	case err == nil:
 	case ctx.Err() != nil || errors.As(err, &unsure):
-		return nil, err // may have been charged: the reservation stays, the journal finds it
+		return nil, nil, err // may have been charged: the reservation stays, the journal finds it
 	case refused(err):
 		if rerr := w.store.settle(ctx, key, "released", 0); rerr != nil {
-			return nil, rerr
+			return nil, nil, rerr
 		}
-		return nil, river.JobCancel(err)
+		return nil, nil, river.JobCancel(err)
 	default: // nothing was charged; River tries again later
 		if rerr := w.store.settle(ctx, key, "released", 0); rerr != nil {
-			return nil, rerr
+			return nil, nil, rerr
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	return w.remember(ctx, g, job.ID)
 }
@@ -181,34 +185,45 @@ func (w *Worker) submit(ctx context.Context, job *river.Job[Args], key string, a
 // stored, or from the service. With webhooks, the service is asked only
 // once a render of kind is normally over (a job run early, such as one
 // rescued from a dead worker, snoozes until then: its event wakes it).
-func (w *Worker) check(ctx context.Context, key string, rec journal.Record, kind mediagen.Kind, job int64) (*mediagen.Generation, error) {
+func (w *Worker) check(ctx context.Context, key string, rec journal.Record, kind mediagen.Kind, job int64) (*mediagen.Generation, *Result, error) {
 	id := rec.ID
-	g, err := w.remember(ctx, &mediagen.Generation{ID: id}, job)
-	if err != nil || g.Terminal() || w.webhook != "" && early(kind, rec.Created) {
-		return g, err
+	g, res, err := w.remember(ctx, &mediagen.Generation{ID: id}, job)
+	if err != nil || res != nil || g.Terminal() || w.webhook != "" && early(kind, rec.Created) {
+		return g, res, err
 	}
 	g, err = w.c.GetGeneration(ctx, id)
 	if errors.Is(err, client.ErrNotFound) { // expired or deleted: nothing left to wait for
 		if rerr := w.store.settle(ctx, key, "released", 0); rerr != nil {
-			return nil, rerr
+			return nil, nil, rerr
 		}
-		return nil, river.JobCancel(fmt.Errorf("riverjob: generation %s of %s: %w", id, key, poll.ErrGone))
+		return nil, nil, river.JobCancel(fmt.Errorf("riverjob: generation %s of %s: %w", id, key, poll.ErrGone))
 	}
-	return g, err
+	return g, nil, err
 }
 
 // remember records that job waits on g and returns the generation of the
-// terminal event a Waker stored for it, or g when none arrived.
-func (w *Worker) remember(ctx context.Context, g *mediagen.Generation, job int64) (*mediagen.Generation, error) {
-	body, err := w.store.submitted(ctx, g.ID, job)
-	if err != nil || body == nil {
-		return g, err
+// terminal event a Waker stored for it, or g when none arrived, and the
+// result of a run of the job that completed already.
+func (w *Worker) remember(ctx context.Context, g *mediagen.Generation, job int64) (*mediagen.Generation, *Result, error) {
+	body, result, err := w.store.submitted(ctx, g.ID, job)
+	if err != nil {
+		return nil, nil, err
+	}
+	if result != nil {
+		var res Result
+		if err := json.Unmarshal(result, &res); err != nil {
+			return nil, nil, fmt.Errorf("riverjob: stored result of %s: %w", g.ID, err)
+		}
+		return g, &res, nil
+	}
+	if body == nil {
+		return g, nil, nil
 	}
 	var ended mediagen.Generation
 	if err := json.Unmarshal(body, &ended); err != nil {
-		return nil, fmt.Errorf("riverjob: stored event of %s: %w", g.ID, err)
+		return nil, nil, fmt.Errorf("riverjob: stored event of %s: %w", g.ID, err)
 	}
-	return &ended, nil
+	return &ended, nil, nil
 }
 
 // finish saves the outputs, settles the budget and records the result.
@@ -226,6 +241,13 @@ func (w *Worker) finish(ctx context.Context, job *river.Job[Args], key string, g
 		res.Path, res.PosterPath = saved.Path, saved.PosterPath
 	}
 	if err := w.store.settle(ctx, key, "settled", g.BalanceUsed); err != nil {
+		return err
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	if err := w.store.finished(ctx, g.ID, b); err != nil {
 		return err
 	}
 	return river.RecordOutput(ctx, res)
