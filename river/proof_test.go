@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/riverqueue/river"
@@ -36,10 +37,10 @@ import (
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
-// ProofEnv sets the size of TestProof as "N,K[,S]": N jobs, K kills, the
-// reference server's render scale S (default 0.05). The
-// default is a small run for CI; BENCHMARKS.md has the figures of
-// MEDIAGEN_RIVER_PROOF=2000,10.
+// ProofEnv sets the size of TestProof as "N,K[,S[,R]]": N jobs, K kills,
+// the reference server's render scale S (default 0.05), and R jobs enqueued
+// a second (default 0: all at once, a burst). The default is a small run
+// for CI; BENCHMARKS.md has the figures of MEDIAGEN_RIVER_PROOF=2000,10.
 const ProofEnv = "MEDIAGEN_RIVER_PROOF"
 
 // workerEnv makes the test binary a worker process (TestProofWorker).
@@ -58,13 +59,17 @@ func TestProof(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs PostgreSQL, the reference server and three workers")
 	}
-	n, kills, scale := 100, 2, "0.05"
+	n, kills, scale, rate := 100, 2, "0.05", 0.0
 	if v := os.Getenv(ProofEnv); v != "" {
 		f := strings.Split(v, ",")
 		_, err := fmt.Sscanf(v, "%d,%d", &n, &kills)
-		require.NoError(t, err, "%s=N,K[,render scale]", ProofEnv)
+		require.NoError(t, err, "%s=N,K[,render scale[,jobs a second]]", ProofEnv)
 		if len(f) > 2 {
 			scale = f[2]
+		}
+		if len(f) > 3 {
+			rate, err = strconv.ParseFloat(f[3], 64)
+			require.NoError(t, err, "%s=N,K[,render scale[,jobs a second]]", ProofEnv)
 		}
 	}
 	ctx := t.Context()
@@ -93,8 +98,7 @@ func TestProof(t *testing.T) {
 	defer db.Close()
 	store, err := riverjob.Open(ctx, db, mediagen.PostgreSQL)
 	require.NoError(t, err)
-	_, err = db.ExecContext(ctx, `CREATE TABLE proof_requests (n bigint NOT NULL); INSERT INTO proof_requests VALUES (0);
-		CREATE TABLE proof_busy (pid bigint PRIMARY KEY, busy bigint NOT NULL)`)
+	_, err = db.ExecContext(ctx, proofRequests+`; `+workLog+`; CREATE TABLE proof_busy (pid bigint PRIMARY KEY, busy bigint NOT NULL)`)
 	require.NoError(t, err)
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
@@ -113,6 +117,7 @@ func TestProof(t *testing.T) {
 	capUSD := estimated // the estimates are maxima: avatars cost less, failures are refunded
 	require.NoError(t, store.SetBudget(ctx, river.QueueDefault, capUSD))
 	balance0 := proofBalance(t, control)
+	faults0 := proofFaults(t, control)
 
 	// Three workers, one killed at random K times and started again.
 	saveDir := t.TempDir()
@@ -140,14 +145,16 @@ func TestProof(t *testing.T) {
 		require.NoError(t, err)
 		params[i] = river.InsertManyParams{Args: ja}
 	}
-	_, err = rc.InsertMany(ctx, params)
-	require.NoError(t, err)
+	inserted := make(chan error, 1) // the last insert's error, once every job is in
+	go func() { inserted <- proofInsert(ctx, rc, params, rate) }()
+	allIn := false
 
 	var (
 		mu                         sync.Mutex
 		busyPeak, renderPeak, held int
 		busySum, samples           int
-		tailBusy, tailSamples      int // once every job was sent: only renders left
+		hundreds                   busyFigures // while >= 100 renders were in flight
+		tailBusy, tailSamples      int         // once every job was sent: only renders left
 		tailPeak, tailRendering    int
 	)
 	killed := 0
@@ -164,18 +171,29 @@ func TestProof(t *testing.T) {
 		require.LessOrEqual(t, b.Held+b.Spent, capUSD+1e-6, "reserved within the budget")
 		mu.Lock()
 		held = max(held, int((b.Held+b.Spent)*100))
+		if !allIn {
+			select {
+			case err := <-inserted:
+				require.NoError(t, err)
+				allIn = true
+			default:
+			}
+		}
+		if p.Rendering >= 100 {
+			hundreds.add(running, p.Rendering)
+		}
 		if p.Rendering >= 3*proofSlots*3/2 {
 			busyPeak, renderPeak = max(busyPeak, running), max(renderPeak, p.Rendering)
 			busySum += running
 			samples++
-			if p.Queued == 0 {
+			if p.Queued == 0 && allIn {
 				tailBusy += running
 				tailSamples++
 				tailPeak, tailRendering = max(tailPeak, running), max(tailRendering, p.Rendering)
 			}
 		}
 		mu.Unlock()
-		if p.Queued+p.Rendering == 0 {
+		if allIn && p.Queued+p.Rendering == 0 {
 			break
 		}
 		if killed < kills && time.Now().After(nextKill) {
@@ -195,6 +213,7 @@ func TestProof(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	elapsed := time.Since(began)
+	faults1 := proofFaults(t, control)
 
 	// Figures.
 	jobs, err := rc.JobList(ctx, river.NewJobListParams().First(10000).States(
@@ -236,21 +255,29 @@ func TestProof(t *testing.T) {
 			twice++
 		}
 	}
-	var apiRequests int64
-	require.NoError(t, db.QueryRowContext(ctx, `SELECT n FROM proof_requests`).Scan(&apiRequests))
 	b, _, err := store.Budget(ctx, river.QueueDefault)
 	require.NoError(t, err)
 	moved := balance0 - proofBalance(t, control)
-	t.Logf("jobs: %d, kills: %d, %s (%.1f jobs/s)", n, killed, elapsed.Round(time.Second), float64(n)/elapsed.Seconds())
+	mode := "all enqueued at once"
+	if rate > 0 {
+		mode = fmt.Sprintf("enqueued at %g a second", rate)
+	}
+	t.Logf("jobs: %d (%s), render scale %s, kills: %d, %s (%.1f jobs/s)", n, mode, scale, killed, elapsed.Round(time.Second), float64(n)/elapsed.Seconds())
 	t.Logf("generations: %d for %d keys; keys charged twice: %d", len(perKey), n, twice)
 	t.Logf("jobs done: %d, failed: %d %v", done, failed, reasons)
 	t.Logf("budget: cap $%.4f, peak reserved+spent $%.2f, spent $%.4f, held at the end $%.4f; charged by the jobs $%.4f; balance moved $%.4f",
 		capUSD, float64(held)/100, b.Spent, b.Held, charged, moved)
 	t.Logf("slots: %d over 3 workers; while >= %d renders were in flight (at most %d): %.2f busy on average, %d at most",
 		3*proofSlots, 3*proofSlots*3/2, renderPeak, float64(busySum)/float64(max(samples, 1)), busyPeak)
+	t.Logf("slots while >= 100 renders were in flight (at most %d): %.2f busy on average, %d at most, %d samples (every 100 ms)",
+		hundreds.rendering, hundreds.mean(), hundreds.peak, hundreds.samples)
 	t.Logf("slots once every job was sent, with up to %d renders in flight: %.2f busy on average, %d at most",
 		tailRendering, float64(tailBusy)/float64(max(tailSamples, 1)), tailPeak)
-	t.Logf("API requests by the workers: %d, %.2f per generation", apiRequests, float64(apiRequests)/float64(max(len(perKey), 1)))
+	t.Logf("Work calls (kind, result):")
+	workFigures(t, db)
+	t.Logf("requests by the workers (route, cause, outcome):")
+	attempts, served := requestFigures(t, db, len(perKey), faults0, faults1)
+	t.Logf("per generation: %.3f HTTP attempts at the API (faulted ones included), %.3f API requests served by the service", attempts, served)
 
 	assert.Zero(t, twice, "no key charged twice")
 	assert.Equal(t, n, done+failed)
@@ -263,6 +290,41 @@ func TestProof(t *testing.T) {
 		compareBatch(t, base, control, args, 3*proofSlots, elapsed)
 	}
 }
+
+// proofInsert enqueues the jobs of params: all at once when rate is 0,
+// else rate a second, a tenth of a second's worth at a time.
+func proofInsert(ctx context.Context, rc *river.Client[pgx.Tx], params []river.InsertManyParams, rate float64) error {
+	if rate <= 0 {
+		_, err := rc.InsertMany(ctx, params)
+		return err
+	}
+	began := time.Now()
+	for i := 0; i < len(params); {
+		due := min(len(params), int(time.Since(began).Seconds()*rate)+1)
+		if due > i {
+			if _, err := rc.InsertMany(ctx, params[i:due]); err != nil {
+				return err
+			}
+			i = due
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil
+}
+
+// busyFigures are samples of the busy slots.
+type busyFigures struct {
+	sum, peak, samples, rendering int
+}
+
+func (b *busyFigures) add(busy, rendering int) {
+	b.sum += busy
+	b.peak = max(b.peak, busy)
+	b.rendering = max(b.rendering, rendering)
+	b.samples++
+}
+
+func (b *busyFigures) mean() float64 { return float64(b.sum) / float64(max(b.samples, 1)) }
 
 // compareBatch runs the same generations through batch.Run in one process
 // at the same concurrency, and logs both throughputs.
@@ -292,12 +354,7 @@ func TestProofWorker(t *testing.T) {
 	db := stdlib.OpenDBFromPool(pool)
 	store, err := riverjob.Open(ctx, db, mediagen.PostgreSQL)
 	require.NoError(t, err)
-	count := client.WithMiddleware(func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-		if strings.HasPrefix(req.URL.Path, "/v3/") {
-			_, _ = db.ExecContext(ctx, `UPDATE proof_requests SET n = n + 1`)
-		}
-		return next(req)
-	})
+	count := countRequests(db)
 	c, err := client.New("proof-key", client.WithBaseURL(os.Getenv("PROOF_BASE")), client.WithJournal(store.Journal()),
 		client.WithJournalHold(5*time.Second), client.WithRetryWait(50*time.Millisecond, time.Second), count)
 	require.NoError(t, err)
@@ -312,7 +369,7 @@ func TestProofWorker(t *testing.T) {
 		}
 	}()
 	workers := river.NewWorkers()
-	river.AddWorker[riverjob.Args](workers, counting{Worker: w, busy: &busy, peak: &peak})
+	river.AddWorker[riverjob.Args](workers, timed{counting{Worker: w, busy: &busy, peak: &peak}, db})
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: proofSlots}},
 		Workers:              workers,

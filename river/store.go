@@ -38,7 +38,7 @@ func Open(ctx context.Context, db *sql.DB, d mediagen.Dialect) (*Store, error) {
 	text, integer := "text", "bigint"
 	err = d.CreateTable(ctx, db,
 		`CREATE TABLE IF NOT EXISTS mediagen_river_generations (
-			id text PRIMARY KEY, job_id `+integer+` NOT NULL DEFAULT 0, body `+text+`)`,
+			id text PRIMARY KEY, job_id `+integer+` NOT NULL DEFAULT 0, body `+text+`, result `+text+`)`,
 		`CREATE TABLE IF NOT EXISTS mediagen_river_budgets (
 			queue text PRIMARY KEY, cap `+integer+` NOT NULL, held `+integer+` NOT NULL DEFAULT 0,
 			spent `+integer+` NOT NULL DEFAULT 0)`,
@@ -158,19 +158,33 @@ func (s *Store) settle(ctx context.Context, key, state string, chargedUSD float6
 }
 
 // submitted records that job waits on generation id and returns the body of
-// its terminal webhook event, when one arrived already (nil otherwise).
-func (s *Store) submitted(ctx context.Context, id string, job int64) (body []byte, err error) {
+// its terminal webhook event, when one arrived already, and the job's
+// result, when a run of the job finished already (nil otherwise).
+func (s *Store) submitted(ctx context.Context, id string, job int64) (body, result []byte, err error) {
 	err = s.d.Retry(ctx, func() error {
-		var b sql.NullString
+		var b, r sql.NullString
 		err := s.db.QueryRowContext(ctx, s.d.Rebind(`INSERT INTO mediagen_river_generations (id, job_id) VALUES (?, ?)
-			ON CONFLICT (id) DO UPDATE SET job_id = excluded.job_id RETURNING body`), id, job).Scan(&b)
-		body = nil
+			ON CONFLICT (id) DO UPDATE SET job_id = excluded.job_id RETURNING body, result`), id, job).Scan(&b, &r)
+		body, result = nil, nil
 		if b.Valid {
 			body = []byte(b.String)
 		}
+		if r.Valid {
+			result = []byte(r.String)
+		}
 		return err
 	})
-	return body, err
+	return body, result, err
+}
+
+// finished records the result of the job that waited on generation id, so
+// that a run of the job after it completed (a wake racing the completion)
+// records it again instead of saving the outputs again.
+func (s *Store) finished(ctx context.Context, id string, result []byte) error {
+	return s.d.Retry(ctx, func() error {
+		_, err := s.db.ExecContext(ctx, s.d.Rebind(`UPDATE mediagen_river_generations SET result = ? WHERE id = ?`), string(result), id)
+		return err
+	})
 }
 
 // ended records the terminal event body of generation id and returns the

@@ -34,9 +34,9 @@ const DefaultTimeout = 5 * time.Minute
 // an idempotency key recorded in the store's journal, so an attempt after a
 // crash, a timeout or a killed worker finds the generation and waits on it.
 // No worker slot is held while a render runs: the job snoozes (river.JobSnooze)
-// by the kind's polling schedule, or for poll.BackstopInterval when webhook
-// events end the waits (WithWebhookURL and a Waker), and each later attempt
-// checks once. A render that ends in error or timeout was refunded: the job
+// by the kind's polling schedule, or, when webhook events end the waits
+// (WithWebhookURL and a Waker), until a render of the kind is normally over
+// and then for poll.BackstopInterval; each later attempt checks once. A render that ends in error or timeout was refunded: the job
 // is cancelled with a *poll.FailedError, which River shows as the job's error
 // and does not retry; so is a call the service refused.
 type Worker struct {
@@ -63,7 +63,8 @@ func WithSaveTo(dir string) Option {
 
 // WithWebhookURL asks the service to send each job's terminal event to u,
 // where a Waker makes the job available at once; the jobs then check only
-// every poll.BackstopInterval, for events that were lost.
+// as a backstop, for events that were lost: once a render of the kind is
+// normally over, then every poll.BackstopInterval.
 func WithWebhookURL(u string) Option {
 	return func(w *Worker) error {
 		if u == "" {
@@ -114,15 +115,20 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	}
 	rec, err := w.store.journal.Get(ctx, key)
 	ctx = attemptContext(ctx, job.Metadata, rec.Trace)
+	kind := client.KindOf(args.FeatureName)
 	var g *mediagen.Generation
+	var res *Result
 	switch {
 	case err == nil && rec.ID != "":
-		g, err = w.check(ctx, key, rec.ID, job.ID)
+		g, res, err = w.check(ctx, key, rec, kind, job.ID)
 	case err == nil || errors.Is(err, journal.ErrNotFound):
-		g, err = w.submit(ctx, job, key, args)
+		g, res, err = w.submit(ctx, job, key, args)
 	}
 	if err != nil {
 		return err
+	}
+	if res != nil { // a run of the job completed already: the outputs are saved
+		return river.RecordOutput(ctx, *res)
 	}
 	switch g.Status {
 	case mediagen.GenerationStatusDone:
@@ -133,24 +139,24 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		}
 		return river.JobCancel(&poll.FailedError{Generation: g})
 	}
-	return river.JobSnooze(w.interval(g.Kind, rec.Created))
+	return river.JobSnooze(w.interval(kind, rec.Created))
 }
 
 // submit reserves the estimate and sends the generation with key, or finds
 // the one a previous attempt sent.
-func (w *Worker) submit(ctx context.Context, job *river.Job[Args], key string, args client.RawArgs) (*mediagen.Generation, error) {
+func (w *Worker) submit(ctx context.Context, job *river.Job[Args], key string, args client.RawArgs) (*mediagen.Generation, *Result, error) {
 	est, err := w.estimate(ctx, args)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ok, others, err := w.store.reserve(ctx, job.Queue, key, est)
 	switch {
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	case !ok && others: // held reservations may be released or settle lower
-		return nil, river.JobSnooze(jitter(5 * time.Second))
+		return nil, nil, river.JobSnooze(jitter(5 * time.Second))
 	case !ok:
-		return nil, river.JobCancel(fmt.Errorf("%w: %s estimated at $%.4f", ErrOverBudget, key, est))
+		return nil, nil, river.JobCancel(fmt.Errorf("%w: %s estimated at $%.4f", ErrOverBudget, key, est))
 	}
 	opts := []client.Option{client.WithIdempotencyKey(key)}
 	if w.webhook != "" {
@@ -161,50 +167,64 @@ func (w *Worker) submit(ctx context.Context, job *river.Job[Args], key string, a
 	switch {
 	case err == nil:
 	case ctx.Err() != nil || errors.As(err, &unsure):
-		return nil, err // may have been charged: the reservation stays, the journal finds it
+		return nil, nil, err // may have been charged: the reservation stays, the journal finds it
 	case refused(err):
 		if rerr := w.store.settle(ctx, key, "released", 0); rerr != nil {
-			return nil, rerr
+			return nil, nil, rerr
 		}
-		return nil, river.JobCancel(err)
+		return nil, nil, river.JobCancel(err)
 	default: // nothing was charged; River tries again later
 		if rerr := w.store.settle(ctx, key, "released", 0); rerr != nil {
-			return nil, rerr
+			return nil, nil, rerr
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	return w.remember(ctx, g, job.ID)
 }
 
-// check reads generation id once: from the webhook event a Waker stored,
-// or from the service.
-func (w *Worker) check(ctx context.Context, key, id string, job int64) (*mediagen.Generation, error) {
-	g, err := w.remember(ctx, &mediagen.Generation{ID: id}, job)
-	if err != nil || g.Terminal() {
-		return g, err
+// check reads the generation of rec once: from the webhook event a Waker
+// stored, or from the service. With webhooks, the service is asked only
+// once a render of kind is normally over (a job run early, such as one
+// rescued from a dead worker, snoozes until then: its event wakes it).
+func (w *Worker) check(ctx context.Context, key string, rec journal.Record, kind mediagen.Kind, job int64) (*mediagen.Generation, *Result, error) {
+	id := rec.ID
+	g, res, err := w.remember(ctx, &mediagen.Generation{ID: id}, job)
+	if err != nil || res != nil || g.Terminal() || w.webhook != "" && early(kind, rec.Created) {
+		return g, res, err
 	}
 	g, err = w.c.GetGeneration(ctx, id)
 	if errors.Is(err, client.ErrNotFound) { // expired or deleted: nothing left to wait for
 		if rerr := w.store.settle(ctx, key, "released", 0); rerr != nil {
-			return nil, rerr
+			return nil, nil, rerr
 		}
-		return nil, river.JobCancel(fmt.Errorf("riverjob: generation %s of %s: %w", id, key, poll.ErrGone))
+		return nil, nil, river.JobCancel(fmt.Errorf("riverjob: generation %s of %s: %w", id, key, poll.ErrGone))
 	}
-	return g, err
+	return g, nil, err
 }
 
 // remember records that job waits on g and returns the generation of the
-// terminal event a Waker stored for it, or g when none arrived.
-func (w *Worker) remember(ctx context.Context, g *mediagen.Generation, job int64) (*mediagen.Generation, error) {
-	body, err := w.store.submitted(ctx, g.ID, job)
-	if err != nil || body == nil {
-		return g, err
+// terminal event a Waker stored for it, or g when none arrived, and the
+// result of a run of the job that completed already.
+func (w *Worker) remember(ctx context.Context, g *mediagen.Generation, job int64) (*mediagen.Generation, *Result, error) {
+	body, result, err := w.store.submitted(ctx, g.ID, job)
+	if err != nil {
+		return nil, nil, err
+	}
+	if result != nil {
+		var res Result
+		if err := json.Unmarshal(result, &res); err != nil {
+			return nil, nil, fmt.Errorf("riverjob: stored result of %s: %w", g.ID, err)
+		}
+		return g, &res, nil
+	}
+	if body == nil {
+		return g, nil, nil
 	}
 	var ended mediagen.Generation
 	if err := json.Unmarshal(body, &ended); err != nil {
-		return nil, fmt.Errorf("riverjob: stored event of %s: %w", g.ID, err)
+		return nil, nil, fmt.Errorf("riverjob: stored event of %s: %w", g.ID, err)
 	}
-	return &ended, nil
+	return &ended, nil, nil
 }
 
 // finish saves the outputs, settles the budget and records the result.
@@ -222,6 +242,13 @@ func (w *Worker) finish(ctx context.Context, job *river.Job[Args], key string, g
 		res.Path, res.PosterPath = saved.Path, saved.PosterPath
 	}
 	if err := w.store.settle(ctx, key, "settled", g.BalanceUsed); err != nil {
+		return err
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	if err := w.store.finished(ctx, g.ID, b); err != nil {
 		return err
 	}
 	return river.RecordOutput(ctx, res)
@@ -247,9 +274,17 @@ func (w *Worker) estimate(ctx context.Context, args client.RawArgs) (float64, er
 
 // interval is how long a job snoozes before checking again: the kind's
 // polling schedule (first check after the first interval, growing with the
-// time since the submit up to the last), or the backstop with webhooks.
+// time since the submit up to the last), or with webhooks the backstop: a
+// first check when a render of the kind is normally over, then every
+// poll.BackstopInterval.
 func (w *Worker) interval(kind mediagen.Kind, since time.Time) time.Duration {
 	if w.webhook != "" {
+		switch {
+		case since.IsZero():
+			return jitter(firstBackstop(kind))
+		case early(kind, since):
+			return jitter(firstBackstop(kind) - time.Since(since))
+		}
 		return jitter(poll.BackstopInterval)
 	}
 	first, last := time.Second, 3*time.Second
@@ -264,6 +299,24 @@ func (w *Worker) interval(kind mediagen.Kind, since time.Time) time.Duration {
 		d = max(first, min(last, time.Since(since)/2))
 	}
 	return jitter(d)
+}
+
+// firstBackstop is when a render of kind is normally over, as for a wait of
+// package poll fed by a hub: unknown kinds wait as long as video.
+func firstBackstop(kind mediagen.Kind) time.Duration {
+	switch kind {
+	case mediagen.KindImage, mediagen.KindText:
+		return 10 * time.Second
+	case mediagen.KindAudio:
+		return 20 * time.Second
+	}
+	return time.Minute
+}
+
+// early reports whether a render of kind sent at since is not normally
+// over yet: no check is due before three quarters of firstBackstop.
+func early(kind mediagen.Kind, since time.Time) bool {
+	return time.Since(since) < firstBackstop(kind)*3/4
 }
 
 // jitter spreads d by up to a tenth either way, so jobs do not check in step.

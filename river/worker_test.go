@@ -214,3 +214,31 @@ func TestInsertUniqueByKey(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, res.Jobs, 5)
 }
+
+// A job run again after it completed (a wake racing its completion)
+// completes with the same result, without a request or a second download.
+func TestCompletedJobRunAgainSavesNothingAgain(t *testing.T) {
+	e := newEnv(t)
+	var requests atomic.Int64
+	count := client.WithMiddleware(func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		requests.Add(1)
+		return next(req)
+	})
+	e.worker(t, 2, e.client(count), riverjob.WithSaveTo(t.TempDir()), riverjob.WithWebhookURL(e.hook))
+	e.insert(t, mixed(1))
+	jobs := e.waitJobs(t, 30*time.Second)
+	require.Len(t, jobs[rivertype.JobStateCompleted], 1)
+	first := jobs[rivertype.JobStateCompleted][0]
+	sent := requests.Load()
+
+	_, err := e.rc.JobRetry(t.Context(), first.ID)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		j, err := e.rc.JobGet(t.Context(), first.ID)
+		return err == nil && j.State == rivertype.JobStateCompleted && j.Attempt > first.Attempt
+	}, 30*time.Second, 20*time.Millisecond)
+	again, err := e.rc.JobGet(t.Context(), first.ID)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(first.Output()), string(again.Output()))
+	assert.Equal(t, sent, requests.Load(), "no request, no download")
+}
