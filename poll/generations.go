@@ -106,7 +106,7 @@ func (b *batch) run(ctx context.Context) {
 		if !b.takeEvents(ctx, p) {
 			return
 		}
-		woke, err := p.pause(ctx, n, firstBackstop(b.s.kind), func() time.Duration { return b.s.intervalFor(b.schedule(), n) })
+		woke, err := p.pause(ctx, n, FirstBackstop(b.s.kind), func() time.Duration { return b.s.intervalFor(b.schedule(), n) })
 		switch {
 		case woke:
 			n--

@@ -38,6 +38,14 @@ func scheduleFor(kind mediagen.Kind) schedule {
 	return mediumSchedule
 }
 
+// Schedule returns the first and the longest interval between checks of a
+// generation of kind when polling alone (see the package documentation),
+// for code that schedules its own checks, such as a job queue's.
+func Schedule(kind mediagen.Kind) (first, longest time.Duration) {
+	s := scheduleFor(kind)
+	return s.first, s.max
+}
+
 // at returns the wait before check n (1 for the first check after the
 // initial one), given r uniform in [0, 1).
 func (s schedule) at(n int, r float64) time.Duration {

@@ -50,9 +50,10 @@ func WithKind(k mediagen.Kind) Option {
 	}
 }
 
-// firstBackstop is when a render of kind is normally over: the first check
-// of a wait fed by a hub. Unknown kinds wait as long as video.
-func firstBackstop(kind mediagen.Kind) time.Duration {
+// FirstBackstop returns when a render of kind is normally over: the first
+// check of a wait fed by a hub ([WithHub]). Unknown kinds wait as long as
+// video.
+func FirstBackstop(kind mediagen.Kind) time.Duration {
 	switch kind {
 	case mediagen.KindImage, mediagen.KindText:
 		return 10 * time.Second
@@ -94,7 +95,7 @@ func Generation(ctx context.Context, c *client.Client, id string, opts ...Option
 		interval: func(last *mediagen.Generation, n int) time.Duration {
 			return s.intervalFor(scheduleFor(last.Kind), n)
 		},
-		backstop: firstBackstop(s.kind),
+		backstop: FirstBackstop(s.kind),
 	})
 	tw.Close(err)
 	return g, err

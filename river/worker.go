@@ -281,19 +281,13 @@ func (w *Worker) interval(kind mediagen.Kind, since time.Time) time.Duration {
 	if w.webhook != "" {
 		switch {
 		case since.IsZero():
-			return jitter(firstBackstop(kind))
+			return jitter(poll.FirstBackstop(kind))
 		case early(kind, since):
-			return jitter(firstBackstop(kind) - time.Since(since))
+			return jitter(poll.FirstBackstop(kind) - time.Since(since))
 		}
 		return jitter(poll.BackstopInterval)
 	}
-	first, last := time.Second, 3*time.Second
-	switch kind {
-	case mediagen.KindAudio:
-		first, last = 2*time.Second, 5*time.Second
-	case mediagen.KindVideo:
-		first, last = 5*time.Second, 10*time.Second
-	}
+	first, last := poll.Schedule(kind)
 	d := first
 	if !since.IsZero() {
 		d = max(first, min(last, time.Since(since)/2))
@@ -301,22 +295,10 @@ func (w *Worker) interval(kind mediagen.Kind, since time.Time) time.Duration {
 	return jitter(d)
 }
 
-// firstBackstop is when a render of kind is normally over, as for a wait of
-// package poll fed by a hub: unknown kinds wait as long as video.
-func firstBackstop(kind mediagen.Kind) time.Duration {
-	switch kind {
-	case mediagen.KindImage, mediagen.KindText:
-		return 10 * time.Second
-	case mediagen.KindAudio:
-		return 20 * time.Second
-	}
-	return time.Minute
-}
-
 // early reports whether a render of kind sent at since is not normally
-// over yet: no check is due before three quarters of firstBackstop.
+// over yet: no check is due before three quarters of poll.FirstBackstop.
 func early(kind mediagen.Kind, since time.Time) bool {
-	return time.Since(since) < firstBackstop(kind)*3/4
+	return time.Since(since) < poll.FirstBackstop(kind)*3/4
 }
 
 // jitter spreads d by up to a tenth either way, so jobs do not check in step.
