@@ -33,12 +33,13 @@ const DefaultTimeout = 5 * time.Minute
 // A job charges once, whatever River runs again: the submit goes out with
 // an idempotency key recorded in the store's journal, so an attempt after a
 // crash, a timeout or a killed worker finds the generation and waits on it.
-// No worker slot is held while a render runs: the job snoozes (river.JobSnooze)
-// by the kind's polling schedule, or, when webhook events end the waits
-// (WithWebhookURL and a Waker), until a render of the kind is normally over
-// and then for poll.BackstopInterval; each later attempt checks once. A render that ends in error or timeout was refunded: the job
-// is cancelled with a *poll.FailedError, which River shows as the job's error
-// and does not retry; so is a call the service refused.
+// No worker slot is held while a render runs: the job snoozes
+// (river.JobSnooze) by the kind's polling schedule, or, when webhook events
+// end the waits (WithWebhookURL and a Waker), until a render of the kind is
+// normally over and then for poll.BackstopInterval; each later attempt
+// checks once. A render that ends in error or timeout was refunded: the job
+// is cancelled with a *poll.FailedError, which River shows as the job's
+// error and does not retry; so is a call the service refused.
 type Worker struct {
 	river.WorkerDefaults[Args]
 
