@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/telemetry"
 )
 
@@ -56,4 +57,17 @@ func (c *Client) startJob(ctx context.Context, cfg *config, feature string) (con
 		}
 	}
 	return c.tel.StartJob(ctx, feature, remote, cfg.charge.Key)
+}
+
+// Observed records that the caller found generation g terminal by its own
+// means, such as its own GetGeneration loop or a webhook event it stored:
+// with tracing or metrics on, g's job in this process ends with its
+// status, cost and refund, as the waits of package poll and SaveOutput end
+// it themselves. A g that is not terminal, or whose job is not open in this
+// process, changes nothing.
+func (c *Client) Observed(g *mediagen.Generation) {
+	if g == nil || !g.Terminal() {
+		return
+	}
+	telemetry.Lookup(g.ID).Finish(string(g.Status), g.Status != mediagen.GenerationStatusDone, "")
 }

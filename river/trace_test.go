@@ -12,6 +12,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
 	riverjob "github.com/mediagen/mediagen-go/river"
@@ -52,4 +53,40 @@ func TestJobCarriesTraceThroughQueue(t *testing.T) {
 	}
 	require.Len(t, byName["mediagen.save"], 1)
 	assert.Equal(t, job.SpanContext.SpanID(), byName["mediagen.save"][0].Parent.SpanID())
+}
+
+// A job's generation span ends in the worker that followed it to the end,
+// with the terminal status: also when nothing is saved and when the
+// render failed.
+func TestJobSpansEndWithTheirStatus(t *testing.T) {
+	e := newEnv(t, clienttest.WithFaults(clienttest.Faults{Seed: 3, RenderError: 1, RenderFeatures: []mediagen.Feature{"audio/voiceover"}}))
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	e.worker(t, 2, e.client(client.WithTracerProvider(tp))) // no folder: nothing is saved
+	e.insert(t, []client.Args{
+		client.ImageGenerationArgs{Prompt: "k000 a lighthouse"},
+		client.VoiceoverArgs{VoiceID: "ava-warm-narrator", Script: "k001 a lighthouse"},
+	})
+	jobs := e.waitJobs(t, time.Minute)
+	require.Len(t, jobs[rivertype.JobStateCompleted], 1)
+	require.Len(t, jobs[rivertype.JobStateCancelled], 1, "the failed render")
+
+	statuses := map[string]string{}
+	for _, s := range spans.GetSpans() {
+		if s.Name != "mediagen.generation" {
+			continue
+		}
+		var kind, status string
+		for _, kv := range s.Attributes {
+			switch kv.Key {
+			case "mediagen.kind":
+				kind = kv.Value.AsString()
+			case "mediagen.status":
+				status = kv.Value.AsString()
+			}
+		}
+		statuses[kind] = status
+	}
+	assert.Equal(t, map[string]string{"image": "done", "audio": "error"}, statuses)
 }

@@ -138,6 +138,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		if err := w.store.settle(ctx, key, "released", 0); err != nil {
 			return err
 		}
+		w.c.Observed(g) // its job span, when this process submitted it, ends here
 		return river.JobCancel(&poll.FailedError{Generation: g})
 	}
 	return river.JobSnooze(w.interval(kind, rec.Created))
@@ -252,6 +253,7 @@ func (w *Worker) finish(ctx context.Context, job *river.Job[Args], key string, g
 	if err := w.store.finished(ctx, g.ID, b); err != nil {
 		return err
 	}
+	w.c.Observed(g) // ended already when SaveOutput saved it
 	return river.RecordOutput(ctx, res)
 }
 

@@ -171,7 +171,8 @@ func (j *Job) Created(id, kind string, cost float64, err error) {
 	}
 	var dropped []*Job
 	jobs.Lock()
-	if _, ok := jobs.m[id]; !ok { // else the job that submitted it, in this process, goes on
+	_, open := jobs.m[id]
+	if !open {
 		if len(jobs.order) >= 2*maxJobs { // mostly ids of finished jobs
 			jobs.order = slices.DeleteFunc(jobs.order, func(id string) bool { return jobs.m[id] == nil })
 		}
@@ -188,6 +189,12 @@ func (j *Job) Created(id, kind string, cost float64, err error) {
 	jobs.Unlock()
 	for _, old := range dropped {
 		old.untrack()
+	}
+	if open { // the job that submitted it, in this process, goes on; this call's ends
+		j.mu.Lock()
+		j.done = true
+		j.mu.Unlock()
+		j.span.End()
 	}
 }
 
