@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/mediagen/mediagen-go"
-	"github.com/mediagen/mediagen-go/internal/telemetry"
 )
 
 // SavedOutput says where [Client.SaveOutput] wrote a generation's output.
@@ -93,7 +92,7 @@ func (c *Client) save(ctx context.Context, g *mediagen.Generation, opts []Option
 	if err != nil {
 		return err
 	}
-	ctx, span := telemetry.StartSave(ctx, g.ID)
+	ctx, span := c.tel.StartSave(ctx, g.ID)
 	defer func() { span.EndSave(err) }()
 	if err := prepare(); err != nil {
 		return fmt.Errorf("mediagen: SaveOutput: %w", err)

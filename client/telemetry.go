@@ -60,14 +60,27 @@ func (c *Client) startJob(ctx context.Context, cfg *config, feature string) (con
 }
 
 // Observed records that the caller found generation g terminal by its own
-// means, such as its own GetGeneration loop or a webhook event it stored:
-// with tracing or metrics on, g's job in this process ends with its
-// status, cost and refund, as the waits of package poll and SaveOutput end
-// it themselves. A g that is not terminal, or whose job is not open in this
-// process, changes nothing.
-func (c *Client) Observed(g *mediagen.Generation) {
+// means, such as its own GetGeneration loop or a webhook event it stored,
+// as the waits of package poll and SaveOutput do themselves: with tracing
+// or metrics on, g's job ends with its status, cost and refund, and g
+// counts as finished. The job is the one this process opened when it
+// submitted g or, when it did not (a queue's later attempt, another
+// machine), one that continues the trace in ctx, such as the job span the
+// journal recorded with the key. Call it once per generation; a g that is
+// not terminal changes nothing.
+func (c *Client) Observed(ctx context.Context, g *mediagen.Generation) {
 	if g == nil || !g.Terminal() {
 		return
 	}
-	telemetry.Lookup(g.ID).Finish(string(g.Status), g.Status != mediagen.GenerationStatusDone, "")
+	c.tel.Observe(ctx, g.ID, string(g.Feature), string(g.Kind), string(g.Status), g.BalanceUsed, g.RequestDate)
+}
+
+// Release records that this process stops following generation id before
+// its terminal state and hands it to another, as a job queue does when it
+// snoozes a job: with tracing on, its job span ends here with a "released"
+// event (and does not count as finished). Whoever follows it next
+// continues the trace: a keyed create takes it from the journal, and
+// [Client.Observed] and SaveOutput continue the span in their context.
+func (c *Client) Release(id string) {
+	telemetry.Release(id)
 }

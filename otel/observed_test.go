@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
@@ -33,7 +34,7 @@ func TestObservedEndsJob(t *testing.T) {
 			c := srv.Client(client.WithTracerProvider(rec.tp), client.WithMeterProvider(rec.mp))
 			g, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "a lighthouse"})
 			require.NoError(t, err)
-			c.Observed(g) // not terminal yet: nothing ends
+			c.Observed(t.Context(), g) // not terminal yet: nothing ends
 			assert.Empty(t, jobSpans(rec), "the job is still open")
 			for !g.Terminal() {
 				srv.Advance(time.Second)
@@ -41,8 +42,8 @@ func TestObservedEndsJob(t *testing.T) {
 				require.NoError(t, err)
 			}
 			require.Equal(t, tc.status, g.Status)
-			c.Observed(g)
-			c.Observed(g) // twice counts once
+			c.Observed(t.Context(), g)
+			c.Observed(t.Context(), g) // twice counts once
 
 			jobs := jobSpans(rec)
 			require.Len(t, jobs, 1, "the job ended")
@@ -60,6 +61,49 @@ func TestObservedEndsJob(t *testing.T) {
 			assert.EqualValues(t, 1, sumInt(m["mediagen.generations.finished"], attribute.String("mediagen.status", string(tc.status))))
 		})
 	}
+}
+
+// A generation handed to another process (Release) ends its job there,
+// released; the process that finds it terminal continues the recorded
+// trace with a job span of its own, which carries the status, and counts it
+// finished once.
+func TestReleasedJobContinues(t *testing.T) {
+	rec := newRecorder(t)
+	srv := clienttest.NewServer(t)
+	c := srv.Client(client.WithTracerProvider(rec.tp), client.WithMeterProvider(rec.mp))
+	g, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "a lighthouse"})
+	require.NoError(t, err)
+	c.Release(g.ID)
+	jobs := jobSpans(rec)
+	require.Len(t, jobs, 1, "released: ended and exported")
+	first := jobs[0]
+	require.Len(t, first.Events, 1)
+	assert.Equal(t, "released", first.Events[0].Name)
+	_, hasStatus := attr(first, "mediagen.status")
+	assert.False(t, hasStatus, "not terminal: no status")
+
+	// Another process: a client of its own, the recorded span as parent.
+	other := srv.Client(client.WithTracerProvider(rec.tp), client.WithMeterProvider(rec.mp))
+	ctx := trace.ContextWithRemoteSpanContext(t.Context(), first.SpanContext)
+	for !g.Terminal() {
+		srv.Advance(time.Second)
+		g, err = other.GetGeneration(ctx, g.ID)
+		require.NoError(t, err)
+	}
+	other.Observed(ctx, g)
+	other.Observed(ctx, g) // once
+	jobs = jobSpans(rec)
+	require.Len(t, jobs, 2)
+	cont := jobs[1]
+	assert.Equal(t, first.SpanContext.TraceID(), cont.SpanContext.TraceID())
+	assert.Equal(t, first.SpanContext.SpanID(), cont.Parent.SpanID())
+	v, _ := attr(cont, "mediagen.status")
+	assert.Equal(t, "done", v.AsString())
+	v, _ = attr(cont, "mediagen.generation.id")
+	assert.Equal(t, g.ID, v.AsString())
+	m := rec.metrics(t)
+	assert.EqualValues(t, 1, sumInt(m["mediagen.generations.finished"]), "finished once, by the continuation")
+	assert.EqualValues(t, 1, sumInt(m["mediagen.generations.submitted"]))
 }
 
 // A keyed create that hands back the generation a job of this process

@@ -9,6 +9,8 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -19,9 +21,9 @@ import (
 )
 
 // A job enqueued under a span carries its trace through the queue: the
-// generation's span continues it, and the attempts after the job snoozed
-// (the check that finds the render done, the save) are in the generation's
-// trace too.
+// generation's span continues it and ends, released, when the job snoozes;
+// the attempt that finds the render done (whichever worker runs it) checks,
+// saves and ends the generation as a continuation of that span.
 func TestJobCarriesTraceThroughQueue(t *testing.T) {
 	e := newEnv(t, clienttest.WithRenderScale(0.1))
 	spans := tracetest.NewInMemoryExporter()
@@ -42,11 +44,21 @@ func TestJobCarriesTraceThroughQueue(t *testing.T) {
 	for _, s := range spans.GetSpans() {
 		byName[s.Name] = append(byName[s.Name], s)
 	}
-	require.Len(t, byName["mediagen.generation"], 1)
-	job := byName["mediagen.generation"][0]
+	require.Len(t, byName["mediagen.generation"], 2, "the submit's, released, and its continuation's")
+	job, cont := byName["mediagen.generation"][0], byName["mediagen.generation"][1]
 	trace := enqueue.SpanContext().TraceID()
 	assert.Equal(t, trace, job.SpanContext.TraceID(), "the generation continues the enqueuer's trace")
 	assert.Equal(t, enqueue.SpanContext().SpanID(), job.Parent.SpanID())
+	require.Len(t, job.Events, 1)
+	assert.Equal(t, "released", job.Events[0].Name)
+	assert.Equal(t, job.SpanContext.SpanID(), cont.Parent.SpanID(), "the last attempt continues the generation")
+	status := ""
+	for _, kv := range cont.Attributes {
+		if kv.Key == "mediagen.status" {
+			status = kv.Value.AsString()
+		}
+	}
+	assert.Equal(t, "done", status)
 	require.NotEmpty(t, byName["GET"], "the job snoozed while the render ran, then checked")
 	for _, s := range append(byName["GET"], byName["mediagen.save"]...) {
 		assert.Equal(t, trace, s.SpanContext.TraceID(), "%s is in the generation's trace", s.Name)
@@ -63,7 +75,10 @@ func TestJobSpansEndWithTheirStatus(t *testing.T) {
 	spans := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans), sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	e.worker(t, 2, e.client(client.WithTracerProvider(tp))) // no folder: nothing is saved
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	e.worker(t, 2, e.client(client.WithTracerProvider(tp), client.WithMeterProvider(mp))) // no folder: nothing is saved
 	e.insert(t, []client.Args{
 		client.ImageGenerationArgs{Prompt: "k000 a lighthouse"},
 		client.VoiceoverArgs{VoiceID: "ava-warm-narrator", Script: "k001 a lighthouse"},
@@ -72,7 +87,8 @@ func TestJobSpansEndWithTheirStatus(t *testing.T) {
 	require.Len(t, jobs[rivertype.JobStateCompleted], 1)
 	require.Len(t, jobs[rivertype.JobStateCancelled], 1, "the failed render")
 
-	statuses := map[string]string{}
+	// Each generation's trace holds exactly one job span with a status.
+	statuses := map[string][]string{}
 	for _, s := range spans.GetSpans() {
 		if s.Name != "mediagen.generation" {
 			continue
@@ -86,7 +102,23 @@ func TestJobSpansEndWithTheirStatus(t *testing.T) {
 				status = kv.Value.AsString()
 			}
 		}
-		statuses[kind] = status
+		if status != "" {
+			statuses[kind] = append(statuses[kind], status)
+		}
 	}
-	assert.Equal(t, map[string]string{"image": "done", "audio": "error"}, statuses)
+	assert.Equal(t, map[string][]string{"image": {"done"}, "audio": {"error"}}, statuses)
+
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(t.Context(), &rm))
+	finished := int64(0)
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == "mediagen.generations.finished" {
+				for _, p := range sum.DataPoints {
+					finished += p.Value
+				}
+			}
+		}
+	}
+	assert.EqualValues(t, 2, finished, "each generation counts as finished once")
 }

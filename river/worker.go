@@ -138,9 +138,10 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		if err := w.store.settle(ctx, key, "released", 0); err != nil {
 			return err
 		}
-		w.c.Observed(g) // its job span, when this process submitted it, ends here
+		w.c.Observed(ctx, g) // the generation's job ends with its status
 		return river.JobCancel(&poll.FailedError{Generation: g})
 	}
+	w.c.Release(g.ID) // a later attempt, on any worker, continues its trace
 	return river.JobSnooze(w.interval(kind, rec.Created))
 }
 
@@ -253,7 +254,7 @@ func (w *Worker) finish(ctx context.Context, job *river.Job[Args], key string, g
 	if err := w.store.finished(ctx, g.ID, b); err != nil {
 		return err
 	}
-	w.c.Observed(g) // ended already when SaveOutput saved it
+	w.c.Observed(ctx, g) // the generation's job ends with its status, once
 	return river.RecordOutput(ctx, res)
 }
 

@@ -63,7 +63,9 @@ var jobs = struct {
 	sync.Mutex
 	m     map[string]*Job
 	order []string
-}{m: map[string]*Job{}}
+	ended map[string]bool // the ids of jobs finished here, so Observe counts each once
+	done  []string        // ended's ids, oldest first
+}{m: map[string]*Job{}, ended: map[string]bool{}}
 
 // StartJob starts the job of a generation of feature under ctx's span, or,
 // without one, under the trace context remote (a traceparent recorded in
@@ -198,6 +200,60 @@ func (j *Job) Created(id, kind string, cost float64, err error) {
 	}
 }
 
+// Release ends the open job of generation id as one this process hands to
+// another before its terminal state (a queue's snooze): a "released" event
+// and no status, and not counted as finished. Whoever follows it next
+// continues its trace (see Observe).
+func Release(id string) {
+	j := Lookup(id)
+	if j == nil {
+		return
+	}
+	jobs.Lock()
+	delete(jobs.m, id)
+	jobs.Unlock()
+	j.mu.Lock()
+	first := !j.done
+	j.done = true
+	j.mu.Unlock()
+	if first {
+		j.span.AddEvent("released")
+		j.span.End()
+	}
+}
+
+// Observe ends the job of a generation the caller found terminal by its
+// own means: the open job in this process, or else, when ctx carries a
+// span context (the job span an earlier attempt recorded), a job span of
+// this process that continues it, started and ended now. Either way the
+// generation counts as finished once here; since is when it was requested,
+// for the duration of a continued job.
+func (t *T) Observe(ctx context.Context, id, feature, kind, status string, cost float64, since time.Time) {
+	refunded := status != "done"
+	jobs.Lock()
+	j, ended := jobs.m[id], jobs.ended[id]
+	jobs.Unlock()
+	if j != nil || ended {
+		j.Finish(status, refunded, "") // nil (ended here already) does nothing
+		return
+	}
+	s := t.Get()
+	if s == nil {
+		return
+	}
+	if since.IsZero() {
+		since = time.Now()
+	}
+	j = &Job{m: s.Metrics, start: since, feature: feature, id: id, kind: kind, charged: cost}
+	tr := s.Tracer
+	if tr == nil || !trace.SpanContextFromContext(ctx).IsValid() {
+		tr = noopTracer
+	}
+	j.ctx, j.span = tr.Start(ctx, jobSpan)
+	j.attrs(ID.String(id), Kind.String(kind), attribute.Bool("mediagen.continued", true))
+	j.Finish(status, refunded, "")
+}
+
 // untrack ends a job this process no longer follows: the oldest open one
 // when too many are (those created and never waited for here, say, whose
 // webhook another process receives). Its span ends, and so is exported,
@@ -293,6 +349,16 @@ func (j *Job) Finish(status string, refunded bool, endedBy string) {
 	j.span.End()
 	jobs.Lock()
 	delete(jobs.m, j.id)
+	if j.id != "" && !jobs.ended[j.id] {
+		jobs.ended[j.id] = true
+		jobs.done = append(jobs.done, j.id)
+		if n := len(jobs.done) - maxJobs; n > 0 {
+			for _, id := range jobs.done[:n] {
+				delete(jobs.ended, id)
+			}
+			jobs.done = append(jobs.done[:0], jobs.done[n:]...)
+		}
+	}
 	jobs.Unlock()
 }
 

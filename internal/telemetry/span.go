@@ -91,11 +91,20 @@ func (s Span) EndSearch(found bool, err error) {
 }
 
 // StartSave starts the span of the save of generation id's outputs, a
-// child of its job when that is open in this process.
-func StartSave(ctx context.Context, id string) (context.Context, Span) {
+// child of its job when that is open in this process, else of ctx's span:
+// also of a remote one, such as the job span a queue's earlier attempt
+// recorded, with t's tracer.
+func (t *T) StartSave(ctx context.Context, id string) (context.Context, Span) {
 	j := JobFrom(ctx)
 	if j == nil || j.id != id {
 		j = Lookup(id)
+	}
+	if parent := trace.SpanFromContext(ctx); j == nil && !parent.IsRecording() && parent.SpanContext().IsValid() {
+		if s := t.Get(); s != nil && s.Tracer != nil {
+			sp := Span{m: s.Metrics}
+			sp.ctx, sp.span = s.Tracer.Start(ctx, "mediagen.save", trace.WithAttributes(ID.String(id)))
+			return sp.ctx, sp
+		}
 	}
 	return child(ctx, j, "mediagen.save", ID.String(id))
 }
