@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/hubtest"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
@@ -35,25 +35,6 @@ func TestHubDuplicatesAndSize(t *testing.T) {
 	for _, want := range []string{"hub.WithSize(0)", "hub.WithRetention(-1s)", "hub.WithExchange: nil exchange"} {
 		assert.ErrorContains(t, err, want, "a bad option is an error, not a panic")
 	}
-}
-
-// memExchange is an Exchange in memory, as a shared table would be.
-type memExchange struct {
-	mu  sync.Mutex
-	evs []*webhook.Event
-}
-
-func (m *memExchange) Publish(_ context.Context, ev *webhook.Event) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.evs = append(m.evs, ev)
-	return nil
-}
-
-func (m *memExchange) Since(_ context.Context, cursor int64) ([]*webhook.Event, int64, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]*webhook.Event(nil), m.evs[cursor:]...), int64(len(m.evs)), nil
 }
 
 func done(id string) *webhook.Event {
@@ -104,7 +85,7 @@ func TestWatch(t *testing.T) {
 // The webhook lands on one replica's hub; a watch on another's ends, and
 // many watches on one id all end.
 func TestExchangeAcrossReplicas(t *testing.T) {
-	x := &memExchange{}
+	x := &hubtest.Exchange{}
 	receiver, err := New(WithExchange(x, 10*time.Millisecond, nil))
 	require.NoError(t, err)
 	waiter, err := New(WithExchange(x, 10*time.Millisecond, nil))
@@ -126,9 +107,7 @@ func TestExchangeAcrossReplicas(t *testing.T) {
 		}
 	}
 	assert.Less(t, time.Since(start), 250*time.Millisecond)
-	x.mu.Lock()
-	assert.Len(t, x.evs, 1, "untraced watches share nothing: the exchange holds the event alone")
-	x.mu.Unlock()
+	assert.Equal(t, 1, x.Len(), "untraced watches share nothing: the exchange holds the event alone")
 	got, ok := waiter.Lookup(Key{ID: "gen_x"})
 	require.True(t, ok)
 	assert.Equal(t, "gen_x", got.Generation.ID)
@@ -139,7 +118,7 @@ func TestExchangeAcrossReplicas(t *testing.T) {
 // The trace notes of other replicas' waits are kept for deliveries, the
 // last Size of them; a note neither ends a watch nor reads as an event.
 func TestTraceNotes(t *testing.T) {
-	x := &memExchange{}
+	x := &hubtest.Exchange{}
 	h, err := New(WithSize(2), WithExchange(x, 5*time.Millisecond, nil))
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close() })

@@ -21,6 +21,7 @@ import (
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/hub"
+	"github.com/mediagen/mediagen-go/internal/hubtest"
 	"github.com/mediagen/mediagen-go/internal/pgtest"
 	"github.com/mediagen/mediagen-go/webhook"
 )
@@ -142,7 +143,7 @@ func TestHubWakesEveryWaiter(t *testing.T) {
 
 // The webhook lands on one replica's hub; a wait on another's ends.
 func TestHubExchangeAcrossReplicas(t *testing.T) {
-	x := &memExchange{}
+	x := &hubtest.Exchange{}
 	receiver := newHub(t, hub.WithExchange(x, 10*time.Millisecond, nil))
 	waiter := newHub(t, hub.WithExchange(x, 10*time.Millisecond, nil))
 	t.Cleanup(func() { receiver.Close(); waiter.Close() })
@@ -176,25 +177,6 @@ func newHub(t *testing.T, opts ...hub.Option) *hub.Hub {
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close() })
 	return h
-}
-
-// memExchange is a hub.Exchange in memory, as a shared table would be.
-type memExchange struct {
-	mu  sync.Mutex
-	evs []*webhook.Event
-}
-
-func (m *memExchange) Publish(_ context.Context, ev *webhook.Event) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.evs = append(m.evs, ev)
-	return nil
-}
-
-func (m *memExchange) Since(_ context.Context, cursor int64) ([]*webhook.Event, int64, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]*webhook.Event(nil), m.evs[cursor:]...), int64(len(m.evs)), nil
 }
 
 // Two hubs on a real hub.SQLExchange, as two replicas: the event delivered to
