@@ -1,9 +1,6 @@
 package otel_test
 
 import (
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -33,14 +30,7 @@ func BenchmarkPairTracing(b *testing.B) {
 // service is to a user: the server's work and garbage are not the
 // client's.
 func BenchmarkPairTracingServerProcess(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "refserver")
-	out, err := exec.Command("go", "build", "-C", "..", "-o", bin, "./internal/cmd/refserver").CombinedOutput()
-	require.NoError(b, err, "%s", out)
-	vars := map[string]string{}
-	for _, l := range proctest.Start(b, bin, 3, "-addr", "127.0.0.1:0", "-api-key", clienttest.APIKey, "-balance", "1000000000") {
-		k, v, _ := strings.Cut(l, "=")
-		vars[k] = v
-	}
+	vars := proctest.RefServer(b, "-addr", "127.0.0.1:0", "-api-key", clienttest.APIKey, "-balance", "1000000000")
 	pairTracing(b, func(opts ...client.Option) *client.Client {
 		c, err := client.New(clienttest.APIKey, append(opts, client.WithBaseURL(vars["MEDIAGEN_BASE_URL"]))...)
 		require.NoError(b, err)

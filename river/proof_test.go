@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,17 +73,10 @@ func TestProof(t *testing.T) {
 	}
 	ctx := t.Context()
 	dsn := pgtest.DSN(t)
-	bin := filepath.Join(t.TempDir(), "refserver")
-	out, err := exec.Command("go", "build", "-C", "..", "-o", bin, "./internal/cmd/refserver").CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	vars := map[string]string{}
-	for _, l := range proctest.Start(t, bin, 4, "-addr", "127.0.0.1:0", "-api-key", "proof-key", "-balance", "100000",
+	vars := proctest.RefServer(t, "-addr", "127.0.0.1:0", "-api-key", "proof-key", "-balance", "100000",
 		"-render-scale", scale, "-allow-http-webhooks", "-test-control", "-fault-seed", "7",
 		"-fault-http", "0.1", "-fault-statuses", "500,502,503,429", "-fault-drop-before", "0.05", "-fault-drop-after", "0.05",
-		"-fault-render-error", "0.05", "-fault-render-timeout", "0.05") {
-		k, v, _ := strings.Cut(l, "=")
-		vars[k] = v
-	}
+		"-fault-render-error", "0.05", "-fault-render-timeout", "0.05")
 	base, control := vars["MEDIAGEN_BASE_URL"], vars["MEDIAGEN_TEST_CONTROL_URL"]
 
 	pool, err := pgxpool.New(ctx, dsn)

@@ -6,6 +6,10 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -41,4 +45,29 @@ func Start(tb testing.TB, bin string, lines int, args ...string) []string {
 		tb.Fatalf("%s printed %d lines, want %d", bin, len(out), lines)
 	}
 	return out
+}
+
+// RefServer builds the reference server command (internal/cmd/refserver,
+// in this module's tree, so a test of another module of the repository
+// can run it too), starts it with args, and returns the variables it
+// prints (MEDIAGEN_BASE_URL, MEDIAGEN_API_KEY, MEDIAGEN_WEBHOOK_SECRET, and
+// MEDIAGEN_TEST_CONTROL_URL with -test-control). It stops with the test.
+func RefServer(tb testing.TB, args ...string) map[string]string {
+	tb.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	bin := filepath.Join(tb.TempDir(), "refserver")
+	if out, err := exec.Command("go", "build", "-C", root, "-o", bin, "./internal/cmd/refserver").CombinedOutput(); err != nil {
+		tb.Fatalf("building the reference server command: %v\n%s", err, out)
+	}
+	lines := 3
+	if slices.Contains(args, "-test-control") {
+		lines = 4
+	}
+	vars := map[string]string{}
+	for _, l := range Start(tb, bin, lines, args...) {
+		k, v, _ := strings.Cut(l, "=")
+		vars[k] = v
+	}
+	return vars
 }
