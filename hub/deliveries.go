@@ -124,6 +124,6 @@ func (h *Hub) noteTrace(ev *webhook.Event, tp string) {
 		for _, id := range h.traced[:n] {
 			delete(h.traces, id)
 		}
-		h.traced = append(h.traced[:0], h.traced[n:]...)
+		h.traced = h.traced[n:] // append copies only the live ids when it grows
 	}
 }

@@ -190,13 +190,10 @@ func (j *Job) Created(id, kind string, cost float64, err error) {
 	}
 	jobs.Unlock()
 	for _, old := range dropped {
-		old.untrack()
+		old.end("untracked")
 	}
 	if open { // the job that submitted it, in this process, goes on; this call's ends
-		j.mu.Lock()
-		j.done = true
-		j.mu.Unlock()
-		j.span.End()
+		j.end("")
 	}
 }
 
@@ -212,14 +209,7 @@ func Release(id string) {
 	jobs.Lock()
 	delete(jobs.m, id)
 	jobs.Unlock()
-	j.mu.Lock()
-	first := !j.done
-	j.done = true
-	j.mu.Unlock()
-	if first {
-		j.span.AddEvent("released")
-		j.span.End()
-	}
+	j.end("released")
 }
 
 // Observe ends the job of a generation the caller found terminal by its
@@ -254,19 +244,23 @@ func (t *T) Observe(ctx context.Context, id, feature, kind, status string, cost 
 	j.Finish(status, refunded, "")
 }
 
-// untrack ends a job this process no longer follows: the oldest open one
-// when too many are (those created and never waited for here, say, whose
-// webhook another process receives). Its span ends, and so is exported,
-// with an "untracked" event and no status; a later wait for it has no job.
-func (j *Job) untrack() {
+// end ends the job's span without a status, once, with event when not "":
+// "untracked" for the oldest open job when too many are (those created and
+// never waited for here, say, whose webhook another process receives),
+// "released" for one handed to another process. The span is exported; a
+// later wait for the generation has no job here.
+func (j *Job) end(event string) {
 	j.mu.Lock()
 	first := !j.done
 	j.done = true
 	j.mu.Unlock()
-	if first {
-		j.span.AddEvent("untracked")
-		j.span.End()
+	if !first {
+		return
 	}
+	if event != "" {
+		j.span.AddEvent(event)
+	}
+	j.span.End()
 }
 
 // attrs sets the job's attributes known at its start with more, in one
@@ -356,7 +350,7 @@ func (j *Job) Finish(status string, refunded bool, endedBy string) {
 			for _, id := range jobs.done[:n] {
 				delete(jobs.ended, id)
 			}
-			jobs.done = append(jobs.done[:0], jobs.done[n:]...)
+			jobs.done = jobs.done[n:] // append copies only the live ids when it grows
 		}
 	}
 	jobs.Unlock()
