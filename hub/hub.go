@@ -192,7 +192,7 @@ func (h *Hub) evict(now time.Time) {
 		drop++
 	}
 	if drop > 0 {
-		h.order = append(h.order[:0], h.order[drop:]...)
+		h.order = h.order[drop:] // append copies only the live keys when it grows
 	}
 }
 
