@@ -32,8 +32,11 @@
 // request. After an ambiguous failure (the connection broke after the
 // request was sent, or a 5xx) the client looks for the generation or clone
 // the attempt may have created and returns it; it submits again only when
-// there is none. That search only reads, so it has its own patience
-// ([SearchBudget]), whatever the retry policy. So a call that returns an
+// there is none. The search reads the rows requested since the attempt
+// began, less a margin for the service's clocks: how far the clock that
+// dates its rows runs behind its Date header, learned from the rows this
+// client created (3 s until it has seen 16). That search only reads, so it
+// has its own patience ([SearchBudget]), whatever the retry policy. So a call that returns an
 // error was not charged, unless its context ended first or the service
 // failed for longer than the search's budget ([UncertainError], which
 // [Client.FindGeneration] resolves): see [Client.CreateGeneration].

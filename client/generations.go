@@ -79,20 +79,22 @@ type generationOp struct {
 
 func (o *generationOp) What() string { return "generation" }
 
-func (o *generationOp) Post(ctx context.Context) (*mediagen.Generation, error) {
+func (o *generationOp) Post(ctx context.Context) (*mediagen.Generation, time.Time, error) {
 	var env api.GenerationEnvelope
 	r := o.c.createGenerationRequest(o.body)
 	resp, err := o.c.do(ctx, o.cfg, &r, &env)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	if env.Generation.ID == "" {
-		return nil, newBodyError(resp, errNoID)
+		return nil, time.Time{}, newBodyError(resp, errNoID)
 	}
-	return &env.Generation, nil
+	return &env.Generation, serverDate(resp), nil
 }
 
 func (o *generationOp) ID(g *mediagen.Generation) string { return g.ID }
+
+func (o *generationOp) Requested(g *mediagen.Generation) time.Time { return g.RequestDate }
 
 // Key is the feature and the arguments as a map, which marshals with
 // sorted keys: the same key whether they came typed (CreateGeneration) or

@@ -292,11 +292,12 @@ func clientArgs(args any) (map[string]any, error) {
 	return m, json.Unmarshal(b, &m)
 }
 
-// dropOnce processes the first request matching method and path, then
-// loses the answer as a reset connection.
+// dropOnce processes the first request matching method and path after
+// skip of them, then loses the answer as a reset connection.
 type dropOnce struct {
 	next         http.RoundTripper
 	method, path string
+	skip         int
 	mu           sync.Mutex
 	dropped      bool
 }
@@ -306,6 +307,10 @@ func (d *dropOnce) RoundTrip(r *http.Request) (*http.Response, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err != nil || d.dropped || r.Method != d.method || r.URL.Path != d.path {
+		return resp, err
+	}
+	if d.skip > 0 {
+		d.skip--
 		return resp, err
 	}
 	d.dropped = true

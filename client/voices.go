@@ -134,24 +134,26 @@ type cloneOp struct {
 
 func (o *cloneOp) What() string { return "voice clone" }
 
-func (o *cloneOp) Post(ctx context.Context) (*mediagen.Voice, error) {
+func (o *cloneOp) Post(ctx context.Context) (*mediagen.Voice, time.Time, error) {
 	r, err := fromGenerated(api.NewCreateVoiceRequest(o.c.server, *o.body))
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	r.Class = engine.Charging
 	var env api.VoiceEnvelope
 	resp, err := o.c.do(ctx, o.cfg, r, &env)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	if env.Voice.ID == "" {
-		return nil, newBodyError(resp, errNoID)
+		return nil, time.Time{}, newBodyError(resp, errNoID)
 	}
-	return &env.Voice, nil
+	return &env.Voice, serverDate(resp), nil
 }
 
 func (o *cloneOp) ID(v *mediagen.Voice) string { return v.ID }
+
+func (o *cloneOp) Requested(v *mediagen.Voice) time.Time { return v.RequestDate }
 
 func (o *cloneOp) Key() string { return "voice\x00" + o.p.Name + "\x00" + o.p.Description }
 

@@ -30,10 +30,14 @@ import (
 type Op[T any] interface {
 	// What names the call in logs and errors: "generation", "voice clone".
 	What() string
-	// Post sends the request once (429s aside): a row, or an error.
-	Post(ctx context.Context) (*T, error)
+	// Post sends the request once (429s aside): a row and the Date of the
+	// answer (zero when it had none), or an error.
+	Post(ctx context.Context) (*T, time.Time, error)
 	// ID returns a row's id.
 	ID(row *T) string
+	// Requested returns when the service recorded a row's request, on its
+	// clock; zero when the row does not say.
+	Requested(row *T) time.Time
 	// Key identifies the rows that are interchangeable: same feature and
 	// arguments. Built only by a search.
 	Key() string
@@ -72,6 +76,7 @@ type Errors struct {
 type Protocol struct {
 	errs        Errors
 	claims      *claims
+	lag         lag
 	locks       *searchLocks
 	holder      string        // names this client in the journal
 	calls       atomic.Uint64 // numbers its keyed calls
@@ -108,10 +113,11 @@ func submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T]) (*T, 
 	log := call.Logger
 	for attempt := 0; ; attempt++ {
 		start := call.Clock.Now()
-		row, err := op.Post(ctx)
+		row, date, err := op.Post(ctx)
 		var win Window
 		switch {
 		case err == nil:
+			p.lag.observe(date, op.Requested(row))
 			prev, ok := p.claims.take(op.ID(row))
 			if ok {
 				return row, nil
@@ -128,7 +134,7 @@ func submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T]) (*T, 
 		default:
 			log.DebugContext(ctx, "mediagen: ambiguous failure; searching for a row the attempt may have created",
 				slog.String("what", op.What()), slog.String("error", err.Error()))
-			win = Window{Start: start}
+			win = Window{Start: start, Margin: p.lag.margin()}
 		}
 		// A gateway can give up (504, a reset) while the service is still
 		// storing what it accepted; the backoff is spent before looking,
@@ -190,9 +196,10 @@ func Search[T any](ctx context.Context, p *Protocol, op Op[T], win Window) (row 
 	return nil, nil
 }
 
-// clockSkew is how far the service's clock may run behind the time the
-// client derives from the service's Date header (whole seconds) when it
-// bounds the search for a generation an attempt may have created.
+// clockSkew is how far the clock that stamps rows may run behind the
+// service's Date header, or the service's clock behind the client's when
+// an answer has no Date, until the client has seen enough rows to know
+// ([lag]).
 const clockSkew = 3 * time.Second
 
 // Window is where a search looks: rows requested after the attempt began,
@@ -201,6 +208,9 @@ const clockSkew = 3 * time.Second
 type Window struct {
 	Start time.Time
 	Floor time.Time
+	// Margin is how far the clock that stamps rows may run behind the
+	// service's Date header; 0 means clockSkew.
+	Margin time.Duration
 }
 
 // Bound converts the window to the service's clock. serverNow is the Date
@@ -213,5 +223,9 @@ func (w Window) Bound(serverNow, received time.Time) time.Time {
 	if serverNow.IsZero() {
 		return w.Start.Add(-clockSkew)
 	}
-	return serverNow.Add(-received.Sub(w.Start)).Add(-clockSkew)
+	margin := w.Margin
+	if margin == 0 {
+		margin = clockSkew
+	}
+	return serverNow.Add(-received.Sub(w.Start)).Add(-margin)
 }

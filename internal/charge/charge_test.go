@@ -59,6 +59,45 @@ func TestSearchWindowBound(t *testing.T) {
 	assert.Equal(t, start.Add(-clockSkew), w.Bound(time.Time{}, received), "no Date header: our clock")
 	floor := serverNow.Add(-time.Minute)
 	assert.Equal(t, floor, Window{Start: start, Floor: floor}.Bound(serverNow, received))
+	w.Margin = 1500 * time.Millisecond
+	assert.Equal(t, serverNow.Add(-3500*time.Millisecond), w.Bound(serverNow, received), "a learned margin")
+	assert.Equal(t, start.Add(-clockSkew), w.Bound(time.Time{}, received),
+		"without a Date the margin covers our clock against the service's, which no row measures")
+}
+
+func TestLagMargin(t *testing.T) {
+	date := time.Date(2026, 11, 27, 9, 0, 10, 0, time.UTC) // whole seconds, as HTTP dates are
+	var l lag
+	assert.Equal(t, clockSkew, l.margin(), "nothing seen yet")
+	l.observe(time.Time{}, date)
+	l.observe(date, time.Time{})
+	assert.Equal(t, clockSkew, l.margin(), "an answer without Date or a row without date says nothing")
+
+	// Clocks that agree: the Date is the row's second, rounded down.
+	for i := range lagSamples - 1 {
+		l.observe(date, date.Add(time.Duration(i)*time.Millisecond+time.Millisecond))
+	}
+	assert.Equal(t, clockSkew, l.margin(), "too few rows to search less far back")
+	l.observe(date, date.Add(400*time.Millisecond))
+	assert.Equal(t, time.Second-time.Millisecond, l.margin(), "the largest bound: Date - requested + 1 s")
+
+	// One replica whose rows lag its Date by 5 s raises the margin for good.
+	l.observe(date.Add(5*time.Second), date.Add(200*time.Millisecond))
+	assert.Equal(t, 5800*time.Millisecond, l.margin())
+	l.observe(date, date)
+	assert.Equal(t, 5800*time.Millisecond, l.margin(), "a smaller bound does not lower it")
+
+	// Rows dated in whole seconds hide their own rounding: a second more.
+	var whole lag
+	for range lagSamples {
+		whole.observe(date, date)
+	}
+	assert.Equal(t, 2*time.Second, whole.margin())
+
+	// A lag over clockSkew shows before the margin is trusted to shrink.
+	var far lag
+	far.observe(date.Add(10*time.Second), date.Add(time.Millisecond))
+	assert.Equal(t, 11*time.Second-time.Millisecond, far.margin())
 }
 
 func TestSearchLocksHonourTheContext(t *testing.T) {
