@@ -56,7 +56,7 @@ func FilePart(path string) (Part, error) {
 		Name:        info.Name(),
 		Reader:      &lazyFile{path: path},
 		Size:        info.Size(),
-		ContentType: detectType(head, info.Name()),
+		ContentType: detectType(head, info.Size(), info.Name()),
 	}, nil
 }
 
