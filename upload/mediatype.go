@@ -41,12 +41,12 @@ func canonicalType(contentType string) (string, error) {
 	return mt, nil
 }
 
-// detectType names the media type of content from its first bytes with
-// the sniffer the service uses. name, when not empty, only refines plain
-// text into Markdown or CSV; it never overrides what the bytes say. The
-// result is canonical but not necessarily accepted.
-func detectType(head []byte, name string) string {
-	mt := mediatype.Sniff(head)
+// detectType names the media type of content of size bytes from its first
+// bytes with the sniffer the service uses. name, when not empty, only
+// refines plain text into Markdown or CSV; it never overrides what the
+// bytes say. The result is canonical but not necessarily accepted.
+func detectType(head []byte, size int64, name string) string {
+	mt := mediatype.SniffHead(head, size)
 	if mt == "text/plain" && name != "" {
 		if t, ok := textByExtension[strings.ToLower(filepath.Ext(name))]; ok {
 			mt = t

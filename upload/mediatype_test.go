@@ -67,7 +67,7 @@ func TestDetectType(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, detectType([]byte(tt.head), tt.file))
+			assert.Equal(t, tt.want, detectType([]byte(tt.head), int64(len(tt.head)), tt.file))
 		})
 	}
 }

@@ -31,7 +31,8 @@ type Part struct {
 	Reader io.Reader
 	// Size is the exact number of bytes Reader supplies. It is needed to
 	// refuse empty and oversized files before sending; a Reader that ends
-	// early or has more bytes aborts the request with [ErrSizeMismatch].
+	// early, or (when it is not an io.ReaderAt, as for [Reader]) has more
+	// bytes, aborts the request with [ErrSizeMismatch].
 	Size int64
 	// ContentType is the part's media type; empty means detect it from the
 	// first bytes of Reader (peeked without being lost).
@@ -56,7 +57,7 @@ func FilePart(path string) (Part, error) {
 		Name:        info.Name(),
 		Reader:      &lazyFile{path: path},
 		Size:        info.Size(),
-		ContentType: detectType(head, info.Name()),
+		ContentType: detectType(head, info.Size(), info.Name()),
 	}, nil
 }
 

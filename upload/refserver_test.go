@@ -564,3 +564,29 @@ func TestMultipartOptions(t *testing.T) {
 	require.ErrorContains(t, err, "WithContentType")
 	assert.Len(t, seenRequests(), before, "nothing was sent")
 }
+
+// An old QuickTime movie may open with its moov atom instead of ftyp; that
+// atom is usually longer than the 512 bytes detection reads, and the
+// service, which sees the whole file, accepts it as video/quicktime.
+func TestQuickTimeWithLongFirstAtomIsDetected(t *testing.T) {
+	_, c, rec := setup(t)
+	mov := make([]byte, 2048)
+	copy(mov, "\x00\x00\x04\x00moov") // a moov of 1,024 bytes
+	copy(mov[1024:], "\x00\x00\x04\x00mdat")
+	path := filepath.Join(t.TempDir(), "old.mov")
+	require.NoError(t, os.WriteFile(path, mov, 0o600))
+
+	_, err := File(context.Background(), c, path)
+	require.NoError(t, err)
+	assert.Equal(t, "video/quicktime", rec.reservations()[0].reserved)
+
+	_, err = Reader(context.Background(), c, io.MultiReader(bytes.NewReader(mov)), int64(len(mov)), "")
+	require.NoError(t, err)
+
+	part, err := FilePart(path)
+	require.NoError(t, err)
+	assert.Equal(t, "video/quicktime", part.ContentType)
+	files, err := Multipart(context.Background(), c, []Part{part, {Name: "b.mov", Reader: bytes.NewReader(mov), Size: int64(len(mov))}})
+	require.NoError(t, err)
+	assert.Len(t, files, 2)
+}

@@ -126,7 +126,7 @@ func resolveType(src *source, declared, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	detected := detectType(head, name)
+	detected := detectType(head, src.size, name)
 	ct, err := canonicalType(detected)
 	if err != nil {
 		return "", fmt.Errorf("detected from content: %w", err)

@@ -29,7 +29,12 @@ const OctetStream = "application/octet-stream"
 // Containers are named by their signature: any EBML file is video/webm and
 // an ISO BMFF file is audio/mp4 only by an M4A brand; the reference server,
 // which holds the whole file, also looks at their tracks.
-func Sniff(b []byte) string {
+func Sniff(b []byte) string { return SniffHead(b, int64(len(b))) }
+
+// SniffHead is Sniff for a head read from content of size bytes: a
+// QuickTime atom longer than the head is judged against size, as Sniff
+// judges it against the whole content.
+func SniffHead(b []byte, size int64) string {
 	head := b[:min(len(b), SniffLen)]
 	has := func(prefix string) bool { return bytes.HasPrefix(head, []byte(prefix)) }
 	riff := func(form string) bool { return has("RIFF") && len(head) >= 12 && string(head[8:12]) == form }
@@ -64,7 +69,7 @@ func Sniff(b []byte) string {
 			return OctetStream // HEIF/AVIF still images and camera raw: not accepted
 		}
 		return "video/mp4"
-	case isQuickTime(head, len(b)):
+	case isQuickTime(head, size):
 		return "video/quicktime"
 	case has("ID3"), isMPEGFrame(head):
 		return "audio/mpeg"
@@ -75,7 +80,7 @@ func Sniff(b []byte) string {
 // isQuickTime recognizes old QuickTime files that start with a movie-level
 // atom instead of ftyp; the size check against the content's length n
 // keeps text such as "I'm free" out.
-func isQuickTime(b []byte, n int) bool {
+func isQuickTime(b []byte, n int64) bool {
 	if len(b) < 8 {
 		return false
 	}

@@ -34,3 +34,12 @@ func TestSniffHeadOrWhole(t *testing.T) {
 		assert.Equal(t, tc.want, mediatype.Sniff([]byte(tc.b)), tc.name)
 	}
 }
+
+// A head cut from a longer QuickTime file is judged by the file's size.
+func TestSniffHeadQuickTimeAtomPastTheHead(t *testing.T) {
+	mov := make([]byte, 2048)
+	copy(mov, "\x00\x00\x04\x00moov")
+	assert.Equal(t, "video/quicktime", mediatype.Sniff(mov))
+	assert.Equal(t, "video/quicktime", mediatype.SniffHead(mov[:mediatype.SniffLen], int64(len(mov))))
+	assert.Equal(t, mediatype.OctetStream, mediatype.SniffHead(mov[:mediatype.SniffLen], mediatype.SniffLen), "an atom longer than the content")
+}
