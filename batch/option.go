@@ -96,8 +96,10 @@ func WithSaveTo(dir string) Option {
 
 // OnProgress calls fn after each item is submitted and each ends. Calls
 // are serialized, never concurrent, and the counts they report never go
-// down; Spent may, when a failed render's refund is credited. fn runs while
-// the run holds its place, so it must return quickly.
+// down; Spent may, when a failed render's refund is credited, and so may
+// Done, for an item whose save by poll options ([WithPollOptions]) fails
+// after it was counted done. fn runs while the run holds its place, so it
+// must return quickly.
 func OnProgress(fn func(Progress)) Option {
 	return func(s *settings) error {
 		if fn == nil {

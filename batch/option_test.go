@@ -1,7 +1,9 @@
 package batch_test
 
 import (
+	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -168,3 +170,32 @@ func TestPollOnUpdateSeesTheRunsGenerations(t *testing.T) {
 		assert.Equal(t, mediagen.GenerationStatusDone, seen[it.Generation.ID], "the caller's OnUpdate saw it done")
 	}
 }
+
+// A save carried to the run's waits (poll.WithSaveFunc) that fails ends its
+// item with the save's error, not done: the run's OnUpdate had counted it
+// done before the wait saved.
+func TestPollSaveFailureEndsTheItem(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	open := func(_ context.Context, g *mediagen.Generation, _, _ string) (io.WriteCloser, error) {
+		if g.Params["prompt"] == "bucket-001" {
+			return nil, errors.New("bucket gone")
+		}
+		return nopCloser{io.Discard}, nil
+	}
+	var last batch.Progress
+	res, err := batch.Run(t.Context(), srv.Client(), images("bucket", 3), batch.WithPollOptions(poll.WithSaveFunc(open)),
+		batch.OnProgress(func(p batch.Progress) { last = p }))
+	require.NoError(t, err)
+	var saveErr *poll.SaveError
+	require.ErrorAs(t, res.Items[1].Err, &saveErr)
+	assert.Contains(t, res.Items[1].Err.Error(), "bucket gone")
+	assert.Equal(t, mediagen.GenerationStatusDone, res.Items[1].Generation.Status)
+	assert.NoError(t, res.Items[0].Err)
+	assert.NoError(t, res.Items[2].Err)
+	assert.Equal(t, []int{2, 1, 0}, []int{res.Done, res.Failed, res.Skipped})
+	assert.Equal(t, []int{2, 1}, []int{last.Done, last.Failed}, "the last progress report")
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }

@@ -69,8 +69,11 @@ func (r *run) wait(ctx context.Context) {
 		var pause time.Duration
 		for _, res := range results {
 			var gaveUp *poll.GaveUpError
+			var saveErr *poll.SaveError
 			switch {
 			case res.Err == nil: // done: OnUpdate took it
+			case errors.As(res.Err, &saveErr): // a save of the poll options'
+				r.saveFailed(byID[res.ID], res.Generation, res.Err)
 			case errors.As(res.Err, &gaveUp) && tooLong(gaveUp.Err, r.s.maxPause) != nil:
 				r.finish(byID[res.ID], res.Generation, tooLong(gaveUp.Err, r.s.maxPause), "")
 			case errors.As(res.Err, &gaveUp) && round < maxRewaits && ctx.Err() == nil && retry.Transient(gaveUp.Err):
@@ -102,6 +105,28 @@ func (r *run) save(ctx context.Context, i int, g *mediagen.Generation) {
 		return
 	}
 	r.finish(i, g, nil, saved.Path)
+}
+
+// saveFailed ends item i, done, with err: a save that the run's poll
+// options make (poll.WithSaveTo, poll.WithSaveFunc) failed, after OnUpdate
+// may already have ended the item done.
+func (r *run) saveFailed(i int, g *mediagen.Generation, err error) {
+	r.mu.Lock()
+	if !r.ended[i] {
+		r.mu.Unlock()
+		r.finish(i, g, err, "")
+		return
+	}
+	flipped := r.res[i].Err == nil
+	if flipped {
+		r.res[i].Err = err
+		r.counts.Done--
+		r.counts.Failed++
+	}
+	r.mu.Unlock()
+	if flipped {
+		r.report()
+	}
 }
 
 // retryAfter is the Retry-After err carries; 0 when it has none.

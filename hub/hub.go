@@ -285,10 +285,13 @@ func (h *Hub) exchange(ctx context.Context) {
 	t := time.NewTicker(h.every)
 	defer t.Stop()
 	for {
-		evs, next, err := h.x.Since(context.Background(), cursor)
-		if err != nil {
+		evs, next, err := h.x.Since(ctx, cursor) // Close cuts off a read that hangs
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
 			h.onError(fmt.Errorf("hub: reading shared events: %w", err))
-		} else {
+		default:
 			cursor = next
 			for _, ev := range evs {
 				tp, raw := splitTrace(ev.Raw)

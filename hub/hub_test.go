@@ -142,3 +142,36 @@ func TestTraceNotes(t *testing.T) {
 	_, ok := h.Lookup(Key{ID: "gen_b"})
 	assert.False(t, ok, "a note is not an event")
 }
+
+// stuckExchange is an exchange whose reads hang until their context ends,
+// as a query does on a database that stopped answering.
+type stuckExchange struct{ reading chan struct{} }
+
+func (x stuckExchange) Publish(context.Context, *webhook.Event) error { return nil }
+
+func (x stuckExchange) Since(ctx context.Context, cursor int64) ([]*webhook.Event, int64, error) {
+	close(x.reading)
+	<-ctx.Done()
+	return nil, cursor, ctx.Err()
+}
+
+// Close returns while a read of the exchange hangs, and reports no error
+// for the read it cut off.
+func TestCloseCutsOffAHangingRead(t *testing.T) {
+	x := stuckExchange{reading: make(chan struct{})}
+	var errs []error
+	h, err := New(WithExchange(x, time.Millisecond, func(err error) { errs = append(errs, err) }))
+	require.NoError(t, err)
+	<-x.reading
+	closed := make(chan struct{})
+	go func() {
+		assert.NoError(t, h.Close())
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close still waits for the exchange's read")
+	}
+	assert.Empty(t, errs)
+}
