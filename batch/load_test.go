@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/internal/proctest"
 )
 
 // The load benchmarks: batch.Run against the reference server command with
@@ -75,7 +76,7 @@ func doubles(items []Item, perKey map[string]int) (double, missing int) {
 }
 
 func BenchmarkLoad(b *testing.B) {
-	bin := buildRefserver(b)
+	bin := proctest.BuildRefServer(b)
 	for f := range strings.SplitSeq(*loadWindows, ",") {
 		w, err := strconv.Atoi(f)
 		if err != nil || w < 1 {
@@ -157,7 +158,7 @@ func firstErr(res Result) error {
 // counts the generations per key on the server: one each, and the second
 // run's creates only for the keys that had none.
 func BenchmarkLoadKillResume(b *testing.B) {
-	bin := buildRefserver(b)
+	bin := proctest.BuildRefServer(b)
 	for range b.N {
 		p := startRefserver(b, bin)
 		dir := b.TempDir()

@@ -1,7 +1,6 @@
 package batch
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
@@ -10,10 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +17,7 @@ import (
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/journal"
+	"github.com/mediagen/mediagen-go/internal/proctest"
 )
 
 // The load benchmarks run the reference server command in a process of its
@@ -33,53 +29,17 @@ var refserverArgs = []string{"-addr", "127.0.0.1:0", "-render-scale", "0.01", "-
 // faultsOn is the faults of refserverArgs, for setting them back.
 const faultsOn = `{"httpStatus":0.1,"statuses":[429],"retryAfter":"100ms"}`
 
-// buildRefserver builds the command once per benchmark.
-func buildRefserver(tb testing.TB) string {
-	tb.Helper()
-	bin := filepath.Join(tb.TempDir(), "refserver")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/mediagen/mediagen-go/internal/cmd/refserver").CombinedOutput()
-	if err != nil {
-		tb.Fatalf("building the reference server command: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // refProc is a running reference server command.
 type refProc struct {
-	cmd                  *exec.Cmd
 	baseURL, key, ctlURL string
 }
 
-// startRefserver starts bin and reads the variables it prints; the server
-// stops with the benchmark.
+// startRefserver starts bin (proctest.BuildRefServer) and reads the
+// variables it prints; the server stops with the benchmark.
 func startRefserver(tb testing.TB, bin string) *refProc {
 	tb.Helper()
-	cmd := exec.Command(bin, refserverArgs...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	p := &refProc{cmd: cmd}
-	tb.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
-	sc := bufio.NewScanner(out)
-	for (p.baseURL == "" || p.key == "" || p.ctlURL == "") && sc.Scan() {
-		k, v, _ := strings.Cut(sc.Text(), "=")
-		switch k {
-		case "MEDIAGEN_BASE_URL":
-			p.baseURL = v
-		case "MEDIAGEN_API_KEY":
-			p.key = v
-		case "MEDIAGEN_TEST_CONTROL_URL":
-			p.ctlURL = v
-		}
-	}
+	vars := proctest.StartRefServer(tb, bin, refserverArgs...)
+	p := &refProc{baseURL: vars["MEDIAGEN_BASE_URL"], key: vars["MEDIAGEN_API_KEY"], ctlURL: vars["MEDIAGEN_TEST_CONTROL_URL"]}
 	if p.ctlURL == "" {
 		tb.Fatal("the reference server printed no MEDIAGEN_TEST_CONTROL_URL")
 	}

@@ -51,9 +51,15 @@ type env struct {
 
 func newEnv(t *testing.T, opts ...clienttest.Option) *env {
 	t.Helper()
+	return newEnvAt(t, pgtest.DSN(t), opts...)
+}
+
+// newEnvAt is newEnv on the database of dsn.
+func newEnvAt(t *testing.T, dsn string, opts ...clienttest.Option) *env {
+	t.Helper()
 	ctx := t.Context()
 	e := &env{srv: clienttest.NewServer(t, append([]clienttest.Option{clienttest.WithWallClock(), clienttest.WithRenderScale(0.02)}, opts...)...)}
-	pool, err := pgxpool.New(ctx, pgtest.DSN(t))
+	pool, err := pgxpool.New(ctx, dsn)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	e.pool = pool

@@ -26,31 +26,11 @@ import (
 func TestSQLite(t *testing.T) {
 	ctx := t.Context()
 	srv := clienttest.NewServer(t, clienttest.WithWallClock())
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "queue.db")+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)")
-	require.NoError(t, err)
-	db.SetMaxOpenConns(1) // River's SQLite driver wants one connection
-	t.Cleanup(func() { db.Close() })
-	driver := riversqlite.New(db)
-	migrator, err := rivermigrate.New(driver, nil)
-	require.NoError(t, err)
-	_, err = migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
-	require.NoError(t, err)
+	db := openSQLite(t, filepath.Join(t.TempDir(), "queue.db"))
 	store, err := riverjob.Open(ctx, db, mediagen.SQLite)
 	require.NoError(t, err)
 	require.NoError(t, store.SetBudget(ctx, river.QueueDefault, 10))
-
-	w, err := riverjob.NewWorker(srv.MustClient(client.WithJournal(store.Journal())), store, riverjob.WithSaveTo(t.TempDir()))
-	require.NoError(t, err)
-	workers := river.NewWorkers()
-	river.AddWorker(workers, w)
-	rc, err := river.NewClient(driver, &river.Config{
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
-		Workers:           workers,
-		FetchPollInterval: 100 * time.Millisecond,
-	})
-	require.NoError(t, err)
-	require.NoError(t, rc.Start(ctx))
-	t.Cleanup(func() { _ = rc.Stop(context.Background()) })
+	rc := workSQLite(t, db, store, srv)
 
 	for i := range 4 {
 		ja, err := riverjob.NewArgs("s"+string(rune('a'+i)), client.ImageGenerationArgs{Prompt: "a kite"})
@@ -75,4 +55,65 @@ func TestSQLite(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, spent, b.Spent, 1e-6)
 	assert.InDelta(t, clienttest.Balance-spent, srv.Balance(), 1e-6)
+}
+
+// On SQLite, a generations table an earlier version created, without the
+// result column, gains it when two processes open the store at once, and a
+// job then completes with its result recorded.
+func TestSQLiteUpgradesOldTable(t *testing.T) {
+	ctx := t.Context()
+	srv := clienttest.NewServer(t, clienttest.WithWallClock())
+	path := filepath.Join(t.TempDir(), "queue.db")
+	db := openSQLite(t, path)
+	_, err := db.ExecContext(ctx, oldGenerations)
+	require.NoError(t, err)
+	store := openTwice(t, mediagen.SQLite, func() *sql.DB { return openSQLite(t, path) })
+	rc := workSQLite(t, db, store, srv)
+
+	ja, err := riverjob.NewArgs("k000", client.ImageGenerationArgs{Prompt: "k000 a kite"})
+	require.NoError(t, err)
+	ins, err := rc.Insert(ctx, ja, nil)
+	require.NoError(t, err)
+	var job *rivertype.JobRow
+	require.Eventually(t, func() bool {
+		job, err = rc.JobGet(ctx, ins.Job.ID)
+		return err == nil && job.State == rivertype.JobStateCompleted
+	}, 30*time.Second, 50*time.Millisecond)
+	assertResultRecorded(t, db, job)
+}
+
+// openSQLite opens the SQLite database at path as River's SQLite driver
+// wants it: WAL, a busy timeout and one connection.
+func openSQLite(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)")
+	require.NoError(t, err)
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// workSQLite adds River's tables to db and starts a River client working
+// its default queue with a worker of srv on store, saving to a folder of
+// the test, until the test ends.
+func workSQLite(t *testing.T, db *sql.DB, store *riverjob.Store, srv *clienttest.Server) *river.Client[*sql.Tx] {
+	t.Helper()
+	driver := riversqlite.New(db)
+	migrator, err := rivermigrate.New(driver, nil)
+	require.NoError(t, err)
+	_, err = migrator.Migrate(t.Context(), rivermigrate.DirectionUp, nil)
+	require.NoError(t, err)
+	w, err := riverjob.NewWorker(srv.MustClient(client.WithJournal(store.Journal())), store, riverjob.WithSaveTo(t.TempDir()))
+	require.NoError(t, err)
+	workers := river.NewWorkers()
+	river.AddWorker(workers, w)
+	rc, err := river.NewClient(driver, &river.Config{
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
+		Workers:           workers,
+		FetchPollInterval: 100 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	require.NoError(t, rc.Start(t.Context()))
+	t.Cleanup(func() { _ = rc.Stop(context.Background()) })
+	return rc
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mediagen/mediagen-go/client/journal"
 	"github.com/mediagen/mediagen-go/internal/benchpair"
 	"github.com/mediagen/mediagen-go/internal/pgtest"
+	"github.com/mediagen/mediagen-go/internal/proctest"
 )
 
 // countingJournal counts the calls that reach the journal: each is one
@@ -46,9 +47,7 @@ func (c *countingJournal) Renew(ctx context.Context, key, holder string, until t
 // server command over loopback, sides alternating (internal/benchpair).
 // journal-calls/op counts the journal's round trips per keyed create.
 func BenchmarkPairJournalCreate(b *testing.B) {
-	bin := b.TempDir()
-	goBuild(b, bin, "refserver", "../cmd/refserver")
-	env := startServer(b, filepath.Join(bin, "refserver"), "-balance", "1e9")
+	env := startServer(b, proctest.BuildRefServer(b), "-balance", "1e9")
 	base, key := value(env, "MEDIAGEN_BASE_URL"), value(env, "MEDIAGEN_API_KEY")
 	ctx := context.Background()
 

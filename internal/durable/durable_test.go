@@ -51,20 +51,20 @@ func TestChargedOnceAcrossKilledProcesses(t *testing.T) {
 		t.Skip("runs worker processes for a few seconds")
 	}
 	bin := t.TempDir()
-	goBuild(t, bin, "refserver", "../cmd/refserver")
+	ref := proctest.BuildRefServer(t)
 	goBuild(t, bin, "worker", "./worker")
 
 	t.Run("SQLite", func(t *testing.T) {
 		dsn := "file:" + filepath.Join(t.TempDir(), "journal.db") + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)"
-		run(t, bin, "sqlite", dsn)
+		run(t, ref, bin, "sqlite", dsn)
 	})
 	t.Run("PostgreSQL", func(t *testing.T) {
-		run(t, bin, "postgres", pgtest.DSN(t))
+		run(t, ref, bin, "postgres", pgtest.DSN(t))
 	})
 }
 
-func run(t *testing.T, bin, dialect, dsn string) {
-	env := startServer(t, filepath.Join(bin, "refserver"), faulted()...)
+func run(t *testing.T, ref, bin, dialect, dsn string) {
+	env := startServer(t, ref, faulted()...)
 	keys := make([]string, keyCount)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("order-%03d", i)
@@ -178,11 +178,12 @@ func faulted() []string {
 		"-fault-drop-before", "0.04", "-fault-http", "0.08", "-fault-statuses", "429,500,502,503"}
 }
 
-// startServer runs the reference server command with args and returns the
-// variables it printed, as KEY=VALUE.
+// startServer runs the reference server command bin (proctest.BuildRefServer)
+// with args and returns the variables it printed, as KEY=VALUE.
 func startServer(t testing.TB, bin string, args ...string) []string {
 	t.Helper()
-	return proctest.Start(t, bin, 4, append([]string{"-addr", "127.0.0.1:0", "-render-scale", "0.01", "-test-control"}, args...)...)
+	return proctest.Env(proctest.StartRefServer(t, bin,
+		append([]string{"-addr", "127.0.0.1:0", "-render-scale", "0.01", "-test-control"}, args...)...))
 }
 
 func value(env []string, name string) string {

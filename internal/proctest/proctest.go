@@ -54,12 +54,27 @@ func Start(tb testing.TB, bin string, lines int, args ...string) []string {
 // MEDIAGEN_TEST_CONTROL_URL with -test-control). It stops with the test.
 func RefServer(tb testing.TB, args ...string) map[string]string {
 	tb.Helper()
+	return StartRefServer(tb, BuildRefServer(tb), args...)
+}
+
+// BuildRefServer builds the reference server command into a folder of the
+// test and returns its path, for a test that starts it more than once
+// (StartRefServer) and so builds it once.
+func BuildRefServer(tb testing.TB) string {
+	tb.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
 	bin := filepath.Join(tb.TempDir(), "refserver")
 	if out, err := exec.Command("go", "build", "-C", root, "-o", bin, "./internal/cmd/refserver").CombinedOutput(); err != nil {
 		tb.Fatalf("building the reference server command: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// StartRefServer starts bin, the command BuildRefServer built, with args
+// and returns its variables, as RefServer does.
+func StartRefServer(tb testing.TB, bin string, args ...string) map[string]string {
+	tb.Helper()
 	lines := 3
 	if slices.Contains(args, "-test-control") {
 		lines = 4
@@ -70,4 +85,15 @@ func RefServer(tb testing.TB, args ...string) map[string]string {
 		vars[k] = v
 	}
 	return vars
+}
+
+// Env returns vars as KEY=VALUE lines, sorted, to add to a child
+// process's environment.
+func Env(vars map[string]string) []string {
+	var env []string
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	slices.Sort(env)
+	return env
 }

@@ -42,21 +42,22 @@ func TestEventsEndWaitsAcrossReplicas(t *testing.T) {
 		t.Skip("builds and runs four processes")
 	}
 	bin := t.TempDir()
-	for name, pkg := range map[string]string{"refserver": "../cmd/refserver", "receiver": "./receiver", "waiter": "./waiter"} {
-		out, err := exec.Command("go", "build", "-o", filepath.Join(bin, name), pkg).CombinedOutput()
+	for _, name := range []string{"receiver", "waiter"} {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(bin, name), "./"+name).CombinedOutput()
 		require.NoError(t, err, "%s", out)
 	}
+	ref := proctest.BuildRefServer(t)
 	t.Run("SQLite", func(t *testing.T) {
 		dsn := "file:" + filepath.Join(t.TempDir(), "shared.db") + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)"
-		run(t, bin, "sqlite", dsn)
+		run(t, ref, bin, "sqlite", dsn)
 	})
 	t.Run("PostgreSQL", func(t *testing.T) {
-		run(t, bin, "postgres", pgtest.DSN(t))
+		run(t, ref, bin, "postgres", pgtest.DSN(t))
 	})
 }
 
-func run(t *testing.T, bin, dialect, dsn string) {
-	env := startServer(t, filepath.Join(bin, "refserver"),
+func run(t *testing.T, ref, bin, dialect, dsn string) {
+	env := startServer(t, ref,
 		"-addr", "127.0.0.1:0", "-render-scale", "0.01", "-allow-http-webhooks", "-balance", "10000")
 
 	// Both receivers create their tables at once, as replicas starting do.
@@ -212,9 +213,10 @@ func (r *receiver) stop(t *testing.T) {
 	assert.Empty(t, r.stderr.String(), "the receiver reported no error")
 }
 
-// startServer runs the reference server command with args and returns the
-// three variables it prints, as KEY=VALUE.
+// startServer runs the reference server command bin
+// (proctest.BuildRefServer) with args and returns the variables it prints,
+// as KEY=VALUE.
 func startServer(t *testing.T, bin string, args ...string) []string {
 	t.Helper()
-	return proctest.Start(t, bin, 3, args...)
+	return proctest.Env(proctest.StartRefServer(t, bin, args...))
 }

@@ -1,0 +1,72 @@
+package riverjob_test
+
+import (
+	"database/sql"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/pgtest"
+	riverjob "github.com/mediagen/mediagen-go/river"
+)
+
+// oldGenerations is the generations table as the first version of the
+// package created it, before the result column.
+const oldGenerations = `CREATE TABLE mediagen_river_generations (
+	id text PRIMARY KEY, job_id bigint NOT NULL DEFAULT 0, body text)`
+
+// On PostgreSQL, a generations table an earlier version created, without
+// the result column, gains it when two processes open the store at once,
+// and a job then completes with its result recorded.
+func TestOpenUpgradesOldTable(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	open := func() *sql.DB {
+		db, err := sql.Open("pgx", dsn)
+		require.NoError(t, err)
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	db := open()
+	_, err := db.ExecContext(t.Context(), oldGenerations)
+	require.NoError(t, err)
+	openTwice(t, mediagen.PostgreSQL, open)
+
+	e := newEnvAt(t, dsn)
+	e.worker(t, 1, e.client(), riverjob.WithSaveTo(t.TempDir()))
+	e.insert(t, mixed(1))
+	jobs := e.waitJobs(t, 30*time.Second)
+	require.Len(t, jobs[rivertype.JobStateCompleted], 1, "jobs: %v", jobs)
+	assertResultRecorded(t, db, jobs[rivertype.JobStateCompleted][0])
+}
+
+// openTwice opens the store twice at once, each on a database handle of
+// its own, as two processes starting together, and returns one of them.
+func openTwice(t *testing.T, d mediagen.Dialect, open func() *sql.DB) *riverjob.Store {
+	t.Helper()
+	dbs := []*sql.DB{open(), open()}
+	stores := make([]*riverjob.Store, len(dbs))
+	errs := make([]error, len(dbs))
+	var wg sync.WaitGroup
+	for i, db := range dbs {
+		wg.Go(func() { stores[i], errs[i] = riverjob.Open(t.Context(), db, d) })
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
+	return stores[0]
+}
+
+// assertResultRecorded checks that the generations table of db holds the
+// result of job, the only one.
+func assertResultRecorded(t *testing.T, db *sql.DB, job *rivertype.JobRow) {
+	t.Helper()
+	var result sql.NullString
+	require.NoError(t, db.QueryRowContext(t.Context(), `SELECT result FROM mediagen_river_generations`).Scan(&result))
+	require.True(t, result.Valid, "no result recorded")
+	assert.JSONEq(t, string(job.Output()), result.String)
+}
