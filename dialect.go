@@ -125,6 +125,36 @@ func (d Dialect) CreateTable(ctx context.Context, db *sql.DB, stmts ...string) e
 	return tx.Commit()
 }
 
+// AddColumn adds column, declared by decl (its type and constraints), to
+// table when the table lacks it, as one an earlier version created does;
+// processes starting together may all call it. On PostgreSQL it is ADD
+// COLUMN IF NOT EXISTS under CreateTable's lock. SQLite has no IF NOT
+// EXISTS for a column: the column is looked for, then added, and an add
+// that fails because another process added it first is fine; SQLITE_BUSY
+// is retried. table must pass [CheckTable].
+func (d Dialect) AddColumn(ctx context.Context, db *sql.DB, table, column, decl string) error {
+	alter := `ALTER TABLE "` + table + `" ADD COLUMN `
+	if d == PostgreSQL {
+		return d.CreateTable(ctx, db, alter+"IF NOT EXISTS "+column+" "+decl)
+	}
+	has := func() (bool, error) {
+		var n int
+		err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, table, column).Scan(&n)
+		return n > 0, err
+	}
+	return d.Retry(ctx, func() error {
+		ok, err := has()
+		if err != nil || ok {
+			return err
+		}
+		_, err = db.ExecContext(ctx, alter+column+" "+decl)
+		if ok, herr := has(); err != nil && herr == nil && ok {
+			return nil
+		}
+		return err
+	})
+}
+
 // Busy waits: the first retry waits about busyWaitMin, each next one twice
 // as long up to busyWaitMax, for busyRetries retries (about 1 to 2 s in
 // all), so a writer that holds the lock for a moment is outwaited and one

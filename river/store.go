@@ -47,39 +47,13 @@ func Open(ctx context.Context, db *sql.DB, d mediagen.Dialect) (*Store, error) {
 			key text PRIMARY KEY, queue text NOT NULL, amount ` + integer + ` NOT NULL,
 			charged ` + integer + ` NOT NULL DEFAULT 0, state text NOT NULL)`,
 	}
-	if d == mediagen.PostgreSQL { // under CreateTable's lock, as the CREATEs
-		create = append(create, `ALTER TABLE mediagen_river_generations ADD COLUMN IF NOT EXISTS result text`)
-	}
 	if err := d.CreateTable(ctx, db, create...); err != nil {
 		return nil, fmt.Errorf("riverjob: creating tables: %w", err)
 	}
-	if d == mediagen.SQLite {
-		if err := d.Retry(ctx, func() error { return addResult(ctx, db) }); err != nil {
-			return nil, fmt.Errorf("riverjob: adding the result column: %w", err)
-		}
+	if err := d.AddColumn(ctx, db, "mediagen_river_generations", "result", "text"); err != nil {
+		return nil, fmt.Errorf("riverjob: adding the result column: %w", err)
 	}
 	return &Store{db: db, d: d, journal: j}, nil
-}
-
-// addResult adds the result column to an SQLite generations table an
-// earlier version created without it. SQLite has no ADD COLUMN IF NOT
-// EXISTS: the column is looked for, then added, and an add that fails
-// because another process added it first is fine.
-func addResult(ctx context.Context, db *sql.DB) error {
-	has := func() (bool, error) {
-		var n int
-		err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('mediagen_river_generations') WHERE name = 'result'`).Scan(&n)
-		return n > 0, err
-	}
-	ok, err := has()
-	if err != nil || ok {
-		return err
-	}
-	_, err = db.ExecContext(ctx, `ALTER TABLE mediagen_river_generations ADD COLUMN result text`)
-	if ok, herr := has(); err != nil && herr == nil && ok {
-		return nil
-	}
-	return err
 }
 
 // Journal returns the journal of charging calls in the store's database.

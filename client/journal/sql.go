@@ -126,34 +126,10 @@ func Open(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...Option) (
 	if err := d.CreateTable(ctx, db, s.create...); err != nil {
 		return nil, s.fail(ctx, "create table", err)
 	}
-	if d == mediagen.SQLite {
-		if err := d.Retry(ctx, func() error { return s.addTrace(ctx) }); err != nil {
-			return nil, s.fail(ctx, "add the trace column", err)
-		}
+	if err := d.AddColumn(ctx, db, s.table, "trace", "TEXT NOT NULL DEFAULT ''"); err != nil {
+		return nil, s.fail(ctx, "add the trace column", err)
 	}
 	return s, nil
-}
-
-// addTrace adds the trace column to an SQLite table an earlier version
-// created without it. SQLite has no ADD COLUMN IF NOT EXISTS: the column
-// is looked for, then added, and an add that fails because another
-// process added it first is fine. (On PostgreSQL that statement is among
-// the create ones, under their lock.)
-func (s *SQL) addTrace(ctx context.Context) error {
-	has := func() (bool, error) {
-		var n int
-		err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = 'trace'`, s.table).Scan(&n)
-		return n > 0, err
-	}
-	ok, err := has()
-	if err != nil || ok {
-		return err
-	}
-	_, err = s.db.ExecContext(ctx, `ALTER TABLE "`+s.table+`" ADD COLUMN trace TEXT NOT NULL DEFAULT ''`)
-	if ok, herr := has(); err != nil && herr == nil && ok {
-		return nil
-	}
-	return err
 }
 
 // prepare writes the statements once; the table name was validated.
@@ -175,9 +151,6 @@ func (s *SQL) prepare() {
 			`, started BIGINT NOT NULL, id ` + text + `, finished ` + flag + `, saved ` + flag +
 			`, created BIGINT NOT NULL, trace TEXT NOT NULL DEFAULT '')`,
 		`CREATE INDEX IF NOT EXISTS "` + s.table + `_created" ON ` + t + ` (created)`,
-	}
-	if s.dialect == mediagen.PostgreSQL { // a table of an earlier version lacks trace
-		s.create = append(s.create, `ALTER TABLE `+t+` ADD COLUMN IF NOT EXISTS trace TEXT NOT NULL DEFAULT ''`)
 	}
 	s.claim = s.dialect.Rebind(`INSERT INTO ` + t + ` (` + columns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`)
 	s.get = s.dialect.Rebind(`SELECT ` + columns + ` FROM ` + t + ` WHERE key = ?`)
