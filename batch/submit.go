@@ -10,8 +10,8 @@ import (
 	"github.com/mediagen/mediagen-go/client"
 )
 
-// maxRateLimited is how often one item is sent again after a 429 before it
-// ends with the 429.
+// maxRateLimited is how many times one item is sent, each answered 429,
+// before it ends with the 429.
 const maxRateLimited = 10
 
 // submit creates items [0, n) in order, at most the window's limit at once,
