@@ -72,7 +72,13 @@ func (c *Client) SaveOutputFunc(ctx context.Context, g *mediagen.Generation, ope
 	if open == nil {
 		return fmt.Errorf("%w: SaveOutputFunc needs a non-nil OpenFunc", ErrInvalidArgument)
 	}
-	return c.save(ctx, g, opts, func() error { return nil }, open)
+	return c.save(ctx, g, opts, func() error { return nil }, func(ctx context.Context, g *mediagen.Generation, name, mediaType string) (io.WriteCloser, error) {
+		w, err := open(ctx, g, name, mediaType)
+		if w == nil && err == nil {
+			return nil, fmt.Errorf("%w: SaveOutputFunc: the OpenFunc returned no writer and no error", ErrInvalidArgument)
+		}
+		return w, err
+	})
 }
 
 // save is the one save: it checks g, prepares the destination, writes each

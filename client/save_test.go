@@ -128,3 +128,14 @@ func TestSaveOutputFunc(t *testing.T) {
 		}
 	})
 }
+
+// An OpenFunc that returns neither a writer nor an error fails the save
+// with ErrInvalidArgument instead of panicking on the nil writer.
+func TestSaveOutputFuncWithoutWriter(t *testing.T) {
+	srv, c, ctx := setup(t)
+	none := func(context.Context, *mediagen.Generation, string, string) (io.WriteCloser, error) { return nil, nil }
+	g := doneGeneration(t, ctx, srv, c, client.ImageGenerationArgs{Prompt: "a crane"})
+	assert.ErrorIs(t, c.SaveOutputFunc(ctx, g, none), client.ErrInvalidArgument)
+	text := &mediagen.Generation{ID: "gen_text", Status: mediagen.GenerationStatusDone, Kind: mediagen.KindText, Output: mediagen.Output{Text: "a haiku"}}
+	assert.ErrorIs(t, c.SaveOutputFunc(ctx, text, none), client.ErrInvalidArgument)
+}
