@@ -63,7 +63,7 @@ func (c *Client) download(ctx context.Context, cfg *config, rawURL string, start
 	r := &engine.Request{Method: http.MethodGet, URL: *u, Class: engine.Safe, Storage: true, Transfer: true}
 	err = c.eng.Do(ctx, &cfg.call, r, func(resp *http.Response) error {
 		if resp.StatusCode != http.StatusOK {
-			return newStorageError(resp, cfg.call.Clock.Now())
+			return newStorageError(resp, http.MethodGet, cfg.call.Clock.Now())
 		}
 		limit := cfg.s.maxDownload
 		if resp.ContentLength > limit {

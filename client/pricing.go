@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"maps"
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/api"
@@ -32,8 +33,26 @@ func (c *Client) Pricing(ctx context.Context, opts ...Option) (Pricing, error) {
 	for name, e := range t.Prices {
 		p[mediagen.Feature(name)] = e
 	}
-	c.prices.Store(&p)
+	// The client keeps its own copy: the caller may change p.
+	kept := p.clone()
+	c.prices.Store(&kept)
 	return p, nil
+}
+
+// clone copies p down to the variants' maps.
+func (p Pricing) clone() Pricing {
+	out := make(Pricing, len(p))
+	for f, e := range p {
+		if e.Variants != nil {
+			v := make(map[string]map[string]float64, len(e.Variants))
+			for arg, m := range e.Variants {
+				v[arg] = maps.Clone(m)
+			}
+			e.Variants = v
+		}
+		out[f] = e
+	}
+	return out
 }
 
 // Entry returns the price of a feature given in either spelling.

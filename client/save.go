@@ -27,8 +27,11 @@ type SavedOutput struct {
 // [Client.SaveOutputFunc]: name is "output" or "poster", mediaType the
 // output's media type. The save writes the bytes and closes the writer; an
 // error from Close fails the save (so an upload to blob storage can commit
-// there). It is called again for the same output when a transfer broke
-// midway, after the writer of the broken one was closed: start over.
+// there). A writer the save abandons (its transfer broke midway, or failed)
+// sees ctx end before it is closed, as blob storage writers abort then
+// instead of committing a partial object. OpenFunc is called again for the
+// same output when a transfer broke midway, after the writer of the broken
+// one was closed: start over.
 type OpenFunc func(ctx context.Context, g *mediagen.Generation, name, mediaType string) (io.WriteCloser, error)
 
 // SaveOutput downloads the output of a done generation into dir (created
@@ -72,7 +75,33 @@ func (c *Client) SaveOutputFunc(ctx context.Context, g *mediagen.Generation, ope
 	if open == nil {
 		return fmt.Errorf("%w: SaveOutputFunc needs a non-nil OpenFunc", ErrInvalidArgument)
 	}
-	return c.save(ctx, g, opts, func() error { return nil }, open)
+	return c.save(ctx, g, opts, func() error { return nil }, func(ctx context.Context, g *mediagen.Generation, name, mediaType string) (io.WriteCloser, error) {
+		wctx, cancel := context.WithCancel(ctx)
+		w, err := open(wctx, g, name, mediaType)
+		if w == nil && err == nil {
+			err = fmt.Errorf("%w: SaveOutputFunc: the OpenFunc returned no writer and no error", ErrInvalidArgument)
+		}
+		if err != nil {
+			cancel()
+			if w != nil {
+				_ = w.Close()
+			}
+			return nil, err
+		}
+		return &abortable{WriteCloser: w, cancel: cancel}, nil
+	})
+}
+
+// abortable is a writer of an OpenFunc with the context it was opened
+// with, which ends before the writer is closed when the save abandons it.
+type abortable struct {
+	io.WriteCloser
+	cancel context.CancelFunc
+}
+
+func (a *abortable) Close() error {
+	defer a.cancel()
+	return a.WriteCloser.Close()
 }
 
 // save is the one save: it checks g, prepares the destination, writes each
@@ -152,15 +181,20 @@ func (c *Client) saveOne(ctx context.Context, cfg *config, g *mediagen.Generatio
 	return err
 }
 
-// drop abandons a writer: a partial file is removed; another writer is
-// closed, as it has no other way to end.
+// drop abandons a writer: a partial file is removed; an OpenFunc's writer
+// sees its context end, so that one which commits on Close (blob storage)
+// aborts, and is then closed, as it has no other way to end.
 func drop(w io.WriteCloser) {
-	if p, ok := w.(*partFile); ok {
-		_ = p.File.Close()
-		_ = os.Remove(p.Name())
-		return
+	switch w := w.(type) {
+	case *partFile:
+		_ = w.File.Close()
+		_ = os.Remove(w.Name())
+	case *abortable:
+		w.cancel()
+		_ = w.WriteCloser.Close()
+	default:
+		_ = w.Close()
 	}
-	_ = w.Close()
 }
 
 // partFile is a file written under a temporary name beside final and

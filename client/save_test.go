@@ -128,3 +128,74 @@ func TestSaveOutputFunc(t *testing.T) {
 		}
 	})
 }
+
+// An OpenFunc that returns neither a writer nor an error fails the save
+// with ErrInvalidArgument instead of panicking on the nil writer.
+func TestSaveOutputFuncWithoutWriter(t *testing.T) {
+	srv, c, ctx := setup(t)
+	none := func(context.Context, *mediagen.Generation, string, string) (io.WriteCloser, error) { return nil, nil }
+	g := doneGeneration(t, ctx, srv, c, client.ImageGenerationArgs{Prompt: "a crane"})
+	assert.ErrorIs(t, c.SaveOutputFunc(ctx, g, none), client.ErrInvalidArgument)
+	text := &mediagen.Generation{ID: "gen_text", Status: mediagen.GenerationStatusDone, Kind: mediagen.KindText, Output: mediagen.Output{Text: "a haiku"}}
+	assert.ErrorIs(t, c.SaveOutputFunc(ctx, text, none), client.ErrInvalidArgument)
+}
+
+// blobObject commits what was written when closed, as a blob storage
+// writer does, unless the context it was opened with ended first: then
+// the upload is aborted and nothing is stored.
+type blobObject struct {
+	ctx     context.Context
+	buf     bytes.Buffer
+	commit  func([]byte)
+	aborted bool
+}
+
+func (w *blobObject) Write(p []byte) (int, error) { return w.buf.Write(p) }
+
+func (w *blobObject) Close() error {
+	if err := w.ctx.Err(); err != nil {
+		w.aborted = true
+		return err
+	}
+	w.commit(w.buf.Bytes())
+	return nil
+}
+
+// A transfer that breaks midway and then fails for good leaves no partial
+// object committed under the output's name: the writer's context ends
+// before the save closes a writer it abandons.
+func TestSaveOutputFuncAbortsAbandonedWriters(t *testing.T) {
+	srv, c, ctx := setup(t)
+	g := doneGeneration(t, ctx, srv, c, client.ImageGenerationArgs{Prompt: "a swift"})
+	next := loopback(t)
+	broken, rec := recorded(t, srv, func(r *http.Request, n int) (*http.Response, error) {
+		if strings.HasPrefix(r.URL.Path, "/storage/") {
+			return truncate(next, r) // every attempt breaks midway
+		}
+		return nil, nil
+	})
+	var mu sync.Mutex
+	committed := map[string][]byte{}
+	var writers []*blobObject
+	open := func(wctx context.Context, _ *mediagen.Generation, name, _ string) (io.WriteCloser, error) {
+		w := &blobObject{ctx: wctx, commit: func(b []byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			committed[name] = bytes.Clone(b)
+		}}
+		writers = append(writers, w)
+		return w, nil
+	}
+	require.Error(t, broken.SaveOutputFunc(ctx, g, open))
+	require.Greater(t, len(rec.requests("/storage/")), 1, "the break was retried")
+	assert.Empty(t, committed, "no partial object was committed")
+	for i, w := range writers {
+		assert.True(t, w.aborted, "writer %d was aborted", i)
+	}
+
+	// A whole transfer still commits, with the writer's context live.
+	committed = map[string][]byte{}
+	require.NoError(t, c.SaveOutputFunc(ctx, g, open))
+	want, _ := storedBytes(t, g.Output.URL())
+	assert.Equal(t, want, committed["output"])
+}

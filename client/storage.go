@@ -77,10 +77,12 @@ const maxStorageMessage = 512
 // 500, 502, 503 or 504.
 func (e *StorageError) Transient() bool { return retry.TransientStatus(e.StatusCode) }
 
-// newStorageError reads a failed storage answer, received at now.
-func newStorageError(resp *http.Response, now time.Time) *StorageError {
+// newStorageError reads a failed storage answer to a request of method,
+// received at now. The method is the caller's: an answer a middleware made
+// up may carry no Request.
+func newStorageError(resp *http.Response, method string, now time.Time) *StorageError {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxStorageMessage))
-	e := &StorageError{Method: resp.Request.Method, StatusCode: resp.StatusCode, Message: storageMessage(body)}
+	e := &StorageError{Method: method, StatusCode: resp.StatusCode, Message: storageMessage(body)}
 	if retry.TransientStatus(resp.StatusCode) {
 		e.RetryAfter, _ = retry.After(resp, now)
 	}
@@ -149,7 +151,7 @@ func (c *Client) PutUpload(ctx context.Context, u *mediagen.UploadURL, body io.R
 		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 			return nil
 		}
-		return newStorageError(resp, cfg.call.Clock.Now())
+		return newStorageError(resp, method, cfg.call.Clock.Now())
 	})
 	var se *StorageError
 	var send *engine.SendError

@@ -125,3 +125,38 @@ func TestPutUploadRefused(t *testing.T) {
 	assert.ErrorIs(t, c.PutUpload(context.Background(), nil, strings.NewReader("x")), client.ErrInvalidArgument)
 	assert.ErrorIs(t, c.PutUpload(context.Background(), u, nil), client.ErrInvalidArgument)
 }
+
+// A middleware may answer a storage request itself, as a cache or a test
+// double does, with a response that carries no Request (what
+// httptest.ResponseRecorder.Result returns): the refusal is read into a
+// StorageError naming the method sent, not a panic.
+func TestStorageAnswerWithoutRequest(t *testing.T) {
+	srv, c, ctx := setup(t)
+	answer := func(code int) client.Middleware {
+		return func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+			if !strings.HasPrefix(req.URL.Path, "/storage/") {
+				return next(req)
+			}
+			rr := httptest.NewRecorder()
+			rr.WriteHeader(code)
+			_, _ = io.WriteString(rr, `{"error":{"code":"e","message":"answered by the middleware"}}`)
+			return rr.Result(), nil
+		}
+	}
+
+	g := doneGeneration(t, ctx, srv, c, client.ImageGenerationArgs{Prompt: "a cached heron"})
+	var buf bytes.Buffer
+	err := c.Download(ctx, g.Output.URL(), &buf, client.WithMiddleware(answer(http.StatusNotFound)))
+	var se *client.StorageError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, http.MethodGet, se.Method)
+	assert.ErrorIs(t, err, client.ErrNotFound)
+	assert.Equal(t, "answered by the middleware", se.Message)
+
+	u, err := c.CreateUploadURL(ctx, 3, "text/plain")
+	require.NoError(t, err)
+	err = c.PutUpload(ctx, u, strings.NewReader("abc"), client.WithMiddleware(answer(http.StatusForbidden)))
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, http.MethodPut, se.Method)
+	assert.ErrorIs(t, err, client.ErrExpired)
+}
