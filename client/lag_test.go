@@ -11,6 +11,7 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/client/journal"
 )
 
 // dateShift moves the Date of every answer by d: a service whose front
@@ -85,4 +86,31 @@ func TestLostAnswerNotMistakenForATwinSecondsOlder(t *testing.T) {
 	page, err := clean.ListGenerations(ctx, client.ListParams{Limit: 100})
 	require.NoError(t, err)
 	assert.Len(t, page.Generations, learn+2, "ours was found, not created again")
+}
+
+// A key taken over from a dead holder is searched with the lag the client
+// learned, as a lost answer is: a fixed 3 s margin would look past the
+// holder's generation on a service dating rows 5 s behind its Date header,
+// and charge the key twice.
+func TestTakeoverFindsTheHoldersRowWhenRowsLagTheServiceDate(t *testing.T) {
+	srv, _, ctx := setup(t)
+	j := journal.NewMemory()
+	c := srv.Client(client.WithJournal(j), client.WithJournalHold(2*time.Second),
+		client.WithHTTPClient(&http.Client{Transport: dateShift{loopback(t), 5 * time.Second}}))
+	createImages(t, c, 20)
+
+	args := client.ImageGenerationArgs{Prompt: "left behind"}
+	start := srv.Now()
+	sent, err := srv.Client().CreateGeneration(ctx, args) // the dead holder's send
+	require.NoError(t, err)
+	fp := recordedFingerprint(t, srv, args)
+	_, _, err = j.Claim(ctx, journal.Record{Key: "k", Op: "generation", Feature: "image/generation", Fingerprint: fp,
+		Holder: "dead", HeldUntil: time.Now().Add(-time.Millisecond), Started: start, Created: start})
+	require.NoError(t, err)
+	before := srv.Balance()
+
+	g, err := c.CreateGeneration(ctx, args, client.WithIdempotencyKey("k"))
+	require.NoError(t, err)
+	assert.Equal(t, sent.ID, g.ID, "found, not sent again")
+	assert.Equal(t, before, srv.Balance(), "charged once for the key")
 }

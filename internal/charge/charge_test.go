@@ -100,6 +100,23 @@ func TestLagMargin(t *testing.T) {
 	assert.Equal(t, 11*time.Second-time.Millisecond, far.margin())
 }
 
+// Rows dated in whole seconds hide their own rounding before the margin is
+// trusted too: a lag over clockSkew learned from few such rows needs the
+// second more it gets after lagSamples of them. Without it, a row dated
+// 5.5 s behind the Date header, requested at x.9 s and so dated x s, lies
+// below a search's bound (which a 6 s margin lets reach x + 0.4 s) and is
+// charged twice.
+func TestLagMarginOfFewWholeSecondRows(t *testing.T) {
+	date := time.Date(2026, 11, 27, 9, 0, 10, 0, time.UTC)
+	var few lag
+	few.observe(date.Add(5*time.Second), date) // the lag may be up to 6 s
+	assert.Equal(t, 7*time.Second, few.margin(), "the learned bound and a second for the row's rounding")
+	for range lagSamples - 1 {
+		few.observe(date.Add(5*time.Second), date)
+	}
+	assert.Equal(t, 7*time.Second, few.margin(), "the same once trusted")
+}
+
 func TestSearchLocksHonourTheContext(t *testing.T) {
 	l := newSearchLocks()
 	unlock, err := l.lock(context.Background(), "k")

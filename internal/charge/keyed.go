@@ -74,7 +74,10 @@ func submitKeyed[T any](ctx context.Context, p *Protocol, call *Call, op Op[T], 
 				continue // another caller took it first: wait for that one
 			}
 			log.DebugContext(ctx, "mediagen: took over a key whose holder stopped; searching for what it sent", slog.String("holder", got.Holder))
-			win = &Window{Start: got.Started}
+			// Its margin is the lag learned, as after an ambiguous failure:
+			// rows dated further behind the Date header than clockSkew would
+			// otherwise be missed and the key charged twice.
+			win = &Window{Start: got.Started, Margin: p.lag.margin()}
 		}
 		return sendKeyed(ctx, p, call, j, holder, op, win, rec.Op, log)
 	}

@@ -48,22 +48,24 @@ func (l *lag) observe(date, requested time.Time) {
 }
 
 // margin is how far back of the attempt's start, on the Date clock, a
-// search looks: clockSkew until lagSamples rows were seen (more if they
-// showed more), then the largest bound seen, a second more while every
-// row's date was in whole seconds (a row's own rounding down, which the
-// bound of another row may not show), never less than a millisecond (a
-// zero Window.Margin means clockSkew).
+// search looks: the largest bound seen, a second more while every row's
+// date was in whole seconds (a row's own rounding down, which the bound of
+// another row may not show), never less than a millisecond (a zero
+// Window.Margin means clockSkew); and never less than clockSkew until
+// lagSamples rows were seen.
 func (l *lag) margin() time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	m := l.worst
+	if !l.precise {
+		m += time.Second
+	}
 	switch {
 	case l.n == 0:
 		return clockSkew
 	case l.n < lagSamples:
-		return max(clockSkew, l.worst)
-	case !l.precise:
-		return max(time.Millisecond, l.worst+time.Second)
+		return max(clockSkew, m)
 	default:
-		return max(time.Millisecond, l.worst)
+		return max(time.Millisecond, m)
 	}
 }
