@@ -34,8 +34,9 @@
 // the attempt may have created and returns it; it submits again only when
 // there is none. The search reads the rows requested since the attempt
 // began, less a margin for the service's clocks: how far the clock that
-// dates its rows runs behind its Date header, learned from the rows this
-// client created (3 s until it has seen 16). That search only reads, so it
+// dates its rows runs behind its Date header, and how far its replicas'
+// clocks disagree, both learned from the rows this client created (at
+// least 3 s until it has seen 16). That search only reads, so it
 // has its own patience ([SearchBudget]), whatever the retry policy. So a call that returns an
 // error was not charged, unless its context ended first or the service
 // failed for longer than the search's budget ([UncertainError], which

@@ -1,8 +1,13 @@
 package client_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,10 +31,14 @@ func (s dateShift) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t, perr := http.ParseTime(resp.Header.Get("Date")); perr == nil {
+	return s.shift(resp), nil
+}
+
+func (s dateShift) shift(resp *http.Response) *http.Response {
+	if t, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
 		resp.Header.Set("Date", t.Add(s.d).UTC().Format(http.TimeFormat))
 	}
-	return resp, nil
+	return resp
 }
 
 // createImages creates n images of distinct prompts through c, as a client
@@ -113,4 +122,68 @@ func TestTakeoverFindsTheHoldersRowWhenRowsLagTheServiceDate(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, sent.ID, g.ID, "found, not sent again")
 	assert.Equal(t, before, srv.Balance(), "charged once for the key")
+}
+
+// twoReplicas answers as two replicas of the service, each dating its rows
+// and its answers by its own clock, the second d ahead of the first:
+// creates alternate between them, the first one's first, and listings
+// come from the one ahead.
+type twoReplicas struct {
+	next    http.RoundTripper
+	d       time.Duration
+	mu      sync.Mutex
+	creates int
+}
+
+func (s *twoReplicas) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := s.next.RoundTrip(r)
+	if err != nil || r.URL.Path != "/v3/generations" {
+		return resp, err
+	}
+	if r.Method == http.MethodPost {
+		s.mu.Lock()
+		s.creates++
+		first := s.creates%2 == 1
+		s.mu.Unlock()
+		if first {
+			return resp, nil
+		}
+		// The row the replica ahead created is dated by its clock.
+		var env map[string]map[string]any
+		body, rerr := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if rerr != nil || json.Unmarshal(body, &env) != nil {
+			return nil, fmt.Errorf("twoReplicas: unreadable create answer: %v", rerr)
+		}
+		at, perr := time.Parse(time.RFC3339Nano, env["generation"]["requestDate"].(string))
+		if perr != nil {
+			return nil, perr
+		}
+		env["generation"]["requestDate"] = at.Add(s.d).Format(time.RFC3339Nano)
+		body, _ = json.Marshal(env)
+		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	return dateShift{d: s.d}.shift(resp), nil
+}
+
+func TestLostAnswerFoundWhenReplicasClocksDisagree(t *testing.T) {
+	srv, clean, ctx := setup(t)
+	before := srv.Balance()
+	// Every row looks dated on time by the replica that answered, but the
+	// lost create's row was dated by the replica 3 s behind the one that
+	// lists: a margin learned from the rows alone would look past it.
+	const learn = 20
+	drop := &dropOnce{next: &twoReplicas{next: loopback(t), d: 3 * time.Second}, method: http.MethodPost, path: "/v3/generations", skip: learn}
+	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: drop}))
+	spent := createImages(t, c, learn)
+
+	g, err := c.CreateGeneration(ctx, asArgs(t, mediagen.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "a red kite"}))
+	require.NoError(t, err)
+	require.True(t, drop.dropped)
+
+	page, err := clean.ListGenerations(ctx, client.ListParams{Limit: 100})
+	require.NoError(t, err)
+	assert.Len(t, page.Generations, learn+1, "the lost answer's generation found, not created again")
+	assert.InDelta(t, before-spent-g.BalanceUsed, srv.Balance(), 1e-9, "charged once")
 }

@@ -117,7 +117,7 @@ func submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T]) (*T, 
 		var win Window
 		switch {
 		case err == nil:
-			p.lag.observe(date, op.Requested(row))
+			p.lag.observe(start, call.Clock.Now(), date, op.Requested(row))
 			prev, ok := p.claims.take(op.ID(row))
 			if ok {
 				return row, nil

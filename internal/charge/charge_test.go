@@ -69,34 +69,34 @@ func TestLagMargin(t *testing.T) {
 	date := time.Date(2026, 11, 27, 9, 0, 10, 0, time.UTC) // whole seconds, as HTTP dates are
 	var l lag
 	assert.Equal(t, clockSkew, l.margin(), "nothing seen yet")
-	l.observe(time.Time{}, date)
-	l.observe(date, time.Time{})
+	l.observe(time.Time{}, time.Time{}, time.Time{}, date)
+	l.observe(date, date, date, time.Time{})
 	assert.Equal(t, clockSkew, l.margin(), "an answer without Date or a row without date says nothing")
 
 	// Clocks that agree: the Date is the row's second, rounded down.
 	for i := range lagSamples - 1 {
-		l.observe(date, date.Add(time.Duration(i)*time.Millisecond+time.Millisecond))
+		l.observe(date, date, date, date.Add(time.Duration(i)*time.Millisecond+time.Millisecond))
 	}
 	assert.Equal(t, clockSkew, l.margin(), "too few rows to search less far back")
-	l.observe(date, date.Add(400*time.Millisecond))
+	l.observe(date, date, date, date.Add(400*time.Millisecond))
 	assert.Equal(t, time.Second-time.Millisecond, l.margin(), "the largest bound: Date - requested + 1 s")
 
 	// One replica whose rows lag its Date by 5 s raises the margin for good.
-	l.observe(date.Add(5*time.Second), date.Add(200*time.Millisecond))
+	l.observe(date.Add(5*time.Second), date.Add(5*time.Second), date.Add(5*time.Second), date.Add(200*time.Millisecond))
 	assert.Equal(t, 5800*time.Millisecond, l.margin())
-	l.observe(date, date)
+	l.observe(date, date, date, date)
 	assert.Equal(t, 5800*time.Millisecond, l.margin(), "a smaller bound does not lower it")
 
 	// Rows dated in whole seconds hide their own rounding: a second more.
 	var whole lag
 	for range lagSamples {
-		whole.observe(date, date)
+		whole.observe(date, date, date, date)
 	}
 	assert.Equal(t, 2*time.Second, whole.margin())
 
 	// A lag over clockSkew shows before the margin is trusted to shrink.
 	var far lag
-	far.observe(date.Add(10*time.Second), date.Add(time.Millisecond))
+	far.observe(date.Add(10*time.Second), date.Add(10*time.Second), date.Add(10*time.Second), date.Add(time.Millisecond))
 	assert.Equal(t, 11*time.Second-time.Millisecond, far.margin())
 }
 
@@ -109,12 +109,39 @@ func TestLagMargin(t *testing.T) {
 func TestLagMarginOfFewWholeSecondRows(t *testing.T) {
 	date := time.Date(2026, 11, 27, 9, 0, 10, 0, time.UTC)
 	var few lag
-	few.observe(date.Add(5*time.Second), date) // the lag may be up to 6 s
+	few.observe(date.Add(5*time.Second), date.Add(5*time.Second), date.Add(5*time.Second), date) // the lag may be up to 6 s
 	assert.Equal(t, 7*time.Second, few.margin(), "the learned bound and a second for the row's rounding")
 	for range lagSamples - 1 {
-		few.observe(date.Add(5*time.Second), date)
+		few.observe(date.Add(5*time.Second), date.Add(5*time.Second), date.Add(5*time.Second), date)
 	}
 	assert.Equal(t, 7*time.Second, few.margin(), "the same once trusted")
+}
+
+// Two replicas, each dating its rows and its answers by its own clock,
+// one 2 s ahead of the other: every row shows a lag near zero, but a
+// search listed by the replica ahead must reach 2 s further back for a row
+// the other dated. The answers' Dates against the client's clock show the
+// disagreement, and the margin covers it.
+func TestLagMarginCoversReplicasWhoseClocksDisagree(t *testing.T) {
+	base := time.Date(2026, 11, 27, 9, 0, 10, 0, time.UTC)
+	var l lag
+	for k := range lagSamples {
+		now := base.Add(time.Duration(k) * 250 * time.Millisecond) // the client's clock, true time
+		ahead := time.Duration(k%2) * 2 * time.Second              // odd answers from the replica ahead
+		at := now.Add(ahead)
+		l.observe(now.Add(-5*time.Millisecond), now.Add(5*time.Millisecond), at.Truncate(time.Second), at)
+	}
+	// Largest lag bound 1 s; Dates from the replica ahead come up to
+	// 1.745 s past the client's clock, from the other at most 0.505 s.
+	assert.Equal(t, 2240*time.Millisecond, l.margin())
+	assert.Greater(t, l.margin(), 2*time.Second, "the replicas' 2 s apart is covered")
+
+	var one lag
+	for k := range lagSamples {
+		now := base.Add(time.Duration(k) * 250 * time.Millisecond)
+		one.observe(now.Add(-5*time.Millisecond), now.Add(5*time.Millisecond), now.Truncate(time.Second), now)
+	}
+	assert.Equal(t, time.Second, one.margin(), "one clock: its bounds overlap, nothing added")
 }
 
 func TestSearchLocksHonourTheContext(t *testing.T) {

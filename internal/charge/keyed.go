@@ -77,7 +77,9 @@ func submitKeyed[T any](ctx context.Context, p *Protocol, call *Call, op Op[T], 
 			// Its margin is the lag learned, as after an ambiguous failure:
 			// rows dated further behind the Date header than clockSkew would
 			// otherwise be missed and the key charged twice.
-			win = &Window{Start: got.Started, Margin: p.lag.margin()}
+			// Started is on the dead holder's clock, maybe another
+			// machine's: clockSkew more covers the two clients' clocks.
+			win = &Window{Start: got.Started, Margin: p.lag.margin() + clockSkew}
 		}
 		return sendKeyed(ctx, p, call, j, holder, op, win, rec.Op, log)
 	}

@@ -15,31 +15,42 @@ const lagSamples = 16
 // the service's Date header, the clock a search's window is converted to.
 // Each row a create hands back bounds it: the answer's Date is stamped
 // after the row and rounded down to the second, so Date - requested + 1 s
-// is at least the lag of the replica that answered. The margin is the
-// largest bound seen: on a service whose clocks agree it is about a second,
-// so a search after an ambiguous failure reads fewer rows and is less
-// likely to take a twin requested just before (by another caller) for its
-// own; on one whose clocks disagree by more than clockSkew it grows with
-// them, where a fixed margin would miss the row and charge twice. The zero
-// value is ready; it is safe for concurrent use.
+// is at least the lag of the replica that answered. Each answer also
+// bounds the Date clock against the client's: d - received <= offset <
+// d + 1 s - sent. One clock's bounds all overlap; when the largest lower
+// bound passes the smallest upper one, the Date clocks of the service's
+// replicas (or the client's own clock, stepped) disagree by at least that
+// much, and a search listed by a replica ahead of the one that dated the
+// row would miss it. The margin is the largest lag bound plus that
+// disagreement: on a service whose clocks agree it is about a second, so a
+// search after an ambiguous failure reads fewer rows and is less likely to
+// take a twin requested just before (by another caller) for its own; on
+// one whose clocks disagree by more than clockSkew it grows with them,
+// where a fixed margin would miss the row and charge twice. The zero value
+// is ready; it is safe for concurrent use.
 type lag struct {
 	mu      sync.Mutex
 	n       int
-	worst   time.Duration
-	precise bool // a row's date had a fraction of a second
+	worst   time.Duration // the largest Date - requested + 1 s
+	lo, hi  time.Duration // the tightest bounds of Date - the client's clock
+	precise bool          // a row's date had a fraction of a second
 }
 
-// observe records a created row's request date and its answer's Date; a
-// zero time (an answer without Date, a row without date) says nothing.
-func (l *lag) observe(date, requested time.Time) {
+// observe records a created row's request date and its answer's Date,
+// sent and received at local times sent and received; a zero time (an
+// answer without Date, a row without date) says nothing.
+func (l *lag) observe(sent, received, date, requested time.Time) {
 	if date.IsZero() || requested.IsZero() {
 		return
 	}
 	b := date.Sub(requested) + time.Second
+	lo, hi := date.Sub(received), date.Add(time.Second).Sub(sent)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.n == 0 || b > l.worst {
-		l.worst = b
+	if l.n == 0 {
+		l.worst, l.lo, l.hi = b, lo, hi
+	} else {
+		l.worst, l.lo, l.hi = max(l.worst, b), max(l.lo, lo), min(l.hi, hi)
 	}
 	if l.n < lagSamples {
 		l.n++
@@ -48,15 +59,16 @@ func (l *lag) observe(date, requested time.Time) {
 }
 
 // margin is how far back of the attempt's start, on the Date clock, a
-// search looks: the largest bound seen, a second more while every row's
-// date was in whole seconds (a row's own rounding down, which the bound of
-// another row may not show), never less than a millisecond (a zero
-// Window.Margin means clockSkew); and never less than clockSkew until
-// lagSamples rows were seen.
+// search looks: the largest lag bound seen, a second more while every
+// row's date was in whole seconds (a row's own rounding down, which the
+// bound of another row may not show), plus how far the Date clocks were
+// seen to disagree; never less than a millisecond (a zero Window.Margin
+// means clockSkew), and never less than clockSkew until lagSamples rows
+// were seen.
 func (l *lag) margin() time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	m := l.worst
+	m := l.worst + max(0, l.lo-l.hi)
 	if !l.precise {
 		m += time.Second
 	}
