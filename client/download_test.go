@@ -297,6 +297,15 @@ func TestSaveOutput(t *testing.T) {
 		assert.Empty(t, saved.PosterPath)
 		assertSaved(t, saved.Path, g.Output.Audio)
 	})
+	t.Run("an empty dir is the current directory", func(t *testing.T) {
+		g := doneGeneration(t, ctx, srv, c, client.ImageGenerationArgs{Prompt: "a heron at home"})
+		dir := t.TempDir()
+		t.Chdir(dir)
+		saved, err := c.SaveOutput(ctx, g, "")
+		require.NoError(t, err)
+		assert.Equal(t, g.ID+".png", saved.Path)
+		assertSaved(t, filepath.Join(dir, saved.Path), g.Output.URL())
+	})
 	t.Run("a break midway starts the file over", func(t *testing.T) {
 		g := doneGeneration(t, ctx, srv, c, client.ImageGenerationArgs{Prompt: "a wren"})
 		next := loopback(t)

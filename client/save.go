@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -35,7 +36,7 @@ type SavedOutput struct {
 type OpenFunc func(ctx context.Context, g *mediagen.Generation, name, mediaType string) (io.WriteCloser, error)
 
 // SaveOutput downloads the output of a done generation into dir (created
-// when missing) as <id><ext>, the extension from its media type
+// when missing; "" is the current directory) as <id><ext>, the extension from its media type
 // ("g_123.mp4"), and a video's poster as <id>.poster<ext>; an id that is
 // not lower-case letters, digits, '-' and '_' only is cleaned and suffixed
 // with a hash of itself, so distinct ids never share a file. Text outputs are
@@ -48,7 +49,7 @@ type OpenFunc func(ctx context.Context, g *mediagen.Generation, name, mediaType 
 // no longer lists it).
 func (c *Client) SaveOutput(ctx context.Context, g *mediagen.Generation, dir string, opts ...Option) (*SavedOutput, error) {
 	saved := &SavedOutput{}
-	err := c.save(ctx, g, opts, func() error { return os.MkdirAll(dir, 0o755) }, func(_ context.Context, g *mediagen.Generation, name, mediaType string) (io.WriteCloser, error) {
+	err := c.save(ctx, g, opts, func() error { return os.MkdirAll(cmp.Or(dir, "."), 0o755) }, func(_ context.Context, g *mediagen.Generation, name, mediaType string) (io.WriteCloser, error) {
 		final, path := filepath.Join(dir, safeName(g.ID)), &saved.Path
 		if name == "poster" {
 			final, path = final+".poster", &saved.PosterPath
