@@ -30,6 +30,15 @@ var chargeErrors = charge.Errors{
 	Ambiguous: ambiguous,
 	Refused:   refusedByService,
 	NotFound:  func(err error) bool { return errors.Is(err, ErrNotFound) },
+	// The search waits out a Retry-After as its own retries do, within
+	// its budget.
+	RetryAfter: func(err error) time.Duration {
+		var e *APIError
+		if errors.As(err, &e) {
+			return min(e.RetryAfter, SearchBudget)
+		}
+		return 0
+	},
 }
 
 // searchConfig returns cfg with the search's patience: retries of its

@@ -642,3 +642,43 @@ func TestMiddlewareRefusalIsNotAmbiguous(t *testing.T) {
 	require.NotNil(t, g)
 	assert.Equal(t, 1, rec.count(http.MethodPost, "/v3/generations"), "found, not submitted again")
 }
+
+// A create answered 503 with a Retry-After (a service shedding load) may
+// still have been processed; the search for it waits out the Retry-After
+// before listing, as every other request does, and finds it.
+func TestSearchAfterAmbiguousFailureHonoursRetryAfter(t *testing.T) {
+	srv, clean, ctx := setup(t)
+	next := loopback(t)
+	var mu sync.Mutex
+	var failedAt, searchedAt time.Time
+	tr := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		mu.Lock()
+		first := failedAt.IsZero() && r.Method == http.MethodPost && r.URL.Path == "/v3/generations"
+		if first {
+			failedAt = srv.Now()
+		}
+		if r.Method == http.MethodGet && r.URL.Path == "/v3/generations" && searchedAt.IsZero() {
+			searchedAt = srv.Now()
+		}
+		mu.Unlock()
+		if first {
+			resp, err := next.RoundTrip(r)
+			if err != nil {
+				return nil, err
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			return synthetic(r, http.StatusServiceUnavailable, "", map[string]string{"Retry-After": "30"}), nil
+		}
+		return next.RoundTrip(r)
+	})
+	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: tr}))
+	g, err := c.CreateGeneration(ctx, asArgs(t, mediagen.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "a busy kite"}))
+	require.NoError(t, err)
+	require.False(t, searchedAt.IsZero())
+	assert.GreaterOrEqual(t, searchedAt.Sub(failedAt), 30*time.Second, "the search waited out the Retry-After")
+	page, err := clean.ListGenerations(ctx, client.ListParams{})
+	require.NoError(t, err)
+	require.Len(t, page.Generations, 1, "found, not created again")
+	assert.Equal(t, g.ID, page.Generations[0].ID)
+}

@@ -69,6 +69,9 @@ type Errors struct {
 	Refused func(error) bool
 	// NotFound: the row is gone (expired or deleted).
 	NotFound func(error) bool
+	// RetryAfter: how long the failure asked the caller to wait, 0 for
+	// no ask; nil reads none.
+	RetryAfter func(error) time.Duration
 }
 
 // Protocol is one client's charging state: the rows it handed out, its
@@ -139,7 +142,12 @@ func submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T]) (*T, 
 		// A gateway can give up (504, a reset) while the service is still
 		// storing what it accepted; the backoff is spent before looking,
 		// not before resubmitting, so a row on its way has time to show.
-		if err := call.Clock.Sleep(ctx, retry.Backoff(call.Retry.WaitMin, call.Retry.WaitMax, attempt)); err != nil {
+		// A Retry-After (a 503 under load) is honoured by the search too.
+		wait := retry.Backoff(call.Retry.WaitMin, call.Retry.WaitMax, attempt)
+		if err != nil && p.errs.RetryAfter != nil {
+			wait = max(wait, p.errs.RetryAfter(err))
+		}
+		if err := call.Clock.Sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 		found, ferr := Search(ctx, p, op, win)
