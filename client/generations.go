@@ -154,11 +154,16 @@ func (c *Client) DeleteGeneration(ctx context.Context, id string, opts ...Option
 }
 
 // delete sends a DELETE, forgiving the 404 of a retried delete whose
-// earlier attempt may have done the work.
+// earlier attempt may have done the work; an answer of success false is
+// an error, as nothing was deleted.
 func (c *Client) delete(ctx context.Context, cfg *config, r *engine.Request) error {
-	_, err := c.do(ctx, cfg, r, nil)
-	if errors.Is(err, ErrNotFound) && r.Acted {
+	var out api.Success
+	_, err := c.do(ctx, cfg, r, &out)
+	switch {
+	case errors.Is(err, ErrNotFound) && r.Acted:
 		return nil
+	case err == nil && !out.Success:
+		return fmt.Errorf("mediagen: DELETE %s: the service answered success false: nothing was deleted", r.URL.Path)
 	}
 	return err
 }

@@ -2,7 +2,9 @@ package client_test
 
 import (
 	"errors"
+	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -195,3 +197,31 @@ func (listArgs) Feature() mediagen.Feature { return mediagen.FeatureImageGenerat
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A delete the service answers with success false deleted nothing: the
+// call says so instead of reporting success.
+func TestDeleteAnsweredSuccessFalse(t *testing.T) {
+	srv, _, ctx := setup(t)
+	refuse := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		resp, err := next(req)
+		if err != nil || req.Method != http.MethodDelete {
+			return resp, err
+		}
+		_ = resp.Body.Close()
+		body := `{"success":false}`
+		resp.Body, resp.ContentLength = io.NopCloser(strings.NewReader(body)), int64(len(body))
+		return resp, nil
+	}
+	c := srv.Client(client.WithMiddleware(refuse))
+	g, err := c.CreateGeneration(ctx, asArgs(t, mediagen.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "a kept kite"}))
+	require.NoError(t, err)
+	err = c.DeleteGeneration(ctx, g.ID)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "success false")
+
+	voice, err := c.CloneVoice(ctx, client.CloneVoiceParams{Name: "Kept", Audio: uploadWAV(t, ctx, c, 12*time.Second)})
+	require.NoError(t, err)
+	err = c.DeleteVoice(ctx, voice.ID)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "success false")
+}
