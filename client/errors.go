@@ -14,7 +14,8 @@ import (
 )
 
 // Sentinel errors for [errors.Is]. An [*APIError] matches the sentinel of its
-// status: ErrInvalidArgument for 400, ErrUnauthorized for 401,
+// status: ErrInvalidArgument for 400, 413 (an upload over the size limit)
+// and 415 (a content type not accepted), ErrUnauthorized for 401,
 // ErrInsufficientBalance for 402, ErrPermissionRequired for a 403 with code
 // permission_required, ErrNotFound for 404 and ErrRateLimited for 429.
 var (
@@ -89,7 +90,11 @@ func (e *APIError) Transient() bool { return retry.TransientStatus(e.StatusCode)
 func (e *APIError) Is(target error) bool {
 	switch target {
 	case ErrInvalidArgument:
-		return e.StatusCode == http.StatusBadRequest
+		switch e.StatusCode {
+		case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType:
+			return true
+		}
+		return false
 	case ErrUnauthorized:
 		return e.StatusCode == http.StatusUnauthorized
 	case ErrInsufficientBalance:

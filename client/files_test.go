@@ -70,9 +70,11 @@ func TestSignedUpload(t *testing.T) {
 	var apiErr *client.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, http.StatusRequestEntityTooLarge, apiErr.StatusCode)
+	assert.ErrorIs(t, err, client.ErrInvalidArgument, "an argument the service refused")
 	_, err = c.CreateUploadURL(ctx, 10, "application/x-msdownload")
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, http.StatusUnsupportedMediaType, apiErr.StatusCode)
+	assert.ErrorIs(t, err, client.ErrInvalidArgument, "an argument the service refused")
 	_, err = c.CreateUploadURL(ctx, -1, "image/png")
 	assert.ErrorIs(t, err, client.ErrInvalidArgument)
 }
