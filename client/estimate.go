@@ -95,6 +95,8 @@ const (
 // of avatar clip, each started 1,000 characters of voiceover script. For an
 // avatar the clip length is known only after rendering, so the result is a
 // range. RawArgs{FeatureName: [FeatureVoiceClone]} prices a voice clone.
+// Arguments the service would refuse (missing, unknown, out of bounds) are
+// refused with [ErrInvalidArgument], as by CreateGeneration.
 func (p Pricing) Estimate(args Args) (Estimate, error) {
 	a, err := encodeArgs(args)
 	if err != nil {
@@ -122,6 +124,14 @@ func (p Pricing) Estimate(args Args) (Estimate, error) {
 	for _, mult := range e.Multipliers {
 		if !validFactor(mult.Factor) {
 			return Estimate{}, fmt.Errorf("mediagen: the price list gives %s=%s a multiplier of %v; not a price", mult.Argument, mult.Value, mult.Factor)
+		}
+	}
+	// A call the service would refuse has no price: refused as
+	// CreateGeneration refuses it. After the price list's own checks, so
+	// a broken list is told as such whatever the arguments.
+	if name != mediagen.FeatureVoiceClone {
+		if err := feature.Check(string(a.feature), m); err != nil {
+			return Estimate{}, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 		}
 	}
 	if e.MinUnits, e.MaxUnits, err = units(e.Unit, info, m); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/client/clienttest"
 )
 
 // testPricing is a price list in the service's format.
@@ -254,4 +255,23 @@ func TestEstimateRefusesNegativePrices(t *testing.T) {
 		require.ErrorContains(t, err, "not a price", list)
 		require.NotErrorIs(t, err, client.ErrInvalidArgument)
 	}
+}
+
+// A call the service would refuse has no price: Estimate refuses it with
+// the message CreateGeneration gives, before any request.
+func TestEstimateRefusesWhatTheServiceRefuses(t *testing.T) {
+	srv, c, ctx := setup(t)
+	p := testPricing(t)
+	for name, args := range map[string]client.Args{
+		"out of bounds": client.RawArgs{FeatureName: mediagen.FeatureVideoLogoReveal, Values: map[string]any{"image": "file_1", "prompt": "sparks", "duration": 60}},
+		"missing":       client.RawArgs{FeatureName: mediagen.FeatureImageGeneration, Values: map[string]any{}},
+		"unknown":       client.RawArgs{FeatureName: mediagen.FeatureImageGeneration, Values: map[string]any{"prompt": "a kite", "colour": "red"}},
+	} {
+		_, err := p.Estimate(args)
+		require.ErrorIs(t, err, client.ErrInvalidArgument, name)
+		_, cerr := c.CreateGeneration(ctx, args)
+		require.ErrorIs(t, cerr, client.ErrInvalidArgument, name)
+		assert.Equal(t, cerr.Error(), err.Error(), name)
+	}
+	assert.Equal(t, clienttest.Balance, srv.Balance(), "nothing charged")
 }
