@@ -94,7 +94,7 @@ const (
 // call, the duration in seconds (default 5) for reveals, each started 15 s
 // of avatar clip, each started 1,000 characters of voiceover script. For an
 // avatar the clip length is known only after rendering, so the result is a
-// range. RawArgs{FeatureName: [FeatureVoiceClone]} prices a voice clone.
+// range. RawArgs{FeatureName: [mediagen.FeatureVoiceClone]} prices a voice clone.
 // Arguments the service would refuse (missing, unknown, out of bounds) are
 // refused with [ErrInvalidArgument], as by CreateGeneration.
 func (p Pricing) Estimate(args Args) (Estimate, error) {

@@ -17,7 +17,7 @@ import (
 )
 
 // CreateGeneration submits a generation with args, typed (such as
-// [LogoRevealArgs]) or [RawArgs], and returns it in status [StatusPending].
+// [LogoRevealArgs]) or [RawArgs], and returns it in status [mediagen.GenerationStatusPending].
 // The balance is charged now and refunded if the generation ends in error or
 // timeout; follow it with package poll, [Client.GetGeneration] or a webhook
 // ([WithWebhookURL]).

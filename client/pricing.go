@@ -9,7 +9,7 @@ import (
 )
 
 // Pricing is the price list of the project's plan, keyed by canonical
-// feature name, plus [FeatureVoiceClone]. Only features the plan prices
+// feature name, plus [mediagen.FeatureVoiceClone]. Only features the plan prices
 // appear. Reading it holds or quotes nothing: prices apply when a call is
 // made. Use [Pricing.Estimate] for the cost of a call.
 type Pricing map[mediagen.Feature]mediagen.PricingEntry

@@ -100,7 +100,7 @@ func storageMessage(body []byte) string {
 }
 
 // PutUpload sends the bytes of a reserved signed upload: step 2 of the
-// two-step upload ([CreateUploadURL] is step 1; package upload does every
+// two-step upload ([Client.CreateUploadURL] is step 1; package upload does every
 // step). It sends exactly the signed Content-Type and Content-Length, and
 // never the API key; body must hold exactly u.Headers.ContentLength bytes.
 // Transient failures (a broken connection, 429, 500, 502, 503, 504) are

@@ -10,7 +10,7 @@ import (
 )
 
 // TemplateFilter selects templates. The zero value lists the templates of
-// [FeatureSelfPortrait], the service's default.
+// [mediagen.FeatureImageSelfPortrait], the service's default.
 type TemplateFilter struct {
 	Feature     mediagen.Feature // either spelling; "" means image/self-portrait
 	Category    string           // only this category, e.g. "motion" for logo reveals
@@ -44,7 +44,7 @@ func (c *Client) Templates(ctx context.Context, f TemplateFilter, opts ...Option
 }
 
 // TemplatePrompt resolves a template preview (an id from
-// [Template].Previews) to its prompt, the exact string to send as the
+// [mediagen.Template].Previews) to its prompt, the exact string to send as the
 // prompt argument.
 func (c *Client) TemplatePrompt(ctx context.Context, previewID string, opts ...Option) (*mediagen.TemplatePreview, error) {
 	if previewID == "" {

@@ -91,7 +91,7 @@ type CloneVoiceParams struct {
 }
 
 // CloneVoice starts training a clone of the voice in the Audio sample and
-// returns it in status [VoiceTraining]. The balance is charged now and
+// returns it in status [mediagen.VoiceStatusRunning]. The balance is charged now and
 // refunded if training fails. At most 5 voices train at once: beyond that
 // the call fails with [ErrRateLimited] and a RetryAfter. [WithWebhookURL]
 // asks for the voice.done or voice.error event.

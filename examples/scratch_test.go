@@ -194,8 +194,9 @@ var goBlock = regexp.MustCompile("(?ms)^```go\n(.*?)^```")
 // snippet that declares functions stays at the top level (a TestXxx among
 // them runs); a snippet of statements becomes the body of a function whose
 // parameters are the names snippets take as given (ctx, t, secret,
-// handle), with every variable it declares used once more, so that a
-// snippet need not use all it shows.
+// handle), with every variable it declares but err used once more, so that
+// a snippet need not use all it shows yet must check the errors it gets (a
+// user who copies it has no line that reads err).
 func readmeTestFile(t *testing.T, readme string) string {
 	t.Helper()
 	blocks := goBlock.FindAllStringSubmatch(readme, -1)
@@ -211,7 +212,9 @@ func readmeTestFile(t *testing.T, readme string) string {
 		}
 		fn := fmt.Sprintf("func readmeSnippet%d(ctx context.Context, t *testing.T, secret string, handle func(context.Context, *webhook.Event) error) error {\n%s\n", i+1, snippet)
 		for _, name := range declaredNames(t, i+1, snippet) {
-			fn += "\t_ = " + name + "\n"
+			if name != "err" {
+				fn += "\t_ = " + name + "\n"
+			}
 		}
 		fn += "\treturn nil\n}\n"
 		fmt.Fprintf(&body, "// README snippet %d\n%s\n", i+1, fn)

@@ -1,8 +1,9 @@
 // Package journal records charging calls made with an idempotency key, so
 // that a key charges once across goroutines, processes, restarts and
 // replicas that share the journal. Package client does the protocol
-// ([client.WithJournal], [client.WithIdempotencyKey]); a journal only
-// stores records and changes them atomically.
+// ([github.com/mediagen/mediagen-go/client.WithJournal],
+// [github.com/mediagen/mediagen-go/client.WithIdempotencyKey]); a journal
+// only stores records and changes them atomically.
 //
 // Two kinds are provided: [Memory], for one process, and [SQL], on
 // database/sql with a table in PostgreSQL or SQLite shared by every process
