@@ -95,8 +95,9 @@ const (
 // of avatar clip, each started 1,000 characters of voiceover script. For an
 // avatar the clip length is known only after rendering, so the result is a
 // range. RawArgs{FeatureName: [mediagen.FeatureVoiceClone]} prices a voice clone.
-// Arguments the service would refuse (missing, unknown, out of bounds) are
-// refused with [ErrInvalidArgument], as by CreateGeneration.
+// Arguments the service would refuse (unknown, null, of the wrong type,
+// out of bounds) are refused with [ErrInvalidArgument], as by
+// CreateGeneration; arguments left out are priced at their defaults.
 func (p Pricing) Estimate(args Args) (Estimate, error) {
 	a, err := encodeArgs(args)
 	if err != nil {
@@ -126,11 +127,12 @@ func (p Pricing) Estimate(args Args) (Estimate, error) {
 			return Estimate{}, fmt.Errorf("mediagen: the price list gives %s=%s a multiplier of %v; not a price", mult.Argument, mult.Value, mult.Factor)
 		}
 	}
-	// A call the service would refuse has no price: refused as
-	// CreateGeneration refuses it. After the price list's own checks, so
-	// a broken list is told as such whatever the arguments.
+	// An argument the service would refuse makes a call with no price:
+	// refused as CreateGeneration refuses it (arguments left out are not:
+	// a price may be asked before they are known). After the price list's
+	// own checks, so a broken list is told as such whatever the arguments.
 	if name != mediagen.FeatureVoiceClone {
-		if err := feature.Check(string(a.feature), m); err != nil {
+		if err := feature.CheckGiven(string(a.feature), m); err != nil {
 			return Estimate{}, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 		}
 	}

@@ -264,7 +264,6 @@ func TestEstimateRefusesWhatTheServiceRefuses(t *testing.T) {
 	p := testPricing(t)
 	for name, args := range map[string]client.Args{
 		"out of bounds": client.RawArgs{FeatureName: mediagen.FeatureVideoLogoReveal, Values: map[string]any{"image": "file_1", "prompt": "sparks", "duration": 60}},
-		"missing":       client.RawArgs{FeatureName: mediagen.FeatureImageGeneration, Values: map[string]any{}},
 		"unknown":       client.RawArgs{FeatureName: mediagen.FeatureImageGeneration, Values: map[string]any{"prompt": "a kite", "colour": "red"}},
 	} {
 		_, err := p.Estimate(args)
@@ -274,4 +273,10 @@ func TestEstimateRefusesWhatTheServiceRefuses(t *testing.T) {
 		assert.Equal(t, cerr.Error(), err.Error(), name)
 	}
 	assert.Equal(t, clienttest.Balance, srv.Balance(), "nothing charged")
+
+	// A price may be asked before the arguments it does not depend on are
+	// known.
+	e, err := p.Estimate(client.RawArgs{FeatureName: mediagen.FeatureVideoLogoReveal, Values: map[string]any{"duration": 8}})
+	require.NoError(t, err)
+	assert.InDelta(t, 8, e.MinUnits, 1e-12)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/mediagen/mediagen-go"
 )
@@ -31,6 +32,15 @@ func (e *FailedError) Error() string {
 	if g.Error != "" {
 		msg += ": " + g.Error
 	}
+	return refundNoted(msg, g.Error)
+}
+
+// refundNoted ends msg with the refund, unless the service's reason says
+// it already.
+func refundNoted(msg, reason string) string {
+	if strings.Contains(reason, "refund") {
+		return msg
+	}
 	return msg + " (its charge was refunded)"
 }
 
@@ -46,7 +56,7 @@ func (e *VoiceFailedError) Error() string {
 	if e.Voice.Error != "" {
 		msg += ": " + e.Voice.Error
 	}
-	return msg + " (its charge was refunded)"
+	return refundNoted(msg, e.Voice.Error)
 }
 
 // GoneError reports a generation or voice that answered 404: it expired (24

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -28,6 +29,13 @@ func TestFailedErrorSaysRefunded(t *testing.T) {
 		assert.ErrorContains(t, err, "refunded")
 	}
 	assert.NoError(t, failure(generation("gen_2", mediagen.GenerationStatusDone)))
+
+	// A reason that says the refund already is not told it twice.
+	g := generation("gen_3", mediagen.GenerationStatusError)
+	g.Error = "render failed; the charge was refunded, so retrying is safe"
+	assert.Equal(t, 1, strings.Count(failure(g).Error(), "refund"), failure(g).Error())
+	v := &VoiceFailedError{Voice: &mediagen.Voice{ID: "voice_1", Error: "training failed; the charge was refunded"}}
+	assert.Equal(t, 1, strings.Count(v.Error(), "refund"), v.Error())
 }
 
 func TestGaveUpErrorUnwrapsTheCause(t *testing.T) {

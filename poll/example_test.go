@@ -136,5 +136,5 @@ func ExampleFailedError() {
 	}
 	// Output:
 	// error
-	// ended with status error: render failed; the charge was refunded, so retrying is safe (its charge was refunded)
+	// ended with status error: render failed; the charge was refunded, so retrying is safe
 }

@@ -20,7 +20,14 @@ import (
 //
 // Arguments are checked in order of name, so the first problem reported is
 // the same on every call.
-func Check(name string, args map[string]any) error {
+func Check(name string, args map[string]any) error { return check(name, args, true) }
+
+// CheckGiven is Check without its refusal of missing required arguments:
+// what a price needs, as the arguments a price does not depend on may be
+// left out.
+func CheckGiven(name string, args map[string]any) error { return check(name, args, false) }
+
+func check(name string, args map[string]any, all bool) error {
 	f, ok := Lookup(name)
 	if !ok {
 		return nil
@@ -39,7 +46,7 @@ func Check(name string, args map[string]any) error {
 		a, _ := f.Arg(n)
 		v, present := args[n]
 		switch {
-		case v == nil && a.Required:
+		case v == nil && a.Required && all:
 			return fmt.Errorf("args.%s is required", n)
 		case v == nil && present:
 			return fmt.Errorf("args.%s must not be null", n)
