@@ -934,11 +934,14 @@ func TestConformanceListGenerations(t *testing.T) {
 		for range 75 {
 			c.gen(cfKey, "image/generation", map[string]any{"prompt": "bulk"})
 		}
-		for _, q := range []string{"limit=101", "limit=1000"} {
+		// However large the integer: one past int64 is still above 100.
+		for _, q := range []string{"limit=101", "limit=1000", "limit=9223372036854775808", "limit=100000000000000000000000"} {
 			ids, next, _ := c.list(cfKey, q)
 			assert.Len(t, ids, 100, q)
 			assert.NotNil(t, next, q)
 		}
+		small, _, _ := c.list(cfKey, "limit=-100000000000000000000000")
+		assert.Len(t, small, 24, "values below 1 use the default (the contract's choice), however small")
 		ids, next, _ := c.list(cfKey, "limit=100")
 		assert.Len(t, ids, 100)
 		assert.NotNil(t, next)

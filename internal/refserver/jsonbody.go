@@ -178,6 +178,26 @@ func jsonKind(t reflect.Type) string {
 	}
 }
 
+// clampPageSize rewrites a limit of GET /v3/generations that is a whole
+// number beyond int64, which the generated binder would refuse, to one that
+// means the same: the interface document clamps values above 100 rather
+// than reject them, however large, and values below 1 take the default.
+func clampPageSize(r *http.Request) {
+	if r.Method != http.MethodGet || r.URL.Path != "/v3/generations" {
+		return
+	}
+	q := r.URL.Query()
+	v := q.Get("limit")
+	if _, err := strconv.ParseInt(v, 10, 64); !errors.Is(err, strconv.ErrRange) {
+		return
+	}
+	q.Set("limit", strconv.Itoa(maxPageSize))
+	if strings.HasPrefix(v, "-") {
+		q.Set("limit", "0")
+	}
+	r.URL.RawQuery = q.Encode()
+}
+
 // parameterError answers a path or query parameter the generated binder
 // refused.
 func parameterError(w http.ResponseWriter, _ *http.Request, err error) {

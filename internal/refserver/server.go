@@ -295,6 +295,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		writeError(w, aerr)
 		return
 	}
+	clampPageSize(r)
 	// Served through the mux, not h, so that path values are set.
 	s.mux.ServeHTTP(w, r)
 }
