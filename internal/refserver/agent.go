@@ -30,8 +30,10 @@ func (s *Server) DeleteAgent(ctx context.Context, _ api.DeleteAgentRequestObject
 }
 
 func methodNotAllowed(method string) *apiError {
-	return newError(http.StatusMethodNotAllowed, api.ErrorCodeMethodNotAllowed,
+	e := newError(http.StatusMethodNotAllowed, api.ErrorCodeMethodNotAllowed,
 		"%s is not allowed on /v3/mcp: the agent endpoint is stateless; POST one JSON-RPC message per request", method)
+	e.allow = http.MethodPost // a 405 names the methods allowed (RFC 9110)
+	return e
 }
 
 // CallAgent answers POST /v3/mcp by replaying the decoded JSON-RPC message,

@@ -16,6 +16,7 @@ func TestAgentMethodsNotAllowed(t *testing.T) {
 		status, hdr, body := h.raw(m, "/v3/mcp", keyA, "", nil)
 		assert.Equal(t, http.StatusMethodNotAllowed, status, m)
 		assert.Equal(t, "method_not_allowed", errorCode(t, hdr, body))
+		assert.Equal(t, http.MethodPost, hdr.Get("Allow"), m)
 	}
 	status, hdr, body := h.raw(http.MethodPut, "/v3/mcp", keyA, "", nil)
 	assert.Equal(t, http.StatusMethodNotAllowed, status)

@@ -19,8 +19,9 @@ type apiError struct {
 	status     int
 	code       api.ErrorCode
 	message    string
-	retryAfter int // seconds; sets Retry-After when positive
-	body       any // replaces the standard body (the 402 shape)
+	retryAfter int    // seconds; sets Retry-After when positive
+	allow      string // sets Allow (a 405) when not empty
+	body       any    // replaces the standard body (the 402 shape)
 }
 
 func (e *apiError) Error() string {
@@ -80,6 +81,9 @@ func (e *apiError) write(w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json")
 	if e.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
+	}
+	if e.allow != "" {
+		w.Header().Set("Allow", e.allow)
 	}
 	w.WriteHeader(e.status)
 	_, err := buf.WriteTo(w)
