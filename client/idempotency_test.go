@@ -502,3 +502,38 @@ func TestKeyedCreatesSendNoPricingRequest(t *testing.T) {
 	require.Error(t, err, "the price list itself fails, as it should")
 	assert.Positive(t, pricing.Load())
 }
+
+// takenJournal is a journal in which every renewal finds the key taken by
+// another caller, as after a pause longer than the hold.
+type takenJournal struct{ *journal.Memory }
+
+func (takenJournal) Renew(context.Context, string, string, time.Time) (bool, error) { return false, nil }
+
+// A keyed call whose hold was taken over while it retried does not send
+// again: the caller that took the key searches and sends, and two sends
+// could charge twice.
+func TestKeyedCallDoesNotResendAfterItsHoldWasTaken(t *testing.T) {
+	srv := clienttest.NewServer(t, clienttest.WithWallClock())
+	before := srv.Balance()
+	next := loopback(t)
+	var posts atomic.Int32
+	tr := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.Method == http.MethodPost && r.URL.Path == "/v3/generations" && posts.Add(1) == 1 {
+			drain(r)
+			return synthetic(r, http.StatusBadGateway, "", nil), nil // never reached the service: nothing created
+		}
+		return next.RoundTrip(r)
+	})
+	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: tr}),
+		client.WithJournal(takenJournal{journal.NewMemory()}), client.WithJournalHold(time.Second),
+		client.WithRetryWait(2*time.Second, 2*time.Second)) // past the first renewal, a third of the hold
+	_, err := c.CreateGeneration(t.Context(), asArgs(t, mediagen.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "a held kite"}),
+		client.WithIdempotencyKey("order-held"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not sent again")
+	assert.EqualValues(t, 1, posts.Load(), "no second create")
+	page, err := c.ListGenerations(t.Context(), client.ListParams{})
+	require.NoError(t, err)
+	assert.Empty(t, page.Generations)
+	assert.Equal(t, before, srv.Balance())
+}

@@ -59,6 +59,8 @@ type Call struct {
 	Key     string
 	Journal journal.Journal
 	Hold    time.Duration
+
+	held func() bool // whether the key's hold is still the call's; nil without a key
 }
 
 // Errors is how the protocol reads the client's errors.
@@ -167,6 +169,15 @@ func submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T]) (*T, 
 				err = fmt.Errorf("mediagen: the %s this call created went to a concurrent call with the same arguments, and no retry is left to submit again", op.What())
 			}
 			return nil, err
+		}
+		if call.held != nil && !call.held() {
+			if err == nil {
+				err = errors.New("the row it created went to a concurrent call")
+			}
+			// Another caller may have taken the key over and be sending:
+			// sending too could charge twice. The next call with the key
+			// searches for what was sent.
+			return nil, fmt.Errorf("mediagen: the hold of idempotency key %q lapsed or was taken over while the %s was retried; not sent again: %w", call.Key, op.What(), err)
 		}
 		log.DebugContext(ctx, "mediagen: no row found; submitting again", slog.String("what", op.What()), slog.Int("attempt", attempt+2))
 	}

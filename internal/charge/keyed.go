@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/mediagen/mediagen-go/client/journal"
@@ -90,8 +91,10 @@ func submitKeyed[T any](ctx context.Context, p *Protocol, call *Call, op Op[T], 
 // outcome.
 func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Journal, holder string, op Op[T], win *Window, kind string, log *slog.Logger) (*T, error) {
 	key := call.Key
-	stop := renewHold(ctx, call.Hold, j, key, holder, log)
+	stop, held := renewHold(ctx, call.Hold, j, key, holder, log)
 	defer stop()
+	c := *call
+	c.held = held
 	var row *T
 	var err error
 	if win != nil {
@@ -104,7 +107,7 @@ func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Jo
 		}
 	}
 	if row == nil {
-		row, err = submit(ctx, p, call, op)
+		row, err = submit(ctx, p, &c, op)
 	}
 	switch {
 	case err == nil:
@@ -129,10 +132,16 @@ func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Jo
 }
 
 // renewHold renews the hold every third of it, on the wall clock, until
-// the returned function is called.
-func renewHold(ctx context.Context, hold time.Duration, j journal.Journal, key, holder string, log *slog.Logger) func() {
+// stop is called. held reports whether the hold is surely still this
+// holder's: no renewal found it taken, and a third of it is left since the
+// last that went through, so a caller whose renewals fail (a journal that
+// stopped answering) stops sending before another may take the key over.
+func renewHold(ctx context.Context, hold time.Duration, j journal.Journal, key, holder string, log *slog.Logger) (stop func(), held func() bool) {
 	done := make(chan struct{})
 	stopped := make(chan struct{})
+	var until atomic.Int64 // unix ns the hold surely lasts to
+	var lost atomic.Bool
+	until.Store(time.Now().Add(hold).UnixNano())
 	go func() {
 		defer close(stopped)
 		t := time.NewTicker(hold / 3)
@@ -143,16 +152,27 @@ func renewHold(ctx context.Context, hold time.Duration, j journal.Journal, key, 
 				return
 			case <-t.C:
 			}
-			ok, err := j.Renew(context.WithoutCancel(ctx), key, holder, time.Now().Add(hold))
-			if err != nil || !ok {
+			next := time.Now().Add(hold)
+			ok, err := j.Renew(context.WithoutCancel(ctx), key, holder, next)
+			switch {
+			case err == nil && ok:
+				until.Store(next.UnixNano())
+			case err == nil:
+				lost.Store(true)
+				fallthrough
+			default:
 				log.WarnContext(ctx, "mediagen: journal: could not renew the hold", slog.Bool("held", ok), slog.Any("error", err))
 			}
 		}
 	}()
-	return func() {
+	stop = func() {
 		close(done)
 		<-stopped
 	}
+	held = func() bool {
+		return !lost.Load() && time.Now().Add(hold/3).UnixNano() < until.Load()
+	}
+	return stop, held
 }
 
 // cleanupEvery is how often a client deletes the journal's old records.
