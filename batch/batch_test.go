@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -390,4 +391,38 @@ func TestLongRetryAfterOnWaitsEndsItems(t *testing.T) {
 		require.NotNil(t, it.Generation, "created before the wait failed")
 	}
 	assert.Less(t, srv.Now().Sub(start), time.Hour)
+}
+
+// A run stopped while it pauses before waiting again (the service asked
+// to slow down) ends the item with the last status its wait saw, not an
+// unknown one and the create's copy.
+func TestRunStoppedBeforeAWaitAgainKeepsTheLastStatus(t *testing.T) {
+	srv := clienttest.NewServer(t, clienttest.WithWallClock())
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var reads atomic.Int32
+	var once sync.Once
+	slowDown := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		if req.Method != http.MethodGet || !strings.HasPrefix(req.URL.Path, "/v3/generations") || reads.Add(1) == 1 {
+			return next(req)
+		}
+		once.Do(func() { time.AfterFunc(300*time.Millisecond, cancel) }) // during the run's 1 s pause
+		body := `{"error":{"code":"rate_limited","message":"slow down"}}`
+		return &http.Response{StatusCode: http.StatusTooManyRequests, Status: "429 Too Many Requests",
+			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Request: req, ContentLength: int64(len(body)),
+			Header: http.Header{"Content-Type": {"application/json"}, "Retry-After": {"1"}},
+			Body:   io.NopCloser(strings.NewReader(body))}, nil
+	}
+	res, err := batch.Run(ctx, srv.Client(), images("paused", 1),
+		batch.WithClientOptions(client.WithMaxRetries(0), client.WithMiddleware(slowDown)))
+	require.ErrorIs(t, err, context.Canceled)
+	require.Len(t, res.Items, 1)
+	it := res.Items[0]
+	var gaveUp *poll.GaveUpError
+	require.ErrorAs(t, it.Err, &gaveUp)
+	assert.ErrorIs(t, it.Err, context.Canceled)
+	require.NotNil(t, gaveUp.Last, "the last generation the wait saw")
+	assert.NotEmpty(t, gaveUp.Status)
+	assert.Equal(t, string(gaveUp.Last.Status), gaveUp.Status)
+	assert.Same(t, gaveUp.Last, it.Generation)
 }

@@ -66,6 +66,7 @@ func (r *run) wait(ctx context.Context) {
 			return
 		}
 		var again []string
+		last := map[string]*poll.GaveUpError{}
 		var pause time.Duration
 		for _, res := range results {
 			var gaveUp *poll.GaveUpError
@@ -78,6 +79,7 @@ func (r *run) wait(ctx context.Context) {
 				r.finish(byID[res.ID], res.Generation, tooLong(gaveUp.Err, r.s.maxPause), "")
 			case errors.As(res.Err, &gaveUp) && round < maxRewaits && ctx.Err() == nil && retry.Transient(gaveUp.Err):
 				again = append(again, res.ID)
+				last[res.ID] = gaveUp
 				pause = max(pause, cmp.Or(retryAfter(gaveUp.Err), defaultRetryAfter))
 			default:
 				r.finish(byID[res.ID], res.Generation, res.Err, "")
@@ -86,7 +88,8 @@ func (r *run) wait(ctx context.Context) {
 		if len(again) > 0 {
 			if err := r.win.clock.Sleep(ctx, pause); err != nil {
 				for _, id := range again {
-					r.finish(byID[id], nil, &poll.GaveUpError{ID: id, Err: err}, "")
+					g := last[id]
+					r.finish(byID[id], g.Last, &poll.GaveUpError{ID: id, Status: g.Status, Last: g.Last, Err: err}, "")
 				}
 				return
 			}
