@@ -507,7 +507,9 @@ func TestKeyedCreatesSendNoPricingRequest(t *testing.T) {
 // another caller, as after a pause longer than the hold.
 type takenJournal struct{ *journal.Memory }
 
-func (takenJournal) Renew(context.Context, string, string, time.Time) (bool, error) { return false, nil }
+func (takenJournal) Renew(context.Context, string, string, time.Time) (bool, error) {
+	return false, nil
+}
 
 // A keyed call whose hold was taken over while it retried does not send
 // again: the caller that took the key searches and sends, and two sends
