@@ -18,6 +18,7 @@ import (
 func TestUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	logo(t, dir)
+	writeFile(t, dir, "orders.jsonl", []byte(`{"key": "k", "feature": "image/generation", "args": {"prompt": "a kite"}}`+"\n"))
 	env := []string{"MEDIAGEN_BASE_URL=http://127.0.0.1:1", "MEDIAGEN_API_KEY=k"}
 	for _, tc := range []struct {
 		args []string
@@ -53,6 +54,13 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"listen", "--forward-to", "http://127.0.0.1:1/", "--webhook-secret", "s", "--events", "generation.done,voice.finished"}, `--events: unknown event "voice.finished"`},
 		{[]string{"listen", "--forward-to", "http://127.0.0.1:1/", "--webhook-secret", "s", "--interval", "0s"}, "--interval 0s: want at least 100ms"},
 		{[]string{"listen", "extra", "--forward-to", "http://127.0.0.1:1/", "--webhook-secret", "s"}, `unknown command "extra"`},
+		{[]string{"batch", "orders.jsonl", "--concurrency", "0"}, "--concurrency 0: want at least 1"},
+		{[]string{"batch", "orders.jsonl", "--budget", "-1"}, "--budget -1: want an amount of USD, 0 or more"},
+		{[]string{"batch", "orders.jsonl", "--fit-budget"}, "--fit-budget needs --budget"},
+		{[]string{"batch", "orders.jsonl", "--detach"}, "--detach needs --queue"},
+		{[]string{"batch", "orders.jsonl", "--queue", "sqlite:q.db", "--concurrency", "4"}, "--concurrency does not apply with --queue"},
+		{[]string{"batch", "orders.jsonl", "--queue", "sqlite:q.db", "--journal", "j.db"}, "--journal does not apply with --queue"},
+		{[]string{"batch", "orders.jsonl", "--queue", "sqlite:q.db", "--budget", "5", "--fit-budget"}, "--fit-budget does not apply with --queue"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			requireFailure(t, run(t, dir, env, "", tc.args...), exitUsage, tc.want)
