@@ -67,13 +67,14 @@ func openQueue(ctx context.Context, dsn string) (*queue, error) {
 	return q, nil
 }
 
-// progress describes the queue's counts on one line.
-func (q *queue) progress(ctx context.Context) (riverjob.Progress, string) {
+// progress describes the queue's counts on one line, or why they could not
+// be read.
+func (q *queue) progress(ctx context.Context) (riverjob.Progress, string, error) {
 	p, err := q.store.Progress(ctx, river.QueueDefault)
 	if err != nil {
-		return p, "progress: " + err.Error()
+		return p, "progress: " + err.Error(), err
 	}
-	return p, fmt.Sprintf("%d queued, %d rendering, %d done, %d failed", p.Queued, p.Rendering, p.Done, p.Failed)
+	return p, fmt.Sprintf("%d queued, %d rendering, %d done, %d failed", p.Queued, p.Rendering, p.Done, p.Failed), nil
 }
 
 // enqueue adds the items to the queue as jobs, unique by key, sets the
@@ -119,8 +120,15 @@ func (a *app) enqueue(ctx context.Context, dsn string, items []batch.Item, budge
 	}
 	line := a.newStatusLine("")
 	defer line.stop()
+	interrupted := &exitError{code: exitInterrupted, err: errors.New("interrupted; the jobs stay queued for the workers")}
 	for {
-		p, text := q.progress(ctx)
+		p, text, err := q.progress(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return interrupted
+		case err != nil: // not an empty queue: the jobs' state is unknown
+			return fmt.Errorf("queue: %w", err)
+		}
 		line.set(text)
 		if p.Queued+p.Rendering == 0 {
 			line.stop()
@@ -132,7 +140,7 @@ func (a *app) enqueue(ctx context.Context, dsn string, items []batch.Item, budge
 		}
 		select {
 		case <-ctx.Done():
-			return &exitError{code: exitInterrupted, err: errors.New("interrupted; the jobs stay queued for the workers")}
+			return interrupted
 		case <-time.After(time.Second):
 		}
 	}
@@ -193,7 +201,7 @@ DSN is a PostgreSQL URL (postgres://user@host/db) or sqlite:PATH for one machine
 			}
 			line := a.newStatusLine("working")
 			for ctx.Err() == nil {
-				_, text := q.progress(ctx)
+				_, text, _ := q.progress(ctx)
 				line.set(text)
 				select {
 				case <-ctx.Done():
@@ -206,7 +214,7 @@ DSN is a PostgreSQL URL (postgres://user@host/db) or sqlite:PATH for one machine
 			if err := rc.Stop(stopCtx); err != nil { // jobs still running are cut short; River runs them again
 				_ = rc.StopAndCancel(stopCtx)
 			}
-			_, text := q.progress(stopCtx)
+			_, text, _ := q.progress(stopCtx)
 			a.printf("%s\n", text)
 			return nil
 		}),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
@@ -60,4 +61,22 @@ func TestBatchQueue(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, saved, n)
 	assert.InDelta(t, 100-n*0.04, srv.balance(t), 1e-9, "each line charged once")
+}
+
+// A queue whose counts cannot be read is not taken for an empty one:
+// following it fails instead of exiting 0 as if every job were done.
+func TestBatchQueueUnreadableIsNoSuccess(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "queue.db")
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	// The store's table without the column its counts join on.
+	_, err = db.Exec(`CREATE TABLE mediagen_river_generations (id text PRIMARY KEY)`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	file := writeFile(t, dir, "orders.jsonl", []byte(`{"key": "k", "feature": "image/generation", "args": {"prompt": "a kite"}}`+"\n"))
+	r := run(t, dir, []string{"MEDIAGEN_BASE_URL=http://127.0.0.1:1", "MEDIAGEN_API_KEY=k"}, "", "batch", file, "--queue", "sqlite:"+path)
+	assert.Equal(t, exitOther, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "job_id")
+	assert.NotContains(t, r.stdout, "0 queued")
 }
