@@ -58,7 +58,8 @@ unknown feature, a malformed --arg or a missing file fails at once, and the
 service refuses bad values (exit code 2) without charging.
 
 --wait waits until the generation is done (a live status line shows on a
-terminal); --save DIR also saves its outputs there (and implies --wait).
+terminal); --save DIR also saves its outputs there, and --max-wait gives up
+waiting after a while (each implies --wait).
 
   mediagen generate image/generation --arg prompt="a lighthouse at dusk" --wait
   mediagen generate video/logo-reveal --file image=logo.png --arg prompt="sparks gather" \
@@ -98,7 +99,7 @@ terminal); --save DIR also saves its outputs there (and implies --wait).
 			if err != nil {
 				return err
 			}
-			if !wait && wf.save == "" {
+			if !wait && wf.save == "" && wf.maxWait == 0 {
 				return a.printGeneration(g, nil)
 			}
 			return a.waitOne(ctx, c, g.ID, wf)

@@ -167,6 +167,10 @@ func TestDownloadRefusesUnfinished(t *testing.T) {
 	r = run(t, dir, srv.env(), "", "wait", id, "--max-wait", "1ms")
 	assert.Equal(t, exitOther, r.code, "--max-wait passed: %s", r.stderr)
 	assert.Contains(t, r.stderr, "maximum wait")
+	// --max-wait on generate waits, as --save does, rather than being ignored.
+	r = run(t, dir, srv.env(), "", "generate", "image/generation", "--arg", "prompt=a kite", "--max-wait", "1ms")
+	assert.Equal(t, exitOther, r.code, "--max-wait passed: %s", r.stderr)
+	assert.Contains(t, r.stderr, "maximum wait")
 
 	// Ctrl-C during a wait: exit 130, and how to wait again.
 	cmd := command(t, dir, srv.env(), "wait", id)
