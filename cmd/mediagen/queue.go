@@ -114,9 +114,12 @@ func (a *app) enqueue(ctx context.Context, dsn string, items []batch.Item, budge
 			added++
 		}
 	}
-	a.printf("%d jobs added, %d already queued\n", added, len(items)-added)
+	out := queueOut{Added: added, AlreadyQueued: len(items) - added}
 	if !follow {
-		return nil
+		return a.printQueue(out, "")
+	}
+	if !a.json {
+		a.printf("%d jobs added, %d already queued\n", added, len(items)-added)
 	}
 	line := a.newStatusLine("")
 	defer line.stop()
@@ -132,7 +135,11 @@ func (a *app) enqueue(ctx context.Context, dsn string, items []batch.Item, budge
 		line.set(text)
 		if p.Queued+p.Rendering == 0 {
 			line.stop()
-			a.printf("%s\n", text)
+			counts := Counts(p)
+			out.Counts = &counts
+			if err := a.printQueue(out, text); err != nil {
+				return err
+			}
 			if p.Failed > 0 {
 				return &exitError{code: exitOther, err: fmt.Errorf("%d failed: their jobs' errors say why", p.Failed)}
 			}
@@ -144,6 +151,35 @@ func (a *app) enqueue(ctx context.Context, dsn string, items []batch.Item, budge
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// queueOut is what batch --queue prints with --json: one object, the
+// queue's counts once it is empty unless --detach.
+type queueOut struct {
+	Added         int `json:"added"`
+	AlreadyQueued int `json:"alreadyQueued"`
+	*Counts
+}
+
+// Counts are a riverjob.Progress as JSON.
+type Counts struct {
+	Queued    int `json:"queued"`
+	Rendering int `json:"rendering"`
+	Done      int `json:"done"`
+	Failed    int `json:"failed"`
+}
+
+// printQueue prints out as JSON, or text (the counts; the jobs added
+// when text is "") for people.
+func (a *app) printQueue(out queueOut, text string) error {
+	switch {
+	case a.json:
+		return a.writeJSON(out)
+	case text == "":
+		text = fmt.Sprintf("%d jobs added, %d already queued", out.Added, out.AlreadyQueued)
+	}
+	a.printf("%s\n", text)
+	return nil
 }
 
 // workerCommand is `mediagen worker --queue DSN`.
@@ -214,7 +250,10 @@ DSN is a PostgreSQL URL (postgres://user@host/db) or sqlite:PATH for one machine
 			if err := rc.Stop(stopCtx); err != nil { // jobs still running are cut short; River runs them again
 				_ = rc.StopAndCancel(stopCtx)
 			}
-			_, text, _ := q.progress(stopCtx)
+			p, text, err := q.progress(stopCtx)
+			if a.json && err == nil {
+				return a.writeJSON(Counts(p))
+			}
 			a.printf("%s\n", text)
 			return nil
 		}),

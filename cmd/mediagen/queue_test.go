@@ -3,6 +3,7 @@ package main
 import (
 	"database/sql"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,22 +42,33 @@ func TestBatchQueue(t *testing.T) {
 	requireOK(t, r)
 	assert.Contains(t, r.stdout, fmt.Sprintf("0 jobs added, %d already queued", n))
 
-	startWorker := func() *exec.Cmd {
-		cmd := command(t, dir, srv.env(), "worker", "--queue", dsn, "--concurrency", "2")
+	startWorker := func(stdout io.Writer, args ...string) *exec.Cmd {
+		cmd := command(t, dir, srv.env(), append([]string{"worker", "--queue", dsn, "--concurrency", "2"}, args...)...)
+		cmd.Stdout = stdout
 		require.NoError(t, cmd.Start())
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		return cmd
 	}
-	first := startWorker()
-	startWorker()
+	var firstOut strings.Builder
+	first := startWorker(&firstOut, "--json")
+	startWorker(nil)
 	time.Sleep(500 * time.Millisecond)
 	require.NoError(t, first.Process.Signal(os.Interrupt)) // Ctrl-C
-	_ = first.Wait()
-	startWorker()
+	require.NoError(t, first.Wait())
+	counts := decode[map[string]int](t, firstOut.String()) // --json: the counts it stopped at
+	assert.Equal(t, n, counts["queued"]+counts["rendering"]+counts["done"], firstOut.String())
+	startWorker(nil)
 
 	r = run(t, dir, srv.env(), "", "batch", file, "--queue", dsn)
 	requireOK(t, r)
 	assert.Contains(t, r.stdout, fmt.Sprintf("0 queued, 0 rendering, %d done, 0 failed", n))
+	// --json: JSON for scripts, as every other command prints.
+	r = run(t, dir, srv.env(), "", "batch", file, "--queue", dsn, "--json")
+	requireOK(t, r)
+	assert.JSONEq(t, fmt.Sprintf(`{"added": 0, "alreadyQueued": %d, "queued": 0, "rendering": 0, "done": %d, "failed": 0}`, n, n), r.stdout)
+	r = run(t, dir, srv.env(), "", "batch", file, "--queue", dsn, "--json", "--detach")
+	requireOK(t, r)
+	assert.JSONEq(t, fmt.Sprintf(`{"added": 0, "alreadyQueued": %d}`, n), r.stdout)
 	saved, err := filepath.Glob(filepath.Join(out, "*.png"))
 	require.NoError(t, err)
 	assert.Len(t, saved, n)
