@@ -114,6 +114,13 @@ func TestServeFlags(t *testing.T) {
 	r = run(t, t.TempDir(), nil, "", "serve", "-addr", "127.0.0.1:0", "extra")
 	assert.Equal(t, exitUsage, r.code)
 	assert.Contains(t, r.stderr, `unexpected argument "extra"`)
+	// Any other failure is 1, as its help says, even a network error.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	r = run(t, t.TempDir(), nil, "", "serve", "-addr", ln.Addr().String())
+	assert.Equal(t, exitOther, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "address already in use")
 
 	if testing.Short() {
 		return
