@@ -65,14 +65,15 @@ by every worker. The command follows the queue's counts until it is empty
 (--detach returns at once); Ctrl-C stops following, not the jobs.`,
 		Args: cobra.ExactArgs(1),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			if err := checkBatchFlags(cmd, queueDSN != "", budget, concurrency, fit, detach); err != nil {
+			queue := cmd.Flags().Changed("queue")
+			if err := checkBatchFlags(cmd, queue, budget, concurrency, fit, detach); err != nil {
 				return err
 			}
 			items, err := readBatch(args[0])
 			if err != nil {
 				return err
 			}
-			if queueDSN != "" {
+			if queue {
 				return a.enqueue(cmd.Context(), queueDSN, items, budget, save, !detach)
 			}
 			if journalPath == "" {

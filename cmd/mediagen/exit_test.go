@@ -61,6 +61,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"batch", "orders.jsonl", "--queue", "sqlite:q.db", "--concurrency", "4"}, "--concurrency does not apply with --queue"},
 		{[]string{"batch", "orders.jsonl", "--queue", "sqlite:q.db", "--journal", "j.db"}, "--journal does not apply with --queue"},
 		{[]string{"batch", "orders.jsonl", "--queue", "sqlite:q.db", "--budget", "5", "--fit-budget"}, "--fit-budget does not apply with --queue"},
+		{[]string{"batch", "orders.jsonl", "--queue", "", "--detach"}, "--queue: want a PostgreSQL URL or sqlite:PATH"},
+		{[]string{"batch", "orders.jsonl", "--queue", "sqlite:", "--detach"}, "--queue: want a PostgreSQL URL or sqlite:PATH"},
+		{[]string{"worker", "--queue", "sqlite:"}, "--queue: want a PostgreSQL URL or sqlite:PATH"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			requireFailure(t, run(t, dir, env, "", tc.args...), exitUsage, tc.want)

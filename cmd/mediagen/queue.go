@@ -39,6 +39,9 @@ func openQueue(ctx context.Context, dsn string) (*queue, error) {
 	q := &queue{}
 	var err error
 	dialect := mediagen.PostgreSQL
+	if dsn == "" || dsn == "sqlite:" { // an unset variable: not a queue in a temporary database
+		return nil, usageErrorf("--queue: want a PostgreSQL URL or sqlite:PATH")
+	}
 	if path, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
 		dialect = mediagen.SQLite
 		q.db, err = sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)")
