@@ -165,6 +165,9 @@ Exit code 1 when one failed (its charge was refunded), 5 when one is gone.`,
 					return err
 				}
 			}
+			if cerr := cmd.Context().Err(); cerr != nil {
+				return cerr // interrupted: 130, whatever ended before
+			}
 			if len(errs) > 0 {
 				return errs[0] // each is on its row; the first decides the exit code
 			}
