@@ -89,15 +89,6 @@ func (a *app) enqueue(ctx context.Context, dsn string, items []batch.Item, budge
 		return err
 	}
 	defer q.db.Close()
-	if budget > 0 {
-		if err := q.store.SetBudget(ctx, river.QueueDefault, budget); err != nil {
-			return err
-		}
-	}
-	rc, err := river.NewClient(q.driver, &river.Config{})
-	if err != nil {
-		return err
-	}
 	params := make([]river.InsertManyParams, len(items))
 	for i, it := range items {
 		ja, err := riverjob.NewArgs(it.Key, it.Args)
@@ -106,6 +97,15 @@ func (a *app) enqueue(ctx context.Context, dsn string, items []batch.Item, budge
 		}
 		ja.SaveTo = save
 		params[i] = river.InsertManyParams{Args: ja}
+	}
+	if budget > 0 { // once every line is known good
+		if err := q.store.SetBudget(ctx, river.QueueDefault, budget); err != nil {
+			return err
+		}
+	}
+	rc, err := river.NewClient(q.driver, &river.Config{})
+	if err != nil {
+		return err
 	}
 	res, err := rc.InsertMany(ctx, params)
 	if err != nil {

@@ -92,3 +92,20 @@ func TestBatchQueueUnreadableIsNoSuccess(t *testing.T) {
 	assert.Contains(t, r.stderr, "job_id")
 	assert.NotContains(t, r.stdout, "0 queued")
 }
+
+// A file refused for a bad line changes nothing in the queue, not even its
+// budget.
+func TestBatchQueueRefusedFileSetsNoBudget(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "queue.db")
+	long := strings.Repeat("k", 300)
+	file := writeFile(t, dir, "orders.jsonl", []byte(`{"key": "`+long+`", "feature": "image/generation", "args": {"prompt": "a kite"}}`+"\n"))
+	r := run(t, dir, nil, "", "batch", file, "--queue", "sqlite:"+path, "--budget", "5", "--detach")
+	requireFailure(t, r, exitUsage, "key of 300 bytes")
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	var n int
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM mediagen_river_budgets`).Scan(&n))
+	assert.Zero(t, n, "no budget set")
+}
