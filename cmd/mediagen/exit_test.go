@@ -54,6 +54,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"listen", "--forward-to", "http://127.0.0.1:1/", "--webhook-secret", "s", "--events", "generation.done,voice.finished"}, `--events: unknown event "voice.finished"`},
 		{[]string{"listen", "--forward-to", "http://127.0.0.1:1/", "--webhook-secret", "s", "--interval", "0s"}, "--interval 0s: want at least 100ms"},
 		{[]string{"listen", "extra", "--forward-to", "http://127.0.0.1:1/", "--webhook-secret", "s"}, `unknown command "extra"`},
+		{[]string{"wait", "gen_1", "--max-wait", "-1s"}, "--max-wait -1s: want a positive duration"},
+		{[]string{"generate", "image/generation", "--arg", "prompt=x", "--max-wait", "-1s"}, "--max-wait -1s: want a positive duration"},
 		{[]string{"batch", "orders.jsonl", "--concurrency", "0"}, "--concurrency 0: want at least 1"},
 		{[]string{"batch", "orders.jsonl", "--budget", "-1"}, "--budget -1: want an amount of USD, 0 or more"},
 		{[]string{"batch", "orders.jsonl", "--fit-budget"}, "--fit-budget needs --budget"},

@@ -26,6 +26,14 @@ func (w *waitFlags) add(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&w.maxWait, "max-wait", 0, "give up waiting after this long, such as 10m (the generation goes on; wait again later)")
 }
 
+// check refuses a negative --max-wait, which would wait without a limit.
+func (w *waitFlags) check() error {
+	if w.maxWait < 0 {
+		return usageErrorf("--max-wait %v: want a positive duration", w.maxWait)
+	}
+	return nil
+}
+
 // options are the poll options of the flags.
 func (w *waitFlags) options() []poll.Option {
 	if w.maxWait > 0 {
@@ -67,6 +75,9 @@ waiting after a while (each implies --wait).
   mediagen generate audio/voiceover --arg voiceId=ava-warm-narrator --arg script="Hello." --save .`,
 		Args: cobra.ExactArgs(1),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			if err := wf.check(); err != nil {
+				return err
+			}
 			f, err := feature(args[0])
 			if err != nil {
 				return err
