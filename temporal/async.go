@@ -68,9 +68,11 @@ func (s *MemoryTokens) Take(_ context.Context, id string) (Pending, bool, error)
 // pend records the activity's task token for generation id and returns
 // activity.ErrResultPending, unless the generation has already ended: an
 // event that arrived before the token was stored found nothing to complete,
-// so the activity completes itself.
+// so the activity completes itself. A retry asks the service even with a
+// hub: its event may have been lost, and the hub would never see it.
 func (a *Activities) pend(ctx context.Context, id, key, dir string) (*Result, error) {
-	if err := a.tokens.Put(ctx, id, Pending{Token: activity.GetInfo(ctx).TaskToken, Key: key, SaveTo: dir}); err != nil {
+	info := activity.GetInfo(ctx)
+	if err := a.tokens.Put(ctx, id, Pending{Token: info.TaskToken, Key: key, SaveTo: dir}); err != nil {
 		return nil, err
 	}
 	var g *mediagen.Generation
@@ -78,7 +80,8 @@ func (a *Activities) pend(ctx context.Context, id, key, dir string) (*Result, er
 		if ev, ok := a.hub.Lookup(hub.Key{ID: id}); ok {
 			g = ev.Generation
 		}
-	} else {
+	}
+	if g == nil && (a.hub == nil || info.Attempt > 1 || activity.HasHeartbeatDetails(ctx)) {
 		var err error
 		if g, err = a.c.GetGeneration(ctx, id); errors.Is(err, client.ErrNotFound) {
 			_, _, _ = a.tokens.Take(ctx, id)

@@ -21,6 +21,7 @@ import (
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
+	"github.com/mediagen/mediagen-go/hub"
 	"github.com/mediagen/mediagen-go/internal/pgtest" // also registers "pgx"
 	mt "github.com/mediagen/mediagen-go/temporal"
 	"github.com/mediagen/mediagen-go/webhook"
@@ -211,15 +212,27 @@ func TestTokenStores(t *testing.T) {
 
 // A retried attempt of an asynchronous activity (the first one's token
 // timed out, its event lost) finds its generation finished and completes at
-// once, with no POST and no token left behind.
+// once, with no POST and no token left behind; with a hub too, which never
+// got the lost event.
 func TestAsyncRetryOfFinishedGenerationCompletesAtOnce(t *testing.T) {
+	t.Run("without hub", func(t *testing.T) { testAsyncRetryOfFinishedGeneration(t, false) })
+	t.Run("with hub", func(t *testing.T) { testAsyncRetryOfFinishedGeneration(t, true) })
+}
+
+func testAsyncRetryOfFinishedGeneration(t *testing.T, withHub bool) {
 	f := newFixture(t)
 	c := f.client()
 	g, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "a kite"})
 	require.NoError(t, err)
 	f.srv.Advance(time.Minute)
 	mem := mt.NewMemoryTokens()
-	acts := newActivities(t, c, mt.WithAsyncCompletion(mem))
+	opts := []mt.Option{mt.WithAsyncCompletion(mem)}
+	if withHub {
+		h, err := hub.New()
+		require.NoError(t, err)
+		opts = append(opts, mt.WithHub(h))
+	}
+	acts := newActivities(t, c, opts...)
 	env := activityEnv(acts)
 	env.SetHeartbeatDetails(g.ID)
 	v, err := env.ExecuteActivity(acts.Generate, image("a kite"))

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -64,11 +65,15 @@ by every worker. The command follows the queue's counts until it is empty
 (--detach returns at once); Ctrl-C stops following, not the jobs.`,
 		Args: cobra.ExactArgs(1),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			queue := cmd.Flags().Changed("queue")
+			if err := checkBatchFlags(cmd, queue, budget, concurrency, fit, detach); err != nil {
+				return err
+			}
 			items, err := readBatch(args[0])
 			if err != nil {
 				return err
 			}
-			if queueDSN != "" {
+			if queue {
 				return a.enqueue(cmd.Context(), queueDSN, items, budget, save, !detach)
 			}
 			if journalPath == "" {
@@ -131,6 +136,28 @@ by every worker. The command follows the queue's counts until it is empty
 	cmd.Flags().StringVar(&queueDSN, "queue", "", "add the lines as jobs to the River queue in this database (a PostgreSQL URL, or sqlite:PATH) for mediagen worker, instead of running them here")
 	cmd.Flags().BoolVar(&detach, "detach", false, "with --queue, return once the jobs are added instead of following them")
 	return cmd
+}
+
+// checkBatchFlags refuses the flags batch would otherwise ignore or that
+// the run refuses only later: each is a usage error.
+func checkBatchFlags(cmd *cobra.Command, queue bool, budget float64, concurrency int, fit, detach bool) error {
+	switch {
+	case budget < 0 || math.IsNaN(budget) || math.IsInf(budget, 0):
+		return usageErrorf("--budget %v: want an amount of USD, 0 or more", budget)
+	case queue:
+		for _, name := range []string{"concurrency", "journal", "fit-budget"} {
+			if cmd.Flags().Changed(name) {
+				return usageErrorf("--%s does not apply with --queue: mediagen worker runs the jobs", name)
+			}
+		}
+	case detach:
+		return usageErrorf("--detach needs --queue")
+	case concurrency < 1:
+		return usageErrorf("--concurrency %d: want at least 1", concurrency)
+	case fit && budget == 0:
+		return usageErrorf("--fit-budget needs --budget")
+	}
+	return nil
 }
 
 // readBatch reads a batch file; a malformed or too long line is a usage

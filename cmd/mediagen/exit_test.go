@@ -18,6 +18,7 @@ import (
 func TestUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	logo(t, dir)
+	writeFile(t, dir, "orders.jsonl", []byte(`{"key": "k", "feature": "image/generation", "args": {"prompt": "a kite"}}`+"\n"))
 	env := []string{"MEDIAGEN_BASE_URL=http://127.0.0.1:1", "MEDIAGEN_API_KEY=k"}
 	for _, tc := range []struct {
 		args []string
@@ -53,6 +54,18 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"listen", "--forward-to", "http://127.0.0.1:1/", "--webhook-secret", "s", "--events", "generation.done,voice.finished"}, `--events: unknown event "voice.finished"`},
 		{[]string{"listen", "--forward-to", "http://127.0.0.1:1/", "--webhook-secret", "s", "--interval", "0s"}, "--interval 0s: want at least 100ms"},
 		{[]string{"listen", "extra", "--forward-to", "http://127.0.0.1:1/", "--webhook-secret", "s"}, `unknown command "extra"`},
+		{[]string{"wait", "gen_1", "--max-wait", "-1s"}, "--max-wait -1s: want a positive duration"},
+		{[]string{"generate", "image/generation", "--arg", "prompt=x", "--max-wait", "-1s"}, "--max-wait -1s: want a positive duration"},
+		{[]string{"batch", "orders.jsonl", "--concurrency", "0"}, "--concurrency 0: want at least 1"},
+		{[]string{"batch", "orders.jsonl", "--budget", "-1"}, "--budget -1: want an amount of USD, 0 or more"},
+		{[]string{"batch", "orders.jsonl", "--fit-budget"}, "--fit-budget needs --budget"},
+		{[]string{"batch", "orders.jsonl", "--detach"}, "--detach needs --queue"},
+		{[]string{"batch", "orders.jsonl", "--queue", "sqlite:q.db", "--concurrency", "4"}, "--concurrency does not apply with --queue"},
+		{[]string{"batch", "orders.jsonl", "--queue", "sqlite:q.db", "--journal", "j.db"}, "--journal does not apply with --queue"},
+		{[]string{"batch", "orders.jsonl", "--queue", "sqlite:q.db", "--budget", "5", "--fit-budget"}, "--fit-budget does not apply with --queue"},
+		{[]string{"batch", "orders.jsonl", "--queue", "", "--detach"}, "--queue: want a PostgreSQL URL or sqlite:PATH"},
+		{[]string{"batch", "orders.jsonl", "--queue", "sqlite:", "--detach"}, "--queue: want a PostgreSQL URL or sqlite:PATH"},
+		{[]string{"worker", "--queue", "sqlite:"}, "--queue: want a PostgreSQL URL or sqlite:PATH"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			requireFailure(t, run(t, dir, env, "", tc.args...), exitUsage, tc.want)
@@ -106,6 +119,13 @@ func TestServeFlags(t *testing.T) {
 	r = run(t, t.TempDir(), nil, "", "serve", "-addr", "127.0.0.1:0", "extra")
 	assert.Equal(t, exitUsage, r.code)
 	assert.Contains(t, r.stderr, `unexpected argument "extra"`)
+	// Any other failure is 1, as its help says, even a network error.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	r = run(t, t.TempDir(), nil, "", "serve", "-addr", ln.Addr().String())
+	assert.Equal(t, exitOther, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "address already in use")
 
 	if testing.Short() {
 		return

@@ -26,6 +26,14 @@ func (w *waitFlags) add(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&w.maxWait, "max-wait", 0, "give up waiting after this long, such as 10m (the generation goes on; wait again later)")
 }
 
+// check refuses a negative --max-wait, which would wait without a limit.
+func (w *waitFlags) check() error {
+	if w.maxWait < 0 {
+		return usageErrorf("--max-wait %v: want a positive duration", w.maxWait)
+	}
+	return nil
+}
+
 // options are the poll options of the flags.
 func (w *waitFlags) options() []poll.Option {
 	if w.maxWait > 0 {
@@ -58,7 +66,8 @@ unknown feature, a malformed --arg or a missing file fails at once, and the
 service refuses bad values (exit code 2) without charging.
 
 --wait waits until the generation is done (a live status line shows on a
-terminal); --save DIR also saves its outputs there (and implies --wait).
+terminal); --save DIR also saves its outputs there, and --max-wait gives up
+waiting after a while (each implies --wait).
 
   mediagen generate image/generation --arg prompt="a lighthouse at dusk" --wait
   mediagen generate video/logo-reveal --file image=logo.png --arg prompt="sparks gather" \
@@ -66,6 +75,9 @@ terminal); --save DIR also saves its outputs there (and implies --wait).
   mediagen generate audio/voiceover --arg voiceId=ava-warm-narrator --arg script="Hello." --save .`,
 		Args: cobra.ExactArgs(1),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			if err := wf.check(); err != nil {
+				return err
+			}
 			f, err := feature(args[0])
 			if err != nil {
 				return err
@@ -98,7 +110,7 @@ terminal); --save DIR also saves its outputs there (and implies --wait).
 			if err != nil {
 				return err
 			}
-			if !wait && wf.save == "" {
+			if !wait && wf.save == "" && wf.maxWait == 0 {
 				return a.printGeneration(g, nil)
 			}
 			return a.waitOne(ctx, c, g.ID, wf)

@@ -10,6 +10,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/client/clienttest"
 )
 
 // TestPriceAndEstimate reads the plan's prices and prices calls.
@@ -167,6 +170,10 @@ func TestDownloadRefusesUnfinished(t *testing.T) {
 	r = run(t, dir, srv.env(), "", "wait", id, "--max-wait", "1ms")
 	assert.Equal(t, exitOther, r.code, "--max-wait passed: %s", r.stderr)
 	assert.Contains(t, r.stderr, "maximum wait")
+	// --max-wait on generate waits, as --save does, rather than being ignored.
+	r = run(t, dir, srv.env(), "", "generate", "image/generation", "--arg", "prompt=a kite", "--max-wait", "1ms")
+	assert.Equal(t, exitOther, r.code, "--max-wait passed: %s", r.stderr)
+	assert.Contains(t, r.stderr, "maximum wait")
 
 	// Ctrl-C during a wait: exit 130, and how to wait again.
 	cmd := command(t, dir, srv.env(), "wait", id)
@@ -179,4 +186,35 @@ func TestDownloadRefusesUnfinished(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, exitInterrupted, cmd.ProcessState.ExitCode())
 	assert.Equal(t, "mediagen: interrupted; "+id+" goes on at the service: mediagen wait "+id+"\n", stderr.String())
+}
+
+// Ctrl-C during a wait on several generations exits 130, even when one of
+// them had already failed (which alone exits 1).
+func TestWaitManyInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders of real length")
+	}
+	_, env := inProcess(t, clienttest.WithOutcome(func(f mediagen.Feature) clienttest.Outcome {
+		if f == mediagen.FeatureImageGeneration {
+			return clienttest.OutcomeError
+		}
+		return clienttest.OutcomeDone
+	}))
+	dir := t.TempDir()
+	r := run(t, dir, env, "", "generate", "image/generation", "--arg", "prompt=a kite", "--wait", "--json")
+	require.Equal(t, exitOther, r.code, r.stderr)
+	failed := decode[map[string]any](t, r.stdout)["id"].(string)
+	r = run(t, dir, env, "", "generate", "video/avatar", "--arg", "voiceId=ava-warm-narrator", "--arg", "script=a long script",
+		"--arg", "permissionConfirmed=true", "--json")
+	requireOK(t, r)
+	pending := decode[map[string]any](t, r.stdout)["id"].(string)
+
+	cmd := command(t, dir, env, "wait", failed, pending)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	time.Sleep(500 * time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	_ = cmd.Wait()
+	assert.Equal(t, exitInterrupted, cmd.ProcessState.ExitCode(), stderr.String())
 }

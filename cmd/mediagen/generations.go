@@ -125,6 +125,9 @@ a status line shows progress. --save DIR saves the outputs of those done.
 Exit code 1 when one failed (its charge was refunded), 5 when one is gone.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: a.runE(func(cmd *cobra.Command, ids []string) error {
+			if err := wf.check(); err != nil {
+				return err
+			}
 			c, err := a.client()
 			if err != nil {
 				return err
@@ -164,6 +167,9 @@ Exit code 1 when one failed (its charge was refunded), 5 when one is gone.`,
 				if err := t.flush(); err != nil {
 					return err
 				}
+			}
+			if cerr := cmd.Context().Err(); cerr != nil {
+				return cerr // interrupted: 130, whatever ended before
 			}
 			if len(errs) > 0 {
 				return errs[0] // each is on its row; the first decides the exit code

@@ -39,6 +39,9 @@ func openQueue(ctx context.Context, dsn string) (*queue, error) {
 	q := &queue{}
 	var err error
 	dialect := mediagen.PostgreSQL
+	if dsn == "" || dsn == "sqlite:" { // an unset variable: not a queue in a temporary database
+		return nil, usageErrorf("--queue: want a PostgreSQL URL or sqlite:PATH")
+	}
 	if path, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
 		dialect = mediagen.SQLite
 		q.db, err = sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)")
@@ -67,13 +70,14 @@ func openQueue(ctx context.Context, dsn string) (*queue, error) {
 	return q, nil
 }
 
-// progress describes the queue's counts on one line.
-func (q *queue) progress(ctx context.Context) (riverjob.Progress, string) {
+// progress describes the queue's counts on one line, or why they could not
+// be read.
+func (q *queue) progress(ctx context.Context) (riverjob.Progress, string, error) {
 	p, err := q.store.Progress(ctx, river.QueueDefault)
 	if err != nil {
-		return p, "progress: " + err.Error()
+		return p, "progress: " + err.Error(), err
 	}
-	return p, fmt.Sprintf("%d queued, %d rendering, %d done, %d failed", p.Queued, p.Rendering, p.Done, p.Failed)
+	return p, fmt.Sprintf("%d queued, %d rendering, %d done, %d failed", p.Queued, p.Rendering, p.Done, p.Failed), nil
 }
 
 // enqueue adds the items to the queue as jobs, unique by key, sets the
@@ -85,15 +89,6 @@ func (a *app) enqueue(ctx context.Context, dsn string, items []batch.Item, budge
 		return err
 	}
 	defer q.db.Close()
-	if budget > 0 {
-		if err := q.store.SetBudget(ctx, river.QueueDefault, budget); err != nil {
-			return err
-		}
-	}
-	rc, err := river.NewClient(q.driver, &river.Config{})
-	if err != nil {
-		return err
-	}
 	params := make([]river.InsertManyParams, len(items))
 	for i, it := range items {
 		ja, err := riverjob.NewArgs(it.Key, it.Args)
@@ -102,6 +97,15 @@ func (a *app) enqueue(ctx context.Context, dsn string, items []batch.Item, budge
 		}
 		ja.SaveTo = save
 		params[i] = river.InsertManyParams{Args: ja}
+	}
+	if budget > 0 { // once every line is known good
+		if err := q.store.SetBudget(ctx, river.QueueDefault, budget); err != nil {
+			return err
+		}
+	}
+	rc, err := river.NewClient(q.driver, &river.Config{})
+	if err != nil {
+		return err
 	}
 	res, err := rc.InsertMany(ctx, params)
 	if err != nil {
@@ -113,18 +117,32 @@ func (a *app) enqueue(ctx context.Context, dsn string, items []batch.Item, budge
 			added++
 		}
 	}
-	a.printf("%d jobs added, %d already queued\n", added, len(items)-added)
+	out := queueOut{Added: added, AlreadyQueued: len(items) - added}
 	if !follow {
-		return nil
+		return a.printQueue(out, "")
+	}
+	if !a.json {
+		a.printf("%d jobs added, %d already queued\n", added, len(items)-added)
 	}
 	line := a.newStatusLine("")
 	defer line.stop()
+	interrupted := &exitError{code: exitInterrupted, err: errors.New("interrupted; the jobs stay queued for the workers")}
 	for {
-		p, text := q.progress(ctx)
+		p, text, err := q.progress(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return interrupted
+		case err != nil: // not an empty queue: the jobs' state is unknown
+			return fmt.Errorf("queue: %w", err)
+		}
 		line.set(text)
 		if p.Queued+p.Rendering == 0 {
 			line.stop()
-			a.printf("%s\n", text)
+			counts := Counts(p)
+			out.Counts = &counts
+			if err := a.printQueue(out, text); err != nil {
+				return err
+			}
 			if p.Failed > 0 {
 				return &exitError{code: exitOther, err: fmt.Errorf("%d failed: their jobs' errors say why", p.Failed)}
 			}
@@ -132,10 +150,39 @@ func (a *app) enqueue(ctx context.Context, dsn string, items []batch.Item, budge
 		}
 		select {
 		case <-ctx.Done():
-			return &exitError{code: exitInterrupted, err: errors.New("interrupted; the jobs stay queued for the workers")}
+			return interrupted
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// queueOut is what batch --queue prints with --json: one object, the
+// queue's counts once it is empty unless --detach.
+type queueOut struct {
+	Added         int `json:"added"`
+	AlreadyQueued int `json:"alreadyQueued"`
+	*Counts
+}
+
+// Counts are a riverjob.Progress as JSON.
+type Counts struct {
+	Queued    int `json:"queued"`
+	Rendering int `json:"rendering"`
+	Done      int `json:"done"`
+	Failed    int `json:"failed"`
+}
+
+// printQueue prints out as JSON, or text (the counts; the jobs added
+// when text is "") for people.
+func (a *app) printQueue(out queueOut, text string) error {
+	switch {
+	case a.json:
+		return a.writeJSON(out)
+	case text == "":
+		text = fmt.Sprintf("%d jobs added, %d already queued", out.Added, out.AlreadyQueued)
+	}
+	a.printf("%s\n", text)
+	return nil
 }
 
 // workerCommand is `mediagen worker --queue DSN`.
@@ -193,7 +240,7 @@ DSN is a PostgreSQL URL (postgres://user@host/db) or sqlite:PATH for one machine
 			}
 			line := a.newStatusLine("working")
 			for ctx.Err() == nil {
-				_, text := q.progress(ctx)
+				_, text, _ := q.progress(ctx)
 				line.set(text)
 				select {
 				case <-ctx.Done():
@@ -206,7 +253,10 @@ DSN is a PostgreSQL URL (postgres://user@host/db) or sqlite:PATH for one machine
 			if err := rc.Stop(stopCtx); err != nil { // jobs still running are cut short; River runs them again
 				_ = rc.StopAndCancel(stopCtx)
 			}
-			_, text := q.progress(stopCtx)
+			p, text, err := q.progress(stopCtx)
+			if a.json && err == nil {
+				return a.writeJSON(Counts(p))
+			}
 			a.printf("%s\n", text)
 			return nil
 		}),

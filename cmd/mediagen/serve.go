@@ -1,6 +1,10 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
+
 	"github.com/spf13/cobra"
 
 	"github.com/mediagen/mediagen-go/internal/refserver/serve"
@@ -54,7 +58,12 @@ func (a *app) serveCommand() *cobra.Command {
 		Long:               serveAbout + "\nRun 'mediagen serve --help' for the flags.",
 		DisableFlagParsing: true,
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			return command.Run(cmd.Context(), args, a.stdout, a.stderr)
+			err := command.Run(cmd.Context(), args, a.stdout, a.stderr)
+			var usage *serve.UsageError
+			if err == nil || errors.Is(err, flag.ErrHelp) || errors.As(err, &usage) || errors.Is(err, context.Canceled) {
+				return err
+			}
+			return &exitError{code: exitOther, err: err} // as its help says: not 6 for an address in use
 		}),
 	}
 }

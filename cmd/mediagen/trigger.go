@@ -140,6 +140,9 @@ func (a *app) send(req *http.Request, url string) error {
 	hc := &http.Client{Timeout: ackWindow}
 	resp, err := hc.Do(req)
 	if err != nil {
+		if cerr := req.Context().Err(); cerr != nil {
+			return cerr // interrupted: not the receiver's doing
+		}
 		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
 			return &exitError{code: exitOther, err: fmt.Errorf("the receiver at %s did not answer within %v, the service's window", url, ackWindow)}
 		}
