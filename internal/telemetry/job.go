@@ -151,8 +151,7 @@ func (j *Job) Created(id, kind string, cost float64, err error) {
 	if j == nil {
 		return
 	}
-	if err != nil {
-		j.span.RecordError(err)
+	if err != nil { // its class, not its text: that may name the key
 		j.attrs(ErrorType.String(errorType(err)))
 		j.span.SetStatus(codes.Error, "submit failed")
 		j.span.End()
