@@ -49,6 +49,7 @@ type Job struct {
 	kind    string
 	id      string
 	endedBy string
+	seen    time.Time // when it was first seen terminal, the duration's end
 	done    bool
 	// exchanged: a delivery shared by another replica's hub is linked
 	exchanged bool
@@ -312,8 +313,11 @@ func (j *Job) Finish(status string, refunded bool, endedBy string) {
 		j.endedBy = endedBy
 	}
 	charged, retries, kind, reused := j.charged, j.retries, j.kind, j.reused
-	eb := j.endedBy
+	eb, seen := j.endedBy, j.seen
 	j.mu.Unlock()
+	if seen.IsZero() {
+		seen = time.Now()
+	}
 	refund := 0.0
 	if refunded {
 		refund = charged
@@ -334,7 +338,7 @@ func (j *Job) Finish(status string, refunded bool, endedBy string) {
 	}
 	if j.m != nil && !reused {
 		j.m.Finished.Add(j.ctx, 1, set(Feature, j.feature, Status, status).add...)
-		j.m.Duration.Record(j.ctx, time.Since(j.start).Seconds(), set(Kind, kind, "", "").rec...)
+		j.m.Duration.Record(j.ctx, seen.Sub(j.start).Seconds(), set(Kind, kind, "", "").rec...)
 		if refund > 0 {
 			j.m.Refunded.Add(j.ctx, refund, set(Feature, j.feature, "", "").add...)
 		}
@@ -355,12 +359,17 @@ func (j *Job) Finish(status string, refunded bool, endedBy string) {
 	jobs.Unlock()
 }
 
-// Ended records what first ended the job's wait, for Finish.
+// Ended records what first ended the job's wait ("" for no wait: a save
+// began), and when, for Finish: the save after it is no part of the
+// duration.
 func (j *Job) Ended(by string) {
 	if j != nil {
 		j.mu.Lock()
 		if j.endedBy == "" {
 			j.endedBy = by
+		}
+		if j.seen.IsZero() {
+			j.seen = time.Now()
 		}
 		j.mu.Unlock()
 	}

@@ -112,6 +112,7 @@ func (t *T) StartSave(ctx context.Context, id string) (context.Context, Span) {
 			return sp.ctx, sp
 		}
 	}
+	j.Ended("") // seen terminal by now: a save needs a done generation
 	return child(ctx, j, "mediagen.save", id)
 }
 
