@@ -166,11 +166,6 @@ func (j *Job) Created(id, kind string, cost float64, err error) {
 	}
 	j.mu.Unlock()
 	j.attrs(ID.String(id), Kind.String(kind), Reused.Bool(reused))
-	if !reused && j.m != nil {
-		a := set(Feature, j.feature, "", "").add
-		j.m.Submitted.Add(j.ctx, 1, a...)
-		j.m.Charged.Add(j.ctx, cost, a...)
-	}
 	var dropped []*Job
 	jobs.Lock()
 	_, open := jobs.m[id]
@@ -192,8 +187,14 @@ func (j *Job) Created(id, kind string, cost float64, err error) {
 	for _, old := range dropped {
 		old.end("untracked")
 	}
-	if open { // the job that submitted it, in this process, goes on; this call's ends
+	if open { // the job that submitted it, in this process, goes on and counts it; this call's ends
 		j.end("")
+		return
+	}
+	if !reused && j.m != nil {
+		a := set(Feature, j.feature, "", "").add
+		j.m.Submitted.Add(j.ctx, 1, a...)
+		j.m.Charged.Add(j.ctx, cost, a...)
 	}
 }
 
