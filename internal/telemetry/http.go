@@ -110,7 +110,7 @@ func (a Attempt) End(resp *http.Response, err error) {
 	case resp != nil && resp.StatusCode >= 400:
 		etype = strconv.Itoa(resp.StatusCode)
 		result = "http_" + etype
-	case resp == nil && err != nil:
+	case err != nil: // no answer, or one cut short or unreadable
 		etype = errorType(err)
 		result = etype
 	}

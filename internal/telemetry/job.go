@@ -49,6 +49,7 @@ type Job struct {
 	kind    string
 	id      string
 	endedBy string
+	seen    time.Time // when it was first seen terminal, the duration's end
 	done    bool
 	// exchanged: a delivery shared by another replica's hub is linked
 	exchanged bool
@@ -151,8 +152,7 @@ func (j *Job) Created(id, kind string, cost float64, err error) {
 	if j == nil {
 		return
 	}
-	if err != nil {
-		j.span.RecordError(err)
+	if err != nil { // its class, not its text: that may name the key
 		j.attrs(ErrorType.String(errorType(err)))
 		j.span.SetStatus(codes.Error, "submit failed")
 		j.span.End()
@@ -166,11 +166,6 @@ func (j *Job) Created(id, kind string, cost float64, err error) {
 	}
 	j.mu.Unlock()
 	j.attrs(ID.String(id), Kind.String(kind), Reused.Bool(reused))
-	if !reused && j.m != nil {
-		a := set(Feature, j.feature, "", "").add
-		j.m.Submitted.Add(j.ctx, 1, a...)
-		j.m.Charged.Add(j.ctx, cost, a...)
-	}
 	var dropped []*Job
 	jobs.Lock()
 	_, open := jobs.m[id]
@@ -192,8 +187,14 @@ func (j *Job) Created(id, kind string, cost float64, err error) {
 	for _, old := range dropped {
 		old.end("untracked")
 	}
-	if open { // the job that submitted it, in this process, goes on; this call's ends
+	if open { // the job that submitted it, in this process, goes on and counts it; this call's ends
 		j.end("")
+		return
+	}
+	if !reused && j.m != nil {
+		a := set(Feature, j.feature, "", "").add
+		j.m.Submitted.Add(j.ctx, 1, a...)
+		j.m.Charged.Add(j.ctx, cost, a...)
 	}
 }
 
@@ -313,8 +314,11 @@ func (j *Job) Finish(status string, refunded bool, endedBy string) {
 		j.endedBy = endedBy
 	}
 	charged, retries, kind, reused := j.charged, j.retries, j.kind, j.reused
-	eb := j.endedBy
+	eb, seen := j.endedBy, j.seen
 	j.mu.Unlock()
+	if seen.IsZero() {
+		seen = time.Now()
+	}
 	refund := 0.0
 	if refunded {
 		refund = charged
@@ -335,7 +339,7 @@ func (j *Job) Finish(status string, refunded bool, endedBy string) {
 	}
 	if j.m != nil && !reused {
 		j.m.Finished.Add(j.ctx, 1, set(Feature, j.feature, Status, status).add...)
-		j.m.Duration.Record(j.ctx, time.Since(j.start).Seconds(), set(Kind, kind, "", "").rec...)
+		j.m.Duration.Record(j.ctx, seen.Sub(j.start).Seconds(), set(Kind, kind, "", "").rec...)
 		if refund > 0 {
 			j.m.Refunded.Add(j.ctx, refund, set(Feature, j.feature, "", "").add...)
 		}
@@ -356,12 +360,17 @@ func (j *Job) Finish(status string, refunded bool, endedBy string) {
 	jobs.Unlock()
 }
 
-// Ended records what first ended the job's wait, for Finish.
+// Ended records what first ended the job's wait ("" for no wait: a save
+// began), and when, for Finish: the save after it is no part of the
+// duration.
 func (j *Job) Ended(by string) {
 	if j != nil {
 		j.mu.Lock()
 		if j.endedBy == "" {
 			j.endedBy = by
+		}
+		if j.seen.IsZero() {
+			j.seen = time.Now()
 		}
 		j.mu.Unlock()
 	}

@@ -24,10 +24,12 @@ type Span struct {
 	ctx  context.Context
 }
 
-// child starts a span named name under the job j, or under ctx's span
-// when there is no job, with the tracer of that parent's provider. It is
-// off when neither records and metrics are off.
-func child(ctx context.Context, j *Job, name string, attrs ...attribute.KeyValue) (context.Context, Span) {
+// child starts a span named name, with generation id ("" for none), under
+// the job j, or under ctx's span when there is no job, with the tracer of
+// that parent's provider. It is off when neither records and metrics are
+// off. The id's attribute is made only for a span that records: off, a
+// wait or a save allocates nothing.
+func child(ctx context.Context, j *Job, name, id string) (context.Context, Span) {
 	if j != nil {
 		ctx = j.Context(ctx)
 	}
@@ -41,7 +43,11 @@ func child(ctx context.Context, j *Job, name string, attrs ...attribute.KeyValue
 	if !parent.IsRecording() {
 		return ctx, sp
 	}
-	ctx, sp.span = parent.TracerProvider().Tracer(Scope).Start(ctx, name, trace.WithAttributes(attrs...))
+	var opts []trace.SpanStartOption
+	if id != "" {
+		opts = append(opts, trace.WithAttributes(ID.String(id)))
+	}
+	ctx, sp.span = parent.TracerProvider().Tracer(Scope).Start(ctx, name, opts...)
 	sp.ctx = ctx
 	return ctx, sp
 }
@@ -66,7 +72,7 @@ func StartSearch(ctx context.Context) (context.Context, Span) {
 	if j == nil {
 		return ctx, Span{}
 	}
-	return child(ctx, j, "mediagen.search")
+	return child(ctx, j, "mediagen.search", "")
 }
 
 // EndSearch ends a search span with what it found, and counts it.
@@ -106,7 +112,8 @@ func (t *T) StartSave(ctx context.Context, id string) (context.Context, Span) {
 			return sp.ctx, sp
 		}
 	}
-	return child(ctx, j, "mediagen.save", ID.String(id))
+	j.Ended("") // seen terminal by now: a save needs a done generation
+	return child(ctx, j, "mediagen.save", id)
 }
 
 // EndSave ends a save span; a save that worked ends its job, done.
@@ -223,7 +230,7 @@ type Wait struct {
 // StartWait starts the span of a wait for generation id, a child of its
 // job when that is open in this process.
 func StartWait(ctx context.Context, id string) (context.Context, *Wait) {
-	ctx, sp := child(ctx, Lookup(id), "mediagen.wait", ID.String(id))
+	ctx, sp := child(ctx, Lookup(id), "mediagen.wait", id)
 	if sp.span == nil && sp.m == nil && sp.job == nil {
 		return ctx, nil
 	}
