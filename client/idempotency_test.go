@@ -539,3 +539,20 @@ func TestKeyedCallDoesNotResendAfterItsHoldWasTaken(t *testing.T) {
 	assert.Empty(t, page.Generations)
 	assert.Equal(t, before, srv.Balance())
 }
+
+// A keyed call whose create never reached the service (nothing listens)
+// charged nothing: it frees its key, so the next call with the key sends
+// at once instead of waiting out the hold and searching.
+func TestKeyedCallNeverSentFreesItsKey(t *testing.T) {
+	j := journal.NewMemory()
+	c, err := client.New("key", client.WithBaseURL("http://127.0.0.1:1"), client.WithJournal(j),
+		client.WithMaxRetries(1), client.WithRetryWait(0, time.Millisecond))
+	require.NoError(t, err)
+	_, err = c.CreateGeneration(t.Context(), asArgs(t, mediagen.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "an unsent kite"}),
+		client.WithIdempotencyKey("order-unsent"))
+	require.Error(t, err)
+	var uncertain *client.UncertainError
+	require.False(t, errors.As(err, &uncertain), "surely not sent: %v", err)
+	_, err = j.Get(t.Context(), "order-unsent")
+	assert.ErrorIs(t, err, journal.ErrNotFound, "the key is free again")
+}

@@ -30,6 +30,10 @@ var chargeErrors = charge.Errors{
 	Ambiguous: ambiguous,
 	Refused:   refusedByService,
 	NotFound:  func(err error) bool { return errors.Is(err, ErrNotFound) },
+	Unsent: func(err error) bool {
+		var se *engine.SendError
+		return errors.As(err, &se) && !se.MaybeSent
+	},
 	// The search waits out a Retry-After as its own retries do, within
 	// its budget.
 	RetryAfter: func(err error) time.Duration {

@@ -71,6 +71,9 @@ type Errors struct {
 	Refused func(error) bool
 	// NotFound: the row is gone (expired or deleted).
 	NotFound func(error) bool
+	// Unsent: the request surely never reached the service (a
+	// connection refused); nil reads none.
+	Unsent func(error) bool
 	// RetryAfter: how long the failure asked the caller to wait, 0 for
 	// no ask; nil reads none.
 	RetryAfter func(error) time.Duration

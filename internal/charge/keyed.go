@@ -123,9 +123,11 @@ func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Jo
 		}
 		p.cleanJournal(ctx, j, log)
 		return row, nil
-	case p.errs.Refused(err):
+	case p.errs.Refused(err), p.errs.Unsent != nil && p.errs.Unsent(err):
+		// Nothing was charged, so the next call with the key need not wait
+		// out the hold and search: its key is freed.
 		if rerr := j.Release(context.WithoutCancel(ctx), key, holder); rerr != nil {
-			log.WarnContext(ctx, "mediagen: journal: could not free the key of a refused call", slog.String("error", rerr.Error()))
+			log.WarnContext(ctx, "mediagen: journal: could not free the key of a call that charged nothing", slog.String("error", rerr.Error()))
 		}
 	}
 	return nil, err
