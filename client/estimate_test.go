@@ -279,4 +279,7 @@ func TestEstimateRefusesWhatTheServiceRefuses(t *testing.T) {
 	e, err := p.Estimate(client.RawArgs{FeatureName: mediagen.FeatureVideoLogoReveal, Values: map[string]any{"duration": 8}})
 	require.NoError(t, err)
 	assert.InDelta(t, 8, e.MinUnits, 1e-12)
+	e, err = p.Estimate(client.LogoRevealArgs{Prompt: "sparks", Duration: 8}) // the image not uploaded yet
+	require.NoError(t, err)
+	assert.InDelta(t, 8, e.MinUnits, 1e-12)
 }

@@ -24,7 +24,7 @@ func Check(name string, args map[string]any) error { return check(name, args, tr
 
 // CheckGiven is Check without its refusal of missing required arguments:
 // what a price needs, as the arguments a price does not depend on may be
-// left out.
+// left out, or empty strings (typed arguments' zero values) until known.
 func CheckGiven(name string, args map[string]any) error { return check(name, args, false) }
 
 func check(name string, args map[string]any, all bool) error {
@@ -50,7 +50,7 @@ func check(name string, args map[string]any, all bool) error {
 			return fmt.Errorf("args.%s is required", n)
 		case v == nil && present:
 			return fmt.Errorf("args.%s must not be null", n)
-		case v == nil:
+		case v == nil, !all && v == "":
 			continue
 		}
 		if err := a.check(v); err != nil {
