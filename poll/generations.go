@@ -137,6 +137,7 @@ func (b *batch) run(ctx context.Context) {
 			case errors.Is(err, client.ErrNotFound) && ctx.Err() == nil:
 				b.errs[id] = &GoneError{ID: id, Seen: b.last[id] != nil, Err: err}
 				b.tel[id].Close(err)
+				telemetry.Gone(id)
 				delete(b.waiting, id)
 			default:
 				b.giveUpAll(ctx, err)

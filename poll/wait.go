@@ -202,6 +202,9 @@ func wait[T interface{ Terminal() bool }](ctx context.Context, s *settings, w su
 		v, err := w.get(ctx)
 		if err != nil {
 			if errors.Is(err, client.ErrNotFound) && ctx.Err() == nil {
+				if !w.key.Voice {
+					telemetry.Gone(w.key.ID)
+				}
 				return last, &GoneError{ID: w.key.ID, Voice: w.key.Voice, Seen: seen, Err: err}
 			}
 			return last, w.gaveUp(ctx, last, err)

@@ -202,7 +202,14 @@ func (j *Job) Created(id, kind string, cost float64, err error) {
 // another before its terminal state (a queue's snooze): a "released" event
 // and no status, and not counted as finished. Whoever follows it next
 // continues its trace (see Observe).
-func Release(id string) {
+func Release(id string) { drop(id, "released") }
+
+// Gone ends the open job of generation id, which the service no longer
+// knows (deleted, or expired): a "gone" event and no status, and not
+// counted as finished, as its end was not seen.
+func Gone(id string) { drop(id, "gone") }
+
+func drop(id, event string) {
 	j := Lookup(id)
 	if j == nil {
 		return
@@ -210,7 +217,7 @@ func Release(id string) {
 	jobs.Lock()
 	delete(jobs.m, id)
 	jobs.Unlock()
-	j.end("released")
+	j.end(event)
 }
 
 // Observe ends the job of a generation the caller found terminal by its
