@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
@@ -40,19 +41,25 @@ type TokenStore interface {
 // webhooks.
 type MemoryTokens struct {
 	mu sync.Mutex
-	m  map[string]Pending
+	m  map[string]storedToken
+}
+
+// storedToken is a Pending and when it was stored, for Cleanup.
+type storedToken struct {
+	Pending
+	at time.Time
 }
 
 // NewMemoryTokens returns an empty MemoryTokens.
 func NewMemoryTokens() *MemoryTokens {
-	return &MemoryTokens{m: map[string]Pending{}}
+	return &MemoryTokens{m: map[string]storedToken{}}
 }
 
 // Put stores p for id.
 func (s *MemoryTokens) Put(_ context.Context, id string, p Pending) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.m[id] = p
+	s.m[id] = storedToken{p, time.Now()}
 	return nil
 }
 
@@ -62,7 +69,23 @@ func (s *MemoryTokens) Take(_ context.Context, id string) (Pending, bool, error)
 	defer s.mu.Unlock()
 	p, ok := s.m[id]
 	delete(s.m, id)
-	return p, ok, nil
+	return p.Pending, ok, nil
+}
+
+// Cleanup deletes the tokens stored before before, of activities that
+// timed out long ago (their webhook never came), and returns how many it
+// deleted, as [SQLTokens.Cleanup] does.
+func (s *MemoryTokens) Cleanup(_ context.Context, before time.Time) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for id, p := range s.m {
+		if p.at.Before(before) {
+			delete(s.m, id)
+			n++
+		}
+	}
+	return n, nil
 }
 
 // pend records the activity's task token for generation id and returns

@@ -197,13 +197,24 @@ func TestTokenStores(t *testing.T) {
 			assert.Equal(t, 1, won)
 		})
 	}
-	if s, ok := stores["SQLite"]; ok {
-		t.Run("Cleanup", func(t *testing.T) {
-			st := s(t).(*mt.SQLTokens)
+	// Tokens of activities whose webhook never came are deleted by age, in
+	// memory as in SQL.
+	for _, name := range []string{"Memory", "SQLite"} {
+		t.Run("Cleanup/"+name, func(t *testing.T) {
+			st := stores[name](t).(interface {
+				mt.TokenStore
+				Cleanup(context.Context, time.Time) (int64, error)
+			})
 			require.NoError(t, st.Put(t.Context(), "gen_old", mt.Pending{Token: []byte{1}}))
-			n, err := st.Cleanup(t.Context(), time.Now().Add(time.Second))
+			n, err := st.Cleanup(t.Context(), time.Now().Add(-time.Hour))
+			require.NoError(t, err)
+			assert.Zero(t, n, "a fresh token stays")
+			n, err = st.Cleanup(t.Context(), time.Now().Add(time.Second))
 			require.NoError(t, err)
 			assert.EqualValues(t, 1, n)
+			_, ok, err := st.Take(t.Context(), "gen_old")
+			require.NoError(t, err)
+			assert.False(t, ok)
 		})
 	}
 	_, err := mt.OpenSQLTokens(t.Context(), nil, mediagen.Dialect(9), mt.WithTokenTable("bad name"))
