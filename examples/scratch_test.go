@@ -3,6 +3,7 @@
 package examples
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"go/ast"
@@ -11,6 +12,7 @@ import (
 	"go/token"
 	"image"
 	"image/png"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,8 +22,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/mediagen/mediagen-go/internal/proctest"
 )
 
 const modulePath = "github.com/mediagen/mediagen-go"
@@ -103,9 +103,9 @@ func TestScratchModule(t *testing.T) {
 	// The program on the public models runs against the reference server
 	// command, as a user's program runs against the service.
 	bin := filepath.Join(dir, "bin")
+	goTool(t, root, nil, "build", "-o", filepath.Join(bin, "refserver"), "./internal/cmd/refserver")
 	goTool(t, dir, env, "build", "-o", filepath.Join(bin, "v1face"), "./v1face")
-	vars := proctest.RefServer(t, "-addr", "127.0.0.1:0", "-render-scale", "0.01")
-	require.Contains(t, vars, "MEDIAGEN_BASE_URL")
+	vars := startRefserver(t, filepath.Join(bin, "refserver"), "-addr", "127.0.0.1:0", "-render-scale", "0.01")
 	cmd := exec.Command(filepath.Join(bin, "v1face"), writePNG(t, dir, "logo.png"))
 	cmd.Env = append(os.Environ(), "MEDIAGEN_API_KEY="+vars["MEDIAGEN_API_KEY"], "MEDIAGEN_BASE_URL="+vars["MEDIAGEN_BASE_URL"])
 	got, err := cmd.CombinedOutput()
@@ -439,4 +439,28 @@ func writePNG(t *testing.T, dir, name string) string {
 	path := filepath.Join(dir, name)
 	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
 	return path
+}
+
+// startRefserver runs the reference server command and returns the
+// variables it prints; the command stops with the test.
+func startRefserver(t *testing.T, bin string, args ...string) map[string]string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	vars := map[string]string{}
+	sc := bufio.NewScanner(stdout)
+	for len(vars) < 3 && sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
+			vars[k] = v
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	require.Contains(t, vars, "MEDIAGEN_BASE_URL")
+	return vars
 }

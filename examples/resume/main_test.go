@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/proctest"
 )
 
 func TestResumeRunsOnTheReferenceServer(t *testing.T) {
@@ -38,9 +37,22 @@ func TestKilledMidwayAndRunAgain(t *testing.T) {
 		t.Skip("builds and runs the example and the reference server command")
 	}
 	bin := t.TempDir()
+	build(t, filepath.Join(bin, "refserver"), "../../internal/cmd/refserver")
 	build(t, filepath.Join(bin, "resume"), ".")
-	vars := proctest.RefServer(t, "-addr", "127.0.0.1:0", "-render-scale", "0.01")
-	env := proctest.Env(vars)
+	srv := exec.Command(filepath.Join(bin, "refserver"), "-addr", "127.0.0.1:0", "-render-scale", "0.01")
+	stdout, err := srv.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, srv.Start())
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	var env []string
+	sc := bufio.NewScanner(stdout)
+	for len(env) < 3 && sc.Scan() {
+		env = append(env, sc.Text())
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
 
 	work := t.TempDir()
 	args := []string{"-journal", filepath.Join(work, "j.db"), "-out", filepath.Join(work, "out")}
@@ -67,6 +79,11 @@ func TestKilledMidwayAndRunAgain(t *testing.T) {
 	assert.Contains(t, string(out), "resuming order-1001", "what the killed run sent is picked up")
 	assert.Equal(t, len(orders), strings.Count(string(out), "saved "), "%s", out)
 
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
 	c, err := client.New(vars["MEDIAGEN_API_KEY"], client.WithBaseURL(vars["MEDIAGEN_BASE_URL"]))
 	require.NoError(t, err)
 	n := 0
