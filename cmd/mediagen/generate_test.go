@@ -209,12 +209,6 @@ func TestWaitManyInterrupted(t *testing.T) {
 	requireOK(t, r)
 	pending := decode[map[string]any](t, r.stdout)["id"].(string)
 
-	cmd := command(t, dir, env, "wait", failed, pending)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	time.Sleep(500 * time.Millisecond)
-	require.NoError(t, cmd.Process.Signal(os.Interrupt))
-	_ = cmd.Wait()
-	assert.Equal(t, exitInterrupted, cmd.ProcessState.ExitCode(), stderr.String())
+	code, stderr := interrupt(t, command(t, dir, env, "wait", failed, pending), 500*time.Millisecond)
+	assert.Equal(t, exitInterrupted, code, stderr)
 }

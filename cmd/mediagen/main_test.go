@@ -69,6 +69,19 @@ func command(t *testing.T, dir string, env []string, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// interrupt starts cmd, sends it Ctrl-C after d (once it is at work), and
+// returns its exit code and standard error.
+func interrupt(t *testing.T, cmd *exec.Cmd, d time.Duration) (int, string) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	time.Sleep(d)
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	_ = cmd.Wait()
+	return cmd.ProcessState.ExitCode(), stderr.String()
+}
+
 // run runs the built command with stdin and returns what it printed; the
 // streams are pipes, not a terminal, as in a script.
 func run(t *testing.T, dir string, env []string, stdin string, args ...string) result {

@@ -157,15 +157,9 @@ func TestTriggerFailures(t *testing.T) {
 	requireFailure(t, r, exitOther, "did not answer within 5s, the service's window")
 
 	// Ctrl-C while the receiver thinks: interrupted, not a receiver out of reach.
-	cmd := command(t, dir, nil, "trigger", "generation.done", "--forward-to", slow.URL, "--secret", "s")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	time.Sleep(500 * time.Millisecond)
-	require.NoError(t, cmd.Process.Signal(os.Interrupt))
-	_ = cmd.Wait()
-	assert.Equal(t, exitInterrupted, cmd.ProcessState.ExitCode(), stderr.String())
-	assert.Equal(t, "mediagen: interrupted\n", stderr.String())
+	code, stderr := interrupt(t, command(t, dir, nil, "trigger", "generation.done", "--forward-to", slow.URL, "--secret", "s"), 500*time.Millisecond)
+	assert.Equal(t, exitInterrupted, code, stderr)
+	assert.Equal(t, "mediagen: interrupted\n", stderr)
 }
 
 // TestVerify checks saved deliveries: as trigger --save writes them, with a
