@@ -128,6 +128,20 @@ func TestConcurrentCallersShareOneGeneration(t *testing.T) {
 	assert.InDelta(t, before-0.04, srv.Balance(), 1e-9, "charged once")
 }
 
+// deadHolderSent sends args as a holder of key that then died: the
+// generation, and the key's record in j, held until a moment ago.
+func deadHolderSent(t *testing.T, srv *clienttest.Server, j journal.Journal, key string, args client.ImageGenerationArgs) *mediagen.Generation {
+	t.Helper()
+	start := srv.Now()
+	sent, err := srv.Client().CreateGeneration(t.Context(), args)
+	require.NoError(t, err)
+	_, _, err = j.Claim(t.Context(), journal.Record{Key: key, Op: "generation", Feature: "image/generation",
+		Fingerprint: recordedFingerprint(t, srv, args), Holder: "dead", HeldUntil: time.Now().Add(-time.Millisecond),
+		Started: start, Created: start})
+	require.NoError(t, err)
+	return sent
+}
+
 // A holder that died after sending: the next caller searches, finds the
 // generation and charges nothing; one that died before sending is
 // replaced by one send.
@@ -138,14 +152,7 @@ func TestDeadHolderIsReconciled(t *testing.T) {
 	c := keyedClient(t, srv, j)
 	args := client.ImageGenerationArgs{Prompt: "left behind"}
 
-	// The dead holder's send, then its record, held until a moment ago.
-	start := srv.Now()
-	sent, err := srv.Client().CreateGeneration(ctx, args)
-	require.NoError(t, err)
-	fp := recordedFingerprint(t, srv, args)
-	_, _, err = j.Claim(ctx, journal.Record{Key: "k-dead", Op: "generation", Feature: "image/generation", Fingerprint: fp,
-		Holder: "dead", HeldUntil: time.Now().Add(-time.Millisecond), Started: start, Created: start})
-	require.NoError(t, err)
+	sent := deadHolderSent(t, srv, j, "k-dead", args)
 	before := srv.Balance()
 	g, err := c.CreateGeneration(ctx, args, client.WithIdempotencyKey("k-dead"))
 	require.NoError(t, err)

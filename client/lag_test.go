@@ -124,13 +124,7 @@ func TestTakeoverFindsTheHoldersRowWhenRowsLagTheServiceDate(t *testing.T) {
 	createImages(t, c, 20)
 
 	args := client.ImageGenerationArgs{Prompt: "left behind"}
-	start := srv.Now()
-	sent, err := srv.Client().CreateGeneration(ctx, args) // the dead holder's send
-	require.NoError(t, err)
-	fp := recordedFingerprint(t, srv, args)
-	_, _, err = j.Claim(ctx, journal.Record{Key: "k", Op: "generation", Feature: "image/generation", Fingerprint: fp,
-		Holder: "dead", HeldUntil: time.Now().Add(-time.Millisecond), Started: start, Created: start})
-	require.NoError(t, err)
+	sent := deadHolderSent(t, srv, j, "k", args)
 	before := srv.Balance()
 
 	g, err := c.CreateGeneration(ctx, args, client.WithIdempotencyKey("k"))
