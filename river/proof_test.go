@@ -398,18 +398,23 @@ func proofArgs(t *testing.T, prices client.Pricing, n int) ([]client.Args, float
 	return args, sum
 }
 
-// proofBalance reads the project's balance through the test-control API.
-func proofBalance(t *testing.T, control string) float64 {
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, control+"/balance", nil)
+// proofControl reads path of the test-control API into out.
+func proofControl(t *testing.T, control, path string, out any) {
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, control+path, nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "proof-key")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(out))
+}
+
+// proofBalance reads the project's balance through the test-control API.
+func proofBalance(t *testing.T, control string) float64 {
 	var body struct {
 		Balance json.Number `json:"balance"`
 	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	proofControl(t, control, "/balance", &body)
 	v, err := strconv.ParseFloat(body.Balance.String(), 64)
 	require.NoError(t, err)
 	return v

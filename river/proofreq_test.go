@@ -138,16 +138,10 @@ type faultStats struct {
 
 // proofFaults reads the fault counts through the test-control API.
 func proofFaults(t *testing.T, control string) faultStats {
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, control+"/faults", nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "proof-key")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
 	var body struct {
 		Stats faultStats `json:"stats"`
 	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	proofControl(t, control, "/faults", &body)
 	return body.Stats
 }
 
