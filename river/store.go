@@ -37,17 +37,17 @@ func Open(ctx context.Context, db *sql.DB, d mediagen.Dialect) (*Store, error) {
 		return nil, err
 	}
 	text, integer := "text", "bigint"
-	create := []string{
+	err = d.CreateTable(ctx, db,
 		`CREATE TABLE IF NOT EXISTS mediagen_river_generations (
-			id text PRIMARY KEY, job_id ` + integer + ` NOT NULL DEFAULT 0, body ` + text + `, result ` + text + `)`,
+			id text PRIMARY KEY, job_id `+integer+` NOT NULL DEFAULT 0, body `+text+`, result `+text+`)`,
 		`CREATE TABLE IF NOT EXISTS mediagen_river_budgets (
-			queue text PRIMARY KEY, cap ` + integer + ` NOT NULL, held ` + integer + ` NOT NULL DEFAULT 0,
-			spent ` + integer + ` NOT NULL DEFAULT 0)`,
+			queue text PRIMARY KEY, cap `+integer+` NOT NULL, held `+integer+` NOT NULL DEFAULT 0,
+			spent `+integer+` NOT NULL DEFAULT 0)`,
 		`CREATE TABLE IF NOT EXISTS mediagen_river_reservations (
-			key text PRIMARY KEY, queue text NOT NULL, amount ` + integer + ` NOT NULL,
-			charged ` + integer + ` NOT NULL DEFAULT 0, state text NOT NULL)`,
-	}
-	if err := d.CreateTable(ctx, db, create...); err != nil {
+			key text PRIMARY KEY, queue text NOT NULL, amount `+integer+` NOT NULL,
+			charged `+integer+` NOT NULL DEFAULT 0, state text NOT NULL)`,
+	)
+	if err != nil {
 		return nil, fmt.Errorf("riverjob: creating tables: %w", err)
 	}
 	if err := d.AddColumn(ctx, db, "mediagen_river_generations", "result", "text"); err != nil {
