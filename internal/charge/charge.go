@@ -72,10 +72,10 @@ type Errors struct {
 	// NotFound: the row is gone (expired or deleted).
 	NotFound func(error) bool
 	// Unsent: the request surely never reached the service (a
-	// connection refused); nil reads none.
+	// connection refused).
 	Unsent func(error) bool
 	// RetryAfter: how long the failure asked the caller to wait, 0 for
-	// no ask; nil reads none.
+	// no ask.
 	RetryAfter func(error) time.Duration
 }
 
@@ -149,7 +149,7 @@ func submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T]) (*T, 
 		// not before resubmitting, so a row on its way has time to show.
 		// A Retry-After (a 503 under load) is honoured by the search too.
 		wait := retry.Backoff(call.Retry.WaitMin, call.Retry.WaitMax, attempt)
-		if err != nil && p.errs.RetryAfter != nil {
+		if err != nil {
 			wait = max(wait, p.errs.RetryAfter(err))
 		}
 		if err := call.Clock.Sleep(ctx, wait); err != nil {

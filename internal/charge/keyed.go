@@ -75,11 +75,9 @@ func submitKeyed[T any](ctx context.Context, p *Protocol, call *Call, op Op[T], 
 				continue // another caller took it first: wait for that one
 			}
 			log.DebugContext(ctx, "mediagen: took over a key whose holder stopped; searching for what it sent", slog.String("holder", got.Holder))
-			// Its margin is the lag learned, as after an ambiguous failure:
-			// rows dated further behind the Date header than clockSkew would
-			// otherwise be missed and the key charged twice.
-			// Started is on the dead holder's clock, maybe another
-			// machine's: clockSkew more covers the two clients' clocks.
+			// The margin learned for the service's clocks, as after an
+			// ambiguous failure, and clockSkew more: Started is on the dead
+			// holder's clock, maybe another machine's.
 			win = &Window{Start: got.Started, Margin: p.lag.margin() + clockSkew}
 		}
 		return sendKeyed(ctx, p, call, j, holder, op, win, rec.Op, log)
@@ -123,7 +121,7 @@ func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Jo
 		}
 		p.cleanJournal(ctx, j, log)
 		return row, nil
-	case p.errs.Refused(err), p.errs.Unsent != nil && p.errs.Unsent(err):
+	case p.errs.Refused(err), p.errs.Unsent(err):
 		// Nothing was charged, so the next call with the key need not wait
 		// out the hold and search: its key is freed.
 		if rerr := j.Release(context.WithoutCancel(ctx), key, holder); rerr != nil {
