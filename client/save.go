@@ -36,11 +36,11 @@ type SavedOutput struct {
 type OpenFunc func(ctx context.Context, g *mediagen.Generation, name, mediaType string) (io.WriteCloser, error)
 
 // SaveOutput downloads the output of a done generation into dir (created
-// when missing; "" is the current directory) as <id><ext>, the extension from its media type
-// ("g_123.mp4"), and a video's poster as <id>.poster<ext>; an id that is
-// not lower-case letters, digits, '-' and '_' only is cleaned and suffixed
-// with a hash of itself, so distinct ids never share a file. Text outputs are
-// written as <id>.txt. Each file is written under a temporary name and
+// when missing; "" is the current directory) as <id><ext>, the extension
+// from its media type ("g_123.mp4"), and a video's poster as
+// <id>.poster<ext>; an id that is not lower-case letters, digits, '-' and
+// '_' only is cleaned and suffixed with a hash of itself, so distinct ids
+// never share a file. Text outputs are written as <id>.txt. Each file is written under a temporary name and
 // renamed when complete, so a path it returns is never a partial file, and
 // a transfer that breaks midway is retried from the start. Outputs expire
 // with the generation, 24 hours after its request: save what you keep. A
