@@ -94,9 +94,9 @@ const (
 // call, the duration in seconds (default 5) for reveals, each started 15 s
 // of avatar clip, each started 1,000 characters of voiceover script. For an
 // avatar the clip length is known only after rendering, so the result is a
-// range. RawArgs{FeatureName: [mediagen.FeatureVoiceClone]} prices a voice clone.
-// Arguments the service would refuse (unknown, null, of the wrong type,
-// out of bounds) are refused with [ErrInvalidArgument], as by
+// range. RawArgs{FeatureName: [mediagen.FeatureVoiceClone]} prices a voice
+// clone. Arguments the service would refuse (unknown, null, of the wrong
+// type, out of bounds) are refused with [ErrInvalidArgument], as by
 // CreateGeneration; arguments left out are priced at their defaults.
 func (p Pricing) Estimate(args Args) (Estimate, error) {
 	a, err := encodeArgs(args)
