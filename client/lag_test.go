@@ -175,3 +175,45 @@ func (s *twoReplicas) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return dateShift{d: s.d}.shift(resp), nil
 }
+
+// countLists counts the list requests that pass through it.
+type countLists struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	n    int
+}
+
+func (c *countLists) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet && r.URL.Path == "/v3/generations" {
+		c.mu.Lock()
+		c.n++
+		c.mu.Unlock()
+	}
+	return c.next.RoundTrip(r)
+}
+
+// In a burst of creates, a lost answer's search reads only the rows
+// requested since its attempt began, as the client's recent rows place it
+// on the service's clock, not the second or two more the Date header's
+// rounding leaves: here one page instead of two.
+func TestLostAnswerSearchReadsOnlyTheBurstSinceTheAttempt(t *testing.T) {
+	srv, clean, ctx := setup(t)
+	const learn = 20
+	lists := &countLists{next: loopback(t)}
+	drop := &dropOnce{next: lists, method: http.MethodPost, path: "/v3/generations", skip: learn}
+	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: drop}))
+	srv.Advance(250 * time.Millisecond) // rows dated in fractions of a second
+	createImages(t, c, learn)
+	for i := range 150 { // other callers' burst, half a second before our attempt
+		_, err := clean.CreateGeneration(ctx, asArgs(t, mediagen.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: fmt.Sprint("gull ", i)}))
+		require.NoError(t, err)
+	}
+	srv.Advance(500 * time.Millisecond)
+	before := srv.Balance()
+
+	g, err := c.CreateGeneration(ctx, asArgs(t, mediagen.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "a red kite"}))
+	require.NoError(t, err)
+	require.True(t, drop.dropped)
+	assert.Equal(t, 1, lists.n, "one page of the search")
+	assert.InDelta(t, before-g.BalanceUsed, srv.Balance(), 1e-9, "found, not created again")
+}

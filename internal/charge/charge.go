@@ -142,7 +142,7 @@ func submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T]) (*T, 
 		default:
 			log.DebugContext(ctx, "mediagen: ambiguous failure; searching for a row the attempt may have created",
 				slog.String("what", op.What()), slog.String("error", err.Error()))
-			win = Window{Start: start, Margin: p.lag.margin()}
+			win = Window{Start: start, Margin: p.lag.margin(), Earliest: p.lag.earliest(start)}
 		}
 		// A gateway can give up (504, a reset) while the service is still
 		// storing what it accepted; the backoff is spent before looking,
@@ -233,6 +233,9 @@ type Window struct {
 	// Margin is how far the clock that stamps rows may run behind the
 	// service's Date header; 0 means clockSkew.
 	Margin time.Duration
+	// Earliest, when set, is a bound the client's recent rows give
+	// ([lag.earliest]); the later of it and the Date's is used.
+	Earliest time.Time
 }
 
 // Bound converts the window to the service's clock. serverNow is the Date
@@ -242,12 +245,16 @@ func (w Window) Bound(serverNow, received time.Time) time.Time {
 	if !w.Floor.IsZero() {
 		return w.Floor
 	}
-	if serverNow.IsZero() {
-		return w.Start.Add(-clockSkew)
+	b := w.Start.Add(-clockSkew)
+	if !serverNow.IsZero() {
+		margin := w.Margin
+		if margin == 0 {
+			margin = clockSkew
+		}
+		b = serverNow.Add(-received.Sub(w.Start)).Add(-margin)
 	}
-	margin := w.Margin
-	if margin == 0 {
-		margin = clockSkew
+	if w.Earliest.After(b) {
+		return w.Earliest
 	}
-	return serverNow.Add(-received.Sub(w.Start)).Add(-margin)
+	return b
 }

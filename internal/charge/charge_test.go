@@ -144,6 +144,45 @@ func TestLagMarginCoversReplicasWhoseClocksDisagree(t *testing.T) {
 	assert.Equal(t, time.Second, one.margin(), "one clock: its bounds overlap, nothing added")
 }
 
+// The client's recent rows bound a lost row's date more tightly than the
+// Date header: the smallest requested - received, moved to the attempt's
+// start, holds for every clock the rows came from.
+func TestLagEarliest(t *testing.T) {
+	base := time.Date(2026, 11, 27, 9, 0, 10, 0, time.UTC)
+	start := base.Add(10 * time.Second)
+	var l lag
+	for k := range lagSamples - 1 {
+		at := base.Add(time.Duration(k) * 100 * time.Millisecond)
+		l.observe(at.Add(-20*time.Millisecond), at, time.Time{}, at.Add(-7*time.Millisecond+time.Second)) // a clock 1 s ahead
+	}
+	assert.True(t, l.earliest(start).IsZero(), "too few rows")
+	behind := base.Add(2 * time.Second)
+	l.observe(behind.Add(-20*time.Millisecond), behind, time.Time{}, behind.Add(-300*time.Millisecond)) // a replica 0.3 s behind
+	got := l.earliest(start)
+	want := start.Add(-300*time.Millisecond - 4*time.Millisecond) // less 500 ppm of the 8 s since that row
+	assert.Equal(t, want, got, "the clock furthest behind bounds it")
+
+	assert.True(t, l.earliest(start.Add(rowFresh+time.Minute)).IsZero(), "rows older than rowFresh say nothing")
+
+	var whole lag
+	for k := range lagSamples {
+		at := base.Add(time.Duration(k) * time.Second)
+		whole.observe(at, at, time.Time{}, at)
+	}
+	assert.Equal(t, base.Add(20*time.Second-time.Second-10*time.Millisecond), whole.earliest(base.Add(20*time.Second)),
+		"rows dated in whole seconds: a second more for the lost row's rounding")
+
+	w := Window{Start: start, Margin: time.Second, Earliest: got}
+	serverNow := start.Add(-200 * time.Millisecond) // the Date of an answer received at start, rounded down
+	assert.Equal(t, got, w.Bound(serverNow, start), "the later bound: the rows'")
+	w.Earliest = serverNow.Add(-time.Hour)
+	assert.Equal(t, serverNow.Add(-time.Second), w.Bound(serverNow, start), "the later bound: the Date's")
+	w.Earliest = start
+	assert.Equal(t, start, w.Bound(time.Time{}, start), "without a Date too")
+	w.Floor = base
+	assert.Equal(t, base, w.Bound(serverNow, start), "a floor is kept as is")
+}
+
 func TestSearchLocksHonourTheContext(t *testing.T) {
 	l := newSearchLocks()
 	unlock, err := l.lock(context.Background(), "k")

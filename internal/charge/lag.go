@@ -34,19 +34,41 @@ type lag struct {
 	worst   time.Duration // the largest Date - requested + 1 s
 	lo, hi  time.Duration // the tightest bounds of Date - the client's clock
 	precise bool          // a row's date had a fraction of a second
+
+	rows [rowSamples]rowSample // the latest created rows, a ring
+	next int                   // where the next one goes
 }
+
+// rowSamples is how many recent created rows [lag.earliest] reads, and
+// rowFresh how recent a row must be to count: the bound it gives trusts
+// that the service's clocks did not step back since.
+const (
+	rowSamples = 64
+	rowFresh   = 30 * time.Second
+)
+
+// rowSample is a created row's request date and when its answer arrived,
+// on the client's clock (with its monotonic reading, so a step of the
+// client's wall clock moves nothing).
+type rowSample struct{ received, requested time.Time }
 
 // observe records a created row's request date and its answer's Date,
 // sent and received at local times sent and received; a zero time (an
 // answer without Date, a row without date) says nothing.
 func (l *lag) observe(sent, received, date, requested time.Time) {
-	if date.IsZero() || requested.IsZero() {
+	if requested.IsZero() {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rows[l.next] = rowSample{received, requested}
+	l.next = (l.next + 1) % rowSamples
+	l.precise = l.precise || requested.Nanosecond() != 0
+	if date.IsZero() {
 		return
 	}
 	b := date.Sub(requested) + time.Second
 	lo, hi := date.Sub(received), date.Add(time.Second).Sub(sent)
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.n == 0 {
 		l.worst, l.lo, l.hi = b, lo, hi
 	} else {
@@ -55,7 +77,6 @@ func (l *lag) observe(sent, received, date, requested time.Time) {
 	if l.n < lagSamples {
 		l.n++
 	}
-	l.precise = l.precise || requested.Nanosecond() != 0
 }
 
 // margin is how far back of the attempt's start, on the Date clock, a
@@ -80,4 +101,42 @@ func (l *lag) margin() time.Duration {
 	default:
 		return max(time.Millisecond, m)
 	}
+}
+
+// earliest bounds, on the service's clock, the request date of a row an
+// attempt that began at start (on the client's clock) may have created;
+// zero when fewer than lagSamples rows were created within rowFresh of
+// start. A row is dated after its request was sent and before its answer
+// came back, so each recent row's requested - received is at most the
+// offset of the clock that dated it from the client's; the smallest of
+// them holds for every clock they came from. Unlike the Date header this
+// bound is not rounded to the second, so in a burst of creates a search
+// reads a fraction of the rows the Date's margin leaves in its window.
+func (l *lag) earliest(start time.Time) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var floor time.Time
+	n := 0
+	for _, r := range l.rows {
+		if r.requested.IsZero() {
+			continue
+		}
+		d := start.Sub(r.received)
+		if d > rowFresh || d < -rowFresh {
+			continue
+		}
+		// Less what the clocks may drift apart meanwhile (NTP slews at
+		// most 500 ppm).
+		if f := r.requested.Add(d - d.Abs()/2000); n == 0 || f.Before(floor) {
+			floor = f
+		}
+		n++
+	}
+	if n < lagSamples {
+		return time.Time{}
+	}
+	if !l.precise {
+		floor = floor.Add(-time.Second) // the lost row's date may be rounded down
+	}
+	return floor
 }
