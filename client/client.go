@@ -1,6 +1,8 @@
 package client
 
 import (
+	"time"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -105,6 +107,9 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 	c.eng = engine.New(s.httpClient, apiKey, c.tel)
 	c.base = resolve(s)
 	c.search = c.searchConfig(c.base)
+	// Held no longer than the client's retries wait: a client that
+	// retries within milliseconds asked not to be held a quarter second.
+	c.listing.Gather = min(250*time.Millisecond, s.retry.WaitMax/4)
 	return c, nil
 }
 

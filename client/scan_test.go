@@ -128,3 +128,25 @@ func TestSearchStopsWithItsCaller(t *testing.T) {
 	require.Eventually(t, c.listing.Idle, 5*time.Second, time.Millisecond)
 	assert.EqualValues(t, 1, lists.Load(), "the listing stopped with its last caller")
 }
+
+// Searches in a burst share listings even when they do not fail at the
+// same moment: a listing of a feature searched moments ago first waits a
+// little for others to join.
+func TestSearchesInABurstShareAListing(t *testing.T) {
+	t0 := time.Now()
+	c, lists := listServer(t, 10, t0, func() {})
+	search := func() {
+		_, _, err := c.findGenerations(t.Context(), c.search, mediagen.FeatureImageGeneration, map[string]any{"prompt": "a"},
+			charge.Window{Floor: t0.Add(-time.Minute)})
+		assert.NoError(t, err)
+	}
+	search()
+	require.EqualValues(t, 1, lists.Load(), "a lone search lists at once")
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(search)
+		time.Sleep(40 * time.Millisecond)
+	}
+	wg.Wait()
+	assert.EqualValues(t, 2, lists.Load(), "the four later ones, 40 ms apart, in one listing")
+}

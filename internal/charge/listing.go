@@ -47,9 +47,20 @@ type Source[T any] interface {
 // listing serves them all at the cost of the deepest. The zero value is
 // ready.
 type Listing[T any] struct {
+	// Gather is how long a listing of a group listed less than burst ago
+	// first waits for more searches: ambiguous failures come in bursts (a
+	// service that drops one connection drops many), and one listing of a
+	// page serves them all. A lone failure searches at once. On the wall
+	// clock: it paces this client's own callers, not the service.
+	Gather time.Duration
+
 	mu      sync.Mutex
 	waiting map[string][]*waiter[T] // for the next listing of the group
+	last    map[string]time.Time    // when the group's last listing ended
 }
+
+// burst is how recent a group's last listing makes the next one wait.
+const burst = 2 * time.Second
 
 // waiter is one search waiting for a listing.
 type waiter[T any] struct {
@@ -111,10 +122,20 @@ func (l *Listing[T]) Idle() bool {
 func (l *Listing[T]) run(group string, src Source[T]) {
 	for {
 		l.mu.Lock()
+		recent := time.Since(l.last[group]) < burst
+		l.mu.Unlock()
+		if recent {
+			time.Sleep(l.Gather)
+		}
+		l.mu.Lock()
 		ws := l.waiting[group]
 		l.mu.Unlock()
 		listShared(src, group, ws)
 		l.mu.Lock()
+		if l.last == nil {
+			l.last = map[string]time.Time{}
+		}
+		l.last[group] = time.Now()
 		rest := l.waiting[group][len(ws):]
 		if len(rest) == 0 {
 			delete(l.waiting, group)
