@@ -36,8 +36,11 @@
 // began, less a margin for the service's clocks: how far the clock that
 // dates its rows runs behind its Date header, and how far its replicas'
 // clocks disagree, both learned from the rows this client created (at
-// least 3 s until it has seen 16). That search only reads, so it
-// has its own patience ([SearchBudget]), whatever the retry policy. So a call that returns an
+// least 3 s until it has seen 16); in a burst of creates, the rows of the
+// last 30 s place the attempt on the service's clock more closely than the
+// Date header's whole seconds. Searches in a burst of failures share one
+// listing. A search only reads, so it has its own patience
+// ([SearchBudget]), whatever the retry policy. So a call that returns an
 // error was not charged, unless its context ended first or the service
 // failed for longer than the search's budget ([UncertainError], which
 // [Client.FindGeneration] resolves): see [Client.CreateGeneration].
