@@ -120,12 +120,12 @@ func Submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T], rec j
 func submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T]) (*T, error) {
 	log := call.Logger
 	for attempt := 0; ; attempt++ {
-		start := call.Clock.Now()
+		start, began := call.Clock.Now(), time.Now()
 		row, date, err := op.Post(ctx)
 		var win Window
 		switch {
 		case err == nil:
-			p.lag.observe(start, call.Clock.Now(), date, op.Requested(row))
+			p.lag.observe(op.What(), start, call.Clock.Now(), date, op.Requested(row))
 			prev, ok := p.claims.take(op.ID(row))
 			if ok {
 				return row, nil
@@ -142,7 +142,7 @@ func submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T]) (*T, 
 		default:
 			log.DebugContext(ctx, "mediagen: ambiguous failure; searching for a row the attempt may have created",
 				slog.String("what", op.What()), slog.String("error", err.Error()))
-			win = Window{Start: start, Margin: p.lag.margin(), Earliest: p.lag.earliest(start)}
+			win = Window{Start: start, Margin: p.lag.margin(), Earliest: p.lag.earliest(op.What(), start, began)}
 		}
 		// A gateway can give up (504, a reset) while the service is still
 		// storing what it accepted; the backoff is spent before looking,

@@ -69,34 +69,34 @@ func TestLagMargin(t *testing.T) {
 	date := time.Date(2026, 11, 27, 9, 0, 10, 0, time.UTC) // whole seconds, as HTTP dates are
 	var l lag
 	assert.Equal(t, clockSkew, l.margin(), "nothing seen yet")
-	l.observe(time.Time{}, time.Time{}, time.Time{}, date)
-	l.observe(date, date, date, time.Time{})
+	l.observe("", time.Time{}, time.Time{}, time.Time{}, date)
+	l.observe("", date, date, date, time.Time{})
 	assert.Equal(t, clockSkew, l.margin(), "an answer without Date or a row without date says nothing")
 
 	// Clocks that agree: the Date is the row's second, rounded down.
 	for i := range lagSamples - 1 {
-		l.observe(date, date, date, date.Add(time.Duration(i)*time.Millisecond+time.Millisecond))
+		l.observe("", date, date, date, date.Add(time.Duration(i)*time.Millisecond+time.Millisecond))
 	}
 	assert.Equal(t, clockSkew, l.margin(), "too few rows to search less far back")
-	l.observe(date, date, date, date.Add(400*time.Millisecond))
+	l.observe("", date, date, date, date.Add(400*time.Millisecond))
 	assert.Equal(t, time.Second-time.Millisecond, l.margin(), "the largest bound: Date - requested + 1 s")
 
 	// One replica whose rows lag its Date by 5 s raises the margin for good.
-	l.observe(date.Add(5*time.Second), date.Add(5*time.Second), date.Add(5*time.Second), date.Add(200*time.Millisecond))
+	l.observe("", date.Add(5*time.Second), date.Add(5*time.Second), date.Add(5*time.Second), date.Add(200*time.Millisecond))
 	assert.Equal(t, 5800*time.Millisecond, l.margin())
-	l.observe(date, date, date, date)
+	l.observe("", date, date, date, date)
 	assert.Equal(t, 5800*time.Millisecond, l.margin(), "a smaller bound does not lower it")
 
 	// Rows dated in whole seconds hide their own rounding: a second more.
 	var whole lag
 	for range lagSamples {
-		whole.observe(date, date, date, date)
+		whole.observe("", date, date, date, date)
 	}
 	assert.Equal(t, 2*time.Second, whole.margin())
 
 	// A lag over clockSkew shows before the margin is trusted to shrink.
 	var far lag
-	far.observe(date.Add(10*time.Second), date.Add(10*time.Second), date.Add(10*time.Second), date.Add(time.Millisecond))
+	far.observe("", date.Add(10*time.Second), date.Add(10*time.Second), date.Add(10*time.Second), date.Add(time.Millisecond))
 	assert.Equal(t, 11*time.Second-time.Millisecond, far.margin())
 }
 
@@ -109,10 +109,10 @@ func TestLagMargin(t *testing.T) {
 func TestLagMarginOfFewWholeSecondRows(t *testing.T) {
 	date := time.Date(2026, 11, 27, 9, 0, 10, 0, time.UTC)
 	var few lag
-	few.observe(date.Add(5*time.Second), date.Add(5*time.Second), date.Add(5*time.Second), date) // the lag may be up to 6 s
+	few.observe("", date.Add(5*time.Second), date.Add(5*time.Second), date.Add(5*time.Second), date) // the lag may be up to 6 s
 	assert.Equal(t, 7*time.Second, few.margin(), "the learned bound and a second for the row's rounding")
 	for range lagSamples - 1 {
-		few.observe(date.Add(5*time.Second), date.Add(5*time.Second), date.Add(5*time.Second), date)
+		few.observe("", date.Add(5*time.Second), date.Add(5*time.Second), date.Add(5*time.Second), date)
 	}
 	assert.Equal(t, 7*time.Second, few.margin(), "the same once trusted")
 }
@@ -129,7 +129,7 @@ func TestLagMarginCoversReplicasWhoseClocksDisagree(t *testing.T) {
 		now := base.Add(time.Duration(k) * 250 * time.Millisecond) // the client's clock, true time
 		ahead := time.Duration(k%2) * 2 * time.Second              // odd answers from the replica ahead
 		at := now.Add(ahead)
-		l.observe(now.Add(-5*time.Millisecond), now.Add(5*time.Millisecond), at.Truncate(time.Second), at)
+		l.observe("", now.Add(-5*time.Millisecond), now.Add(5*time.Millisecond), at.Truncate(time.Second), at)
 	}
 	// Largest lag bound 1 s; Dates from the replica ahead come up to
 	// 1.745 s past the client's clock, from the other at most 0.505 s.
@@ -139,7 +139,7 @@ func TestLagMarginCoversReplicasWhoseClocksDisagree(t *testing.T) {
 	var one lag
 	for k := range lagSamples {
 		now := base.Add(time.Duration(k) * 250 * time.Millisecond)
-		one.observe(now.Add(-5*time.Millisecond), now.Add(5*time.Millisecond), now.Truncate(time.Second), now)
+		one.observe("", now.Add(-5*time.Millisecond), now.Add(5*time.Millisecond), now.Truncate(time.Second), now)
 	}
 	assert.Equal(t, time.Second, one.margin(), "one clock: its bounds overlap, nothing added")
 }
@@ -150,26 +150,27 @@ func TestLagMarginCoversReplicasWhoseClocksDisagree(t *testing.T) {
 func TestLagEarliest(t *testing.T) {
 	base := time.Date(2026, 11, 27, 9, 0, 10, 0, time.UTC)
 	start := base.Add(10 * time.Second)
+	began := time.Now().Add(25 * time.Second) // the real clock ran as far as the rows' clock, or further
 	var l lag
 	for k := range lagSamples - 1 {
 		at := base.Add(time.Duration(k) * 100 * time.Millisecond)
-		l.observe(at.Add(-20*time.Millisecond), at, time.Time{}, at.Add(-7*time.Millisecond+time.Second)) // a clock 1 s ahead
+		l.observe("", at.Add(-20*time.Millisecond), at, time.Time{}, at.Add(-7*time.Millisecond+time.Second)) // a clock 1 s ahead
 	}
-	assert.True(t, l.earliest(start).IsZero(), "too few rows")
+	assert.True(t, l.earliest("", start, began).IsZero(), "too few rows")
 	behind := base.Add(2 * time.Second)
-	l.observe(behind.Add(-20*time.Millisecond), behind, time.Time{}, behind.Add(-300*time.Millisecond)) // a replica 0.3 s behind
-	got := l.earliest(start)
+	l.observe("", behind.Add(-20*time.Millisecond), behind, time.Time{}, behind.Add(-300*time.Millisecond)) // a replica 0.3 s behind
+	got := l.earliest("", start, began)
 	want := start.Add(-300*time.Millisecond - 4*time.Millisecond) // less 500 ppm of the 8 s since that row
 	assert.Equal(t, want, got, "the clock furthest behind bounds it")
 
-	assert.True(t, l.earliest(start.Add(rowFresh+time.Minute)).IsZero(), "rows older than rowFresh say nothing")
+	assert.True(t, l.earliest("", start.Add(rowFresh+time.Minute), began).IsZero(), "rows older than rowFresh say nothing")
 
 	var whole lag
 	for k := range lagSamples {
 		at := base.Add(time.Duration(k) * time.Second)
-		whole.observe(at, at, time.Time{}, at)
+		whole.observe("", at, at, time.Time{}, at)
 	}
-	assert.Equal(t, base.Add(20*time.Second-time.Second-10*time.Millisecond), whole.earliest(base.Add(20*time.Second)),
+	assert.Equal(t, base.Add(20*time.Second-time.Second-10*time.Millisecond), whole.earliest("", base.Add(20*time.Second), began),
 		"rows dated in whole seconds: a second more for the lost row's rounding")
 
 	w := Window{Start: start, Margin: time.Second, Earliest: got}

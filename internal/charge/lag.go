@@ -47,21 +47,24 @@ const (
 	rowFresh   = 30 * time.Second
 )
 
-// rowSample is a created row's request date and when its answer arrived,
-// on the client's clock (with its monotonic reading, so a step of the
-// client's wall clock moves nothing).
-type rowSample struct{ received, requested time.Time }
+// rowSample is a created row of a kind (Op.What), its request date and
+// when its answer arrived, on the client's clock and on the real one.
+type rowSample struct {
+	kind                      string
+	received, real, requested time.Time
+}
 
-// observe records a created row's request date and its answer's Date,
-// sent and received at local times sent and received; a zero time (an
-// answer without Date, a row without date) says nothing.
-func (l *lag) observe(sent, received, date, requested time.Time) {
+// observe records a created row of kind, its request date and its
+// answer's Date, sent and received at local times sent and received; a
+// zero time (an answer without Date, a row without date) says nothing.
+func (l *lag) observe(kind string, sent, received, date, requested time.Time) {
 	if requested.IsZero() {
 		return
 	}
+	real := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.rows[l.next] = rowSample{received, requested}
+	l.rows[l.next] = rowSample{kind, received, real, requested}
 	l.next = (l.next + 1) % rowSamples
 	l.precise = l.precise || requested.Nanosecond() != 0
 	if date.IsZero() {
@@ -103,39 +106,53 @@ func (l *lag) margin() time.Duration {
 	}
 }
 
-// earliest bounds, on the service's clock, the request date of a row an
-// attempt that began at start (on the client's clock) may have created;
-// zero when fewer than lagSamples rows were created within rowFresh of
-// start. A row is dated after its request was sent and before its answer
-// came back, so each recent row's requested - received is at most the
-// offset of the clock that dated it from the client's; the smallest of
-// them holds for every clock they came from. Unlike the Date header this
-// bound is not rounded to the second, so in a burst of creates a search
-// reads a fraction of the rows the Date's margin leaves in its window.
-func (l *lag) earliest(start time.Time) time.Time {
+// earliest bounds, on the service's clock, the request date of a row of
+// kind an attempt that began at start on the client's clock, began on the
+// real one, may have created; zero when fewer than lagSamples rows of kind
+// were created within rowFresh of start. A row is dated after its request
+// was sent and before its answer came back, so each recent row's
+// requested - received is at most the offset of the clock that dated it
+// from the client's; the smallest of them holds for every clock they came
+// from. Unlike the Date header this bound is not rounded to the second, so
+// in a burst of creates a search reads a fraction of the rows the Date's
+// margin leaves in its window.
+//
+// What it takes for granted is kept narrow. Another kind's rows may be
+// dated by another clock, or to the second. The service's clock follows
+// the real one, or (a test server's) the client's: the time since a row is
+// the lesser of the two, as a client's test clock may move alone. And the
+// recent rows show every clock that dates rows: not so once the Date
+// clocks were seen to disagree (replicas), as the replica behind may be
+// missing from the last rows, so then it is zero.
+func (l *lag) earliest(kind string, start, began time.Time) time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.n > 0 && l.lo > l.hi {
+		return time.Time{}
+	}
 	var floor time.Time
-	n := 0
+	n, precise := 0, false
 	for _, r := range l.rows {
-		if r.requested.IsZero() {
+		if r.requested.IsZero() || r.kind != kind {
 			continue
 		}
-		d := start.Sub(r.received)
-		if d > rowFresh || d < -rowFresh {
+		d, real := start.Sub(r.received), began.Sub(r.real)
+		if d.Abs() > rowFresh || real.Abs() > rowFresh {
 			continue
 		}
+		d = min(d, real)
 		// Less what the clocks may drift apart meanwhile (NTP slews at
 		// most 500 ppm).
 		if f := r.requested.Add(d - d.Abs()/2000); n == 0 || f.Before(floor) {
 			floor = f
 		}
 		n++
+		precise = precise || r.requested.Nanosecond() != 0
 	}
 	if n < lagSamples {
 		return time.Time{}
 	}
-	if !l.precise {
+	if !precise {
 		floor = floor.Add(-time.Second) // the lost row's date may be rounded down
 	}
 	return floor
