@@ -208,7 +208,10 @@ func TestLostAnswerSearchReadsOnlyTheBurstSinceTheAttempt(t *testing.T) {
 		_, err := clean.CreateGeneration(ctx, asArgs(t, mediagen.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: fmt.Sprint("gull ", i)}))
 		require.NoError(t, err)
 	}
+	// Half a second on the server's clock, and 100 ms on the real one: the
+	// client reads the time since its rows on both and takes the lesser.
 	srv.Advance(500 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond)
 	before := srv.Balance()
 
 	g, err := c.CreateGeneration(ctx, asArgs(t, mediagen.FeatureImageGeneration, client.ImageGenerationArgs{Prompt: "a red kite"}))

@@ -146,7 +146,8 @@ func TestLagMarginCoversReplicasWhoseClocksDisagree(t *testing.T) {
 
 // The client's recent rows bound a lost row's date more tightly than the
 // Date header: the smallest requested - received, moved to the attempt's
-// start, holds for every clock the rows came from.
+// start, holds for every clock the rows came from; clocks seen more than
+// rowApart apart leave it to the Date.
 func TestLagEarliest(t *testing.T) {
 	base := time.Date(2026, 11, 27, 9, 0, 10, 0, time.UTC)
 	start := base.Add(10 * time.Second)
@@ -158,19 +159,27 @@ func TestLagEarliest(t *testing.T) {
 	}
 	assert.True(t, l.earliest("", start, began).IsZero(), "too few rows")
 	behind := base.Add(2 * time.Second)
-	l.observe("", behind.Add(-20*time.Millisecond), behind, time.Time{}, behind.Add(-300*time.Millisecond)) // a replica 0.3 s behind
+	l.observe("", behind.Add(-20*time.Millisecond), behind, time.Time{}, behind.Add(time.Second-15*time.Millisecond)) // a replica a few ms behind
 	got := l.earliest("", start, began)
-	want := start.Add(-300*time.Millisecond - 4*time.Millisecond) // less 500 ppm of the 8 s since that row
-	assert.Equal(t, want, got, "the clock furthest behind bounds it")
-
+	want := start.Add(time.Second - 15*time.Millisecond - 4*time.Millisecond - rowApart) // less 500 ppm of the 8 s since that row
+	assert.Equal(t, want, got, "the clock furthest behind bounds it, less what clocks may be apart unseen")
 	assert.True(t, l.earliest("", start.Add(rowFresh+time.Minute), began).IsZero(), "rows older than rowFresh say nothing")
+
+	// A replica 0.3 s behind: its row's bounds miss the others'. The rows
+	// after it may all come from the clock ahead, so nothing more is said.
+	l.observe("", behind.Add(-20*time.Millisecond), behind, time.Time{}, behind.Add(-300*time.Millisecond))
+	for k := range rowSamples {
+		at := behind.Add(time.Duration(k) * 10 * time.Millisecond)
+		l.observe("", at.Add(-20*time.Millisecond), at, time.Time{}, at.Add(-7*time.Millisecond+time.Second))
+	}
+	assert.True(t, l.earliest("", start, began).IsZero(), "clocks apart: the Date's bound alone")
 
 	var whole lag
 	for k := range lagSamples {
 		at := base.Add(time.Duration(k) * time.Second)
 		whole.observe("", at, at, time.Time{}, at)
 	}
-	assert.Equal(t, base.Add(20*time.Second-time.Second-10*time.Millisecond), whole.earliest("", base.Add(20*time.Second), began),
+	assert.Equal(t, base.Add(20*time.Second-time.Second-10*time.Millisecond-rowApart), whole.earliest("", base.Add(20*time.Second), began),
 		"rows dated in whole seconds: a second more for the lost row's rounding")
 
 	w := Window{Start: start, Margin: time.Second, Earliest: got}
@@ -182,6 +191,28 @@ func TestLagEarliest(t *testing.T) {
 	assert.Equal(t, start, w.Bound(time.Time{}, start), "without a Date too")
 	w.Floor = base
 	assert.Equal(t, base, w.Bound(serverNow, start), "a floor is kept as is")
+}
+
+// A long-lived client whose clock drifts from the service's (10 ppm, an
+// hour: 36 ms) keeps its rows' bound: rows are compared only with rows as
+// recent as they, where the drift is a fraction of a millisecond.
+func TestLagEarliestOutlivesDrift(t *testing.T) {
+	base := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	var l lag
+	var at time.Time
+	t0 := time.Now()
+	for k := range 3600 {
+		at = base.Add(time.Duration(k)*time.Second + time.Duration(k*37%1000)*time.Millisecond)
+		served := at.Add(time.Second + at.Sub(base)/100_000) // the service's clock: 1 s ahead, gaining 10 ppm
+		l.observe("", at.Add(-time.Millisecond), at.Add(time.Millisecond), served.Truncate(time.Second), served)
+	}
+	assert.Greater(t, l.lo, l.hi, "the Date bounds no longer overlap")
+	start := at.Add(time.Second)
+	got := l.earliest("", start, t0.Add(rowFresh)) // the rows came in the last half minute of real time
+	require.False(t, got.IsZero())
+	offset := time.Second + at.Sub(base)/100_000
+	assert.False(t, got.After(start.Add(offset)), "never past the lost row")
+	assert.WithinDuration(t, start.Add(offset), got, 70*time.Millisecond, "the round trip, drift allowance and rowApart only")
 }
 
 func TestSearchLocksHonourTheContext(t *testing.T) {

@@ -35,23 +35,49 @@ type lag struct {
 	lo, hi  time.Duration // the tightest bounds of Date - the client's clock
 	precise bool          // a row's date had a fraction of a second
 
-	rows [rowSamples]rowSample // the latest created rows, a ring
-	next int                   // where the next one goes
+	rows  [rowSamples]rowSample // the latest created rows, a ring
+	next  int                   // where the next one goes
+	apart bool                  // rows of one kind were seen dated by clocks apart
 }
 
 // rowSamples is how many recent created rows [lag.earliest] reads, and
 // rowFresh how recent a row must be to count: the bound it gives trusts
 // that the service's clocks did not step back since.
+// rowApart is how far apart two clocks that date rows may be unseen: two
+// rows within rowFresh of each other are said to come from clocks apart
+// only past it, which leaves room for NTP's largest slew over rowFresh.
 const (
 	rowSamples = 64
 	rowFresh   = 30 * time.Second
+	rowApart   = 25 * time.Millisecond
 )
 
 // rowSample is a created row of a kind (Op.What), its request date and
-// when its answer arrived, on the client's clock and on the real one.
+// when its request was sent and its answer arrived on the client's clock,
+// and when on the real one.
 type rowSample struct {
-	kind                      string
-	received, real, requested time.Time
+	kind                            string
+	sent, received, real, requested time.Time
+}
+
+// bounds returns the bounds one row gives of the offset of the clock that
+// dated it from the client's: requested - received <= offset <=
+// requested - sent, a second more for a date in whole seconds.
+func (r rowSample) bounds() (lo, hi time.Duration) {
+	hi = r.requested.Sub(r.sent)
+	if r.requested.Nanosecond() == 0 {
+		hi += time.Second
+	}
+	return r.requested.Sub(r.received), hi
+}
+
+// since is how long before start (on the client's clock), began (on the
+// real one) r's answer arrived: the lesser of the two, since the service's
+// clock follows the real one or, a test server's, the client's, and a
+// client's test clock may move alone; false when longer ago than rowFresh.
+func (r rowSample) since(start, began time.Time) (time.Duration, bool) {
+	d, real := start.Sub(r.received), began.Sub(r.real)
+	return min(d, real), d.Abs() <= rowFresh && real.Abs() <= rowFresh
 }
 
 // observe records a created row of kind, its request date and its
@@ -61,10 +87,21 @@ func (l *lag) observe(kind string, sent, received, date, requested time.Time) {
 	if requested.IsZero() {
 		return
 	}
-	real := time.Now()
+	row := rowSample{kind, sent, received, time.Now(), requested}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.rows[l.next] = rowSample{kind, received, real, requested}
+	// A row whose bounds miss those of a recent row of its kind was dated
+	// by another clock (a replica apart), which the last rows may not show
+	// the next time: earliest says nothing from then on.
+	olo, ohi := row.bounds()
+	for _, r := range l.rows {
+		if _, fresh := r.since(received, row.real); r.kind != kind || !fresh {
+			continue
+		}
+		rlo, rhi := r.bounds()
+		l.apart = l.apart || olo > rhi+rowApart || rlo > ohi+rowApart
+	}
+	l.rows[l.next] = row
 	l.next = (l.next + 1) % rowSamples
 	l.precise = l.precise || requested.Nanosecond() != 0
 	if date.IsZero() {
@@ -118,29 +155,25 @@ func (l *lag) margin() time.Duration {
 // margin leaves in its window.
 //
 // What it takes for granted is kept narrow. Another kind's rows may be
-// dated by another clock, or to the second. The service's clock follows
-// the real one, or (a test server's) the client's: the time since a row is
-// the lesser of the two, as a client's test clock may move alone. And the
-// recent rows show every clock that dates rows: not so once the Date
-// clocks were seen to disagree (replicas), as the replica behind may be
-// missing from the last rows, so then it is zero.
+// dated by another clock, or to the second. The time since a row is read
+// on both the client's clock and the real one ([rowSample.since]). And the
+// recent rows show every clock that dates rows: not so once rows were seen
+// dated by clocks more than rowApart apart (replicas), as the replica
+// behind may be missing from the last rows, so then it is zero; clocks
+// closer than that are allowed for.
 func (l *lag) earliest(kind string, start, began time.Time) time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.n > 0 && l.lo > l.hi {
+	if l.apart {
 		return time.Time{}
 	}
 	var floor time.Time
 	n, precise := 0, false
 	for _, r := range l.rows {
-		if r.requested.IsZero() || r.kind != kind {
+		d, fresh := r.since(start, began)
+		if r.requested.IsZero() || r.kind != kind || !fresh {
 			continue
 		}
-		d, real := start.Sub(r.received), began.Sub(r.real)
-		if d.Abs() > rowFresh || real.Abs() > rowFresh {
-			continue
-		}
-		d = min(d, real)
 		// Less what the clocks may drift apart meanwhile (NTP slews at
 		// most 500 ppm).
 		if f := r.requested.Add(d - d.Abs()/2000); n == 0 || f.Before(floor) {
@@ -155,5 +188,5 @@ func (l *lag) earliest(kind string, start, began time.Time) time.Time {
 	if !precise {
 		floor = floor.Add(-time.Second) // the lost row's date may be rounded down
 	}
-	return floor
+	return floor.Add(-rowApart)
 }
