@@ -57,17 +57,18 @@ func TestSQLite(t *testing.T) {
 	assert.InDelta(t, clienttest.Balance-spent, srv.Balance(), 1e-6)
 }
 
-// On SQLite, a generations table an earlier version created, without the
-// result column, gains it when two processes open the store at once, and a
-// job then completes with its result recorded.
+// On SQLite, the tables an earlier version created, without the columns
+// added since, gain them when two processes open the store at once, and a
+// job then completes with its result and its reservation recorded.
 func TestSQLiteUpgradesOldTable(t *testing.T) {
 	ctx := t.Context()
 	srv := clienttest.NewServer(t, clienttest.WithWallClock())
 	path := filepath.Join(t.TempDir(), "queue.db")
 	db := openSQLite(t, path)
-	_, err := db.ExecContext(ctx, oldGenerations)
+	_, err := db.ExecContext(ctx, oldTables)
 	require.NoError(t, err)
 	store := openTwice(t, mediagen.SQLite, func() *sql.DB { return openSQLite(t, path) })
+	require.NoError(t, store.SetBudget(ctx, river.QueueDefault, 10))
 	rc := workSQLite(t, db, store, srv)
 
 	ja, err := riverjob.NewArgs("k000", client.ImageGenerationArgs{Prompt: "k000 a kite"})
@@ -80,6 +81,21 @@ func TestSQLiteUpgradesOldTable(t *testing.T) {
 		return err == nil && job.State == rivertype.JobStateCompleted
 	}, 30*time.Second, 50*time.Millisecond)
 	assertResultRecorded(t, db, job)
+}
+
+// On SQLite, a job cancelled while it snoozes after sending keeps its
+// estimate spent and nothing held; see TestCancelledWhileSnoozedStaysSpent.
+func TestSQLiteCancelledWhileSnoozed(t *testing.T) {
+	srv := clienttest.NewServer(t, clienttest.WithWallClock())
+	db := openSQLite(t, filepath.Join(t.TempDir(), "queue.db"))
+	store, err := riverjob.Open(t.Context(), db, mediagen.SQLite)
+	require.NoError(t, err)
+	rc := workSQLite(t, db, store, srv)
+	cancelWhileSnoozed(t, rc, store, srv, func(id int64) {
+		_, err := rc.JobCancel(t.Context(), id)
+		require.NoError(t, err)
+		waitState(t, rc, id, rivertype.JobStateCancelled)
+	})
 }
 
 // openSQLite opens the SQLite database at path as River's SQLite driver

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client/journal"
@@ -36,22 +37,30 @@ func Open(ctx context.Context, db *sql.DB, d mediagen.Dialect) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	text, integer := "text", "bigint"
 	err = d.CreateTable(ctx, db,
 		`CREATE TABLE IF NOT EXISTS mediagen_river_generations (
-			id text PRIMARY KEY, job_id `+integer+` NOT NULL DEFAULT 0, body `+text+`, result `+text+`)`,
+			id text PRIMARY KEY, job_id bigint NOT NULL DEFAULT 0, body text, result text, created bigint NOT NULL DEFAULT 0)`,
 		`CREATE TABLE IF NOT EXISTS mediagen_river_budgets (
-			queue text PRIMARY KEY, cap `+integer+` NOT NULL, held `+integer+` NOT NULL DEFAULT 0,
-			spent `+integer+` NOT NULL DEFAULT 0)`,
+			queue text PRIMARY KEY, cap bigint NOT NULL, held bigint NOT NULL DEFAULT 0, spent bigint NOT NULL DEFAULT 0)`,
 		`CREATE TABLE IF NOT EXISTS mediagen_river_reservations (
-			key text PRIMARY KEY, queue text NOT NULL, amount `+integer+` NOT NULL,
-			charged `+integer+` NOT NULL DEFAULT 0, state text NOT NULL)`,
+			key text PRIMARY KEY, queue text NOT NULL, amount bigint NOT NULL, charged bigint NOT NULL DEFAULT 0,
+			state text NOT NULL, job_id bigint NOT NULL DEFAULT 0, updated bigint NOT NULL DEFAULT 0)`,
+		`CREATE INDEX IF NOT EXISTS mediagen_river_reservations_held ON mediagen_river_reservations (key) WHERE state = 'held'`,
 	)
 	if err != nil {
 		return nil, fmt.Errorf("riverjob: creating tables: %w", err)
 	}
-	if err := d.AddColumn(ctx, db, "mediagen_river_generations", "result", "text"); err != nil {
-		return nil, fmt.Errorf("riverjob: adding the result column: %w", err)
+	// Times are unix milliseconds: created, when a generation was first
+	// recorded; updated, when a reservation was last held or ended.
+	for _, c := range [][3]string{
+		{"mediagen_river_generations", "result", "text"},
+		{"mediagen_river_generations", "created", "bigint NOT NULL DEFAULT 0"},
+		{"mediagen_river_reservations", "job_id", "bigint NOT NULL DEFAULT 0"},
+		{"mediagen_river_reservations", "updated", "bigint NOT NULL DEFAULT 0"},
+	} {
+		if err := d.AddColumn(ctx, db, c[0], c[1], c[2]); err != nil {
+			return nil, fmt.Errorf("riverjob: adding the %s column to %s: %w", c[1], c[0], err)
+		}
 	}
 	return &Store{db: db, d: d, journal: j}, nil
 }
@@ -96,15 +105,17 @@ func (s *Store) Budget(ctx context.Context, queue string) (b Budget, ok bool, er
 }
 
 // reserve holds amount of queue's budget for key, once per key: a job run
-// again finds its reservation. It reports false when the budget has no
-// room, with whether other reservations are held that may free some; a queue
-// without a budget always has room.
-func (s *Store) reserve(ctx context.Context, queue, key string, amountUSD float64) (ok, others bool, err error) {
+// again finds its reservation, which then names job (Reconcile ends it when
+// that job is over). It reports false when the budget has no room, with
+// whether other reservations are held that may free some; a queue without a
+// budget always has room.
+func (s *Store) reserve(ctx context.Context, queue, key string, job int64, amountUSD float64) (ok, others bool, err error) {
 	amount := micros(amountUSD)
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		ok, others = false, false
 		var state string
-		err := tx.QueryRowContext(ctx, s.d.Rebind(`SELECT state FROM mediagen_river_reservations WHERE key = ?`), key).Scan(&state)
+		err := tx.QueryRowContext(ctx, s.d.Rebind(`UPDATE mediagen_river_reservations SET job_id = ? WHERE key = ? RETURNING state`),
+			job, key).Scan(&state)
 		switch {
 		case err == nil && state != "released":
 			ok = true // held or settled already
@@ -128,9 +139,10 @@ func (s *Store) reserve(ctx context.Context, queue, key string, amountUSD float6
 			return err
 		}
 		ok = true
-		_, err = tx.ExecContext(ctx, s.d.Rebind(`INSERT INTO mediagen_river_reservations (key, queue, amount, state)
-			VALUES (?, ?, ?, 'held') ON CONFLICT (key) DO UPDATE SET queue = excluded.queue, amount = excluded.amount,
-			charged = 0, state = 'held'`), key, queue, amount)
+		_, err = tx.ExecContext(ctx, s.d.Rebind(`INSERT INTO mediagen_river_reservations (key, queue, amount, state, job_id, updated)
+			VALUES (?, ?, ?, 'held', ?, ?) ON CONFLICT (key) DO UPDATE SET queue = excluded.queue, amount = excluded.amount,
+			charged = 0, state = 'held', job_id = excluded.job_id, updated = excluded.updated`),
+			key, queue, amount, job, time.Now().UnixMilli())
 		return err
 	})
 	return ok, others, err
@@ -140,25 +152,38 @@ func (s *Store) reserve(ctx context.Context, queue, key string, amountUSD float6
 // spent, "released" gives it all back (a refusal or a refund). It does
 // nothing when key holds no reservation, so it may be repeated.
 func (s *Store) settle(ctx context.Context, key, state string, chargedUSD float64) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	_, err := s.end(ctx, key, state, sql.NullInt64{Int64: micros(chargedUSD), Valid: true}, "")
+	return err
+}
+
+// end ends key's reservation as settle does, with charged in millionths of
+// USD, or the amount held when charged is NULL, if the condition cond (on
+// the reservation's row, with the arguments condArgs) holds too. It reports
+// whether it ended it.
+func (s *Store) end(ctx context.Context, key, state string, charged sql.NullInt64, cond string, condArgs ...any) (bool, error) {
+	ended := false
+	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var queue string
-		var amount int64
-		err := tx.QueryRowContext(ctx, s.d.Rebind(`UPDATE mediagen_river_reservations SET state = ?, charged = ?
-			WHERE key = ? AND state = 'held' RETURNING queue, amount`), state, micros(chargedUSD), key).Scan(&queue, &amount)
+		var amount, spent int64
+		err := tx.QueryRowContext(ctx, s.d.Rebind(`UPDATE mediagen_river_reservations
+			SET state = ?, charged = coalesce(?, amount), updated = ? WHERE key = ? AND state = 'held'`+cond+`
+			RETURNING queue, amount, charged`), append([]any{state, charged, time.Now().UnixMilli(), key}, condArgs...)...).
+			Scan(&queue, &amount, &spent)
+		ended = err == nil
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		spent := int64(0)
-		if state == "settled" {
-			spent = micros(chargedUSD)
+		if state != "settled" {
+			spent = 0
 		}
 		_, err = tx.ExecContext(ctx, s.d.Rebind(`UPDATE mediagen_river_budgets SET held = held - ?, spent = spent + ?
 			WHERE queue = ?`), amount, spent, queue)
 		return err
 	})
+	return ended, err
 }
 
 // submitted records that job waits on generation id and returns the body of
@@ -167,8 +192,8 @@ func (s *Store) settle(ctx context.Context, key, state string, chargedUSD float6
 func (s *Store) submitted(ctx context.Context, id string, job int64) (body, result []byte, err error) {
 	err = s.d.Retry(ctx, func() error {
 		var b, r sql.NullString
-		err := s.db.QueryRowContext(ctx, s.d.Rebind(`INSERT INTO mediagen_river_generations (id, job_id) VALUES (?, ?)
-			ON CONFLICT (id) DO UPDATE SET job_id = excluded.job_id RETURNING body, result`), id, job).Scan(&b, &r)
+		err := s.db.QueryRowContext(ctx, s.d.Rebind(`INSERT INTO mediagen_river_generations (id, job_id, created) VALUES (?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET job_id = excluded.job_id RETURNING body, result`), id, job, time.Now().UnixMilli()).Scan(&b, &r)
 		body, result = nil, nil
 		if b.Valid {
 			body = []byte(b.String)
@@ -195,8 +220,8 @@ func (s *Store) finished(ctx context.Context, id string, result []byte) error {
 // job waiting on it (0 when none has recorded it yet).
 func (s *Store) ended(ctx context.Context, id string, body []byte) (job int64, err error) {
 	err = s.d.Retry(ctx, func() error {
-		return s.db.QueryRowContext(ctx, s.d.Rebind(`INSERT INTO mediagen_river_generations (id, body) VALUES (?, ?)
-			ON CONFLICT (id) DO UPDATE SET body = excluded.body RETURNING job_id`), id, string(body)).Scan(&job)
+		return s.db.QueryRowContext(ctx, s.d.Rebind(`INSERT INTO mediagen_river_generations (id, body, created) VALUES (?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET body = excluded.body RETURNING job_id`), id, string(body), time.Now().UnixMilli()).Scan(&job)
 	})
 	return job, err
 }

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -40,6 +42,10 @@ const DefaultTimeout = 5 * time.Minute
 // checks once. A render that ends in error or timeout was refunded: the job
 // is cancelled with a *poll.FailedError, which River shows as the job's
 // error and does not retry; so is a call the service refused.
+//
+// Before a submit, at most every 5 seconds, a worker ends the reservations
+// of jobs River finished without settling them (Store.Reconcile), and once
+// an hour deletes the rows of jobs that ended over journal.Retention ago.
 type Worker struct {
 	river.WorkerDefaults[Args]
 
@@ -51,6 +57,8 @@ type Worker struct {
 
 	mu      sync.Mutex
 	pricing client.Pricing
+
+	nextSweep, nextCleanup atomic.Int64 // unix nanoseconds; see sweep
 }
 
 // Option configures NewWorker.
@@ -152,7 +160,8 @@ func (w *Worker) submit(ctx context.Context, job *river.Job[Args], key string, a
 	if err != nil {
 		return nil, nil, err
 	}
-	ok, others, err := w.store.reserve(ctx, job.Queue, key, est)
+	w.sweep(ctx)
+	ok, others, err := w.store.reserve(ctx, job.Queue, key, job.ID, est)
 	switch {
 	case err != nil:
 		return nil, nil, err
@@ -256,6 +265,35 @@ func (w *Worker) finish(ctx context.Context, job *river.Job[Args], key string, g
 	}
 	w.c.Observed(ctx, g) // the generation's job ends with its status, once
 	return river.RecordOutput(ctx, res)
+}
+
+// How often a worker runs Store.Reconcile and deletes old rows.
+const (
+	sweepEvery   = 5 * time.Second
+	cleanupEvery = time.Hour
+)
+
+// sweep runs Store.Reconcile, and the cleanup, when due. A failure only
+// logs: the next sweep tries again.
+func (w *Worker) sweep(ctx context.Context) {
+	if !due(&w.nextSweep, sweepEvery) {
+		return
+	}
+	if _, err := w.store.Reconcile(ctx); err != nil {
+		slog.WarnContext(ctx, "riverjob: ending the reservations of finished jobs failed", "err", err)
+	}
+	if due(&w.nextCleanup, cleanupEvery) {
+		if err := w.store.cleanup(ctx, time.Now().Add(-journal.Retention)); err != nil {
+			slog.WarnContext(ctx, "riverjob: deleting old rows failed", "err", err)
+		}
+	}
+}
+
+// due reports whether the time in next (unix nanoseconds) has come, and
+// then moves it every later, for one caller only.
+func due(next *atomic.Int64, every time.Duration) bool {
+	now, n := time.Now().UnixNano(), next.Load()
+	return now >= n && next.CompareAndSwap(n, now+int64(every))
 }
 
 // estimate returns the most args may cost, on a price list read once.

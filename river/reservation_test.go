@@ -1,0 +1,233 @@
+package riverjob_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mediagen/mediagen-go/client"
+	"github.com/mediagen/mediagen-go/client/clienttest"
+	"github.com/mediagen/mediagen-go/client/journal"
+	riverjob "github.com/mediagen/mediagen-go/river"
+)
+
+// A job an operator cancels while it snoozes after sending keeps what it
+// may have cost spent, and nothing held: a job that does not fit beside it
+// is cancelled over budget instead of waiting for room for ever.
+func TestCancelledWhileSnoozedStaysSpent(t *testing.T) {
+	e := newEnv(t)
+	e.worker(t, 2, e.client())
+	cancelWhileSnoozed(t, e.rc, e.store, e.srv, func(id int64) {
+		_, err := e.rc.JobCancel(t.Context(), id)
+		require.NoError(t, err)
+		waitState(t, e.rc, id, rivertype.JobStateCancelled)
+	})
+}
+
+// So does a job deleted while it snoozes after sending.
+func TestDeletedWhileSnoozedStaysSpent(t *testing.T) {
+	e := newEnv(t)
+	e.worker(t, 2, e.client())
+	cancelWhileSnoozed(t, e.rc, e.store, e.srv, func(id int64) {
+		_, err := e.rc.JobDelete(t.Context(), id)
+		require.NoError(t, err)
+	})
+}
+
+// A job whose run ends after it reserved, before it recorded its key or
+// sent anything, gives its reservation back, whether an operator cancelled
+// it or its last attempt timed out (discarded): a job that waited for room
+// runs, and the budget counts only that job's charge.
+func TestUnsentJobReleasesItsReservation(t *testing.T) {
+	for _, state := range []rivertype.JobState{rivertype.JobStateCancelled, rivertype.JobStateDiscarded} {
+		t.Run(string(state), func(t *testing.T) {
+			e := newEnv(t)
+			ctx := t.Context()
+			first := client.ImageGenerationArgs{Prompt: "k000 a kite"}
+			require.NoError(t, e.store.SetBudget(ctx, river.QueueDefault, estimate(t, e.srv, first)*1.5))
+			j := stuckClaim{Journal: e.store.Journal(), claiming: make(chan struct{}, 1)}
+			opts := []riverjob.Option{}
+			if state == rivertype.JobStateDiscarded {
+				opts = append(opts, riverjob.WithTimeout(time.Second))
+			}
+			e.worker(t, 2, e.srv.MustClient(client.WithJournal(j)), opts...)
+			before := e.srv.Balance()
+			a := insertJob(t, e.rc, "k000", first, &river.InsertOpts{MaxAttempts: 1})
+			<-j.claiming
+			b := insertJob(t, e.rc, "k001", client.ImageGenerationArgs{Prompt: "k001 a kite"}, nil)
+			if state == rivertype.JobStateCancelled {
+				_, err := e.rc.JobCancel(ctx, a)
+				require.NoError(t, err)
+			}
+			waitState(t, e.rc, a, state)
+			job := waitState(t, e.rc, b, rivertype.JobStateCompleted)
+			assert.Equal(t, map[string]int{"k001": 1}, e.perKey(t))
+			budget, _, err := e.store.Budget(ctx, river.QueueDefault)
+			require.NoError(t, err)
+			assert.Zero(t, budget.Held)
+			assert.InDelta(t, resultOf(t, job).Generation.BalanceUsed, budget.Spent, 1e-6)
+			assert.InDelta(t, before-budget.Spent, e.srv.Balance(), 1e-6)
+		})
+	}
+}
+
+// stuckClaim is a journal whose claim of the key k000 waits until its
+// caller gives up, as a job that ends after it reserved and before it
+// recorded its key: nothing was sent.
+type stuckClaim struct {
+	journal.Journal
+	claiming chan struct{}
+}
+
+func (j stuckClaim) Claim(ctx context.Context, r journal.Record) (journal.Record, bool, error) {
+	if r.Key != "k000" {
+		return j.Journal.Claim(ctx, r)
+	}
+	j.claiming <- struct{}{}
+	<-ctx.Done()
+	return journal.Record{}, false, ctx.Err()
+}
+
+// A job cancelled while its create is on its way, whose answer it never
+// learns, keeps its estimate spent once its key's hold lapses: the holder
+// may have been charged.
+func TestCancelledWhileSendingStaysSpent(t *testing.T) {
+	e := newEnv(t)
+	sending := make(chan struct{}, 1)
+	stuck := client.WithMiddleware(func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/generations") && len(sending) == 0 {
+			sending <- struct{}{}
+			<-req.Context().Done()
+			return nil, req.Context().Err()
+		}
+		return next(req)
+	})
+	e.worker(t, 2, e.client(stuck, client.WithJournalHold(time.Second)))
+	cancel := func(a int64) {
+		<-sending
+		_, err := e.rc.JobCancel(t.Context(), a)
+		require.NoError(t, err)
+		waitState(t, e.rc, a, rivertype.JobStateCancelled)
+	}
+	overBudget(t, e.rc, e.store, e.srv, cancel)
+}
+
+// cancelWhileSnoozed ends a job with end once it sent and snoozes; see
+// overBudget.
+func cancelWhileSnoozed[TTx any](t *testing.T, rc *river.Client[TTx], store *riverjob.Store, srv *clienttest.Server, end func(job int64)) {
+	t.Helper()
+	overBudget(t, rc, store, srv, func(a int64) {
+		require.Eventually(t, func() bool {
+			job, err := rc.JobGet(t.Context(), a)
+			rec, rerr := store.Journal().Get(t.Context(), "k000")
+			// A job snoozed a short while is available, but only once due.
+			snoozed := err == nil && (job.State == rivertype.JobStateScheduled || job.State == rivertype.JobStateAvailable)
+			return snoozed && rerr == nil && rec.ID != ""
+		}, 30*time.Second, 20*time.Millisecond, "the job sent and snoozed")
+		end(a)
+	})
+}
+
+// overBudget adds a job, which end cancels or deletes once it may have
+// been charged, then adds one the budget (one and a half estimates) has room
+// for only if the first gave its reservation back: the second is cancelled
+// over budget, nothing is held, and the first's estimate stays spent.
+func overBudget[TTx any](t *testing.T, rc *river.Client[TTx], store *riverjob.Store, srv *clienttest.Server, end func(job int64)) {
+	t.Helper()
+	ctx := t.Context()
+	first := client.ImageGenerationArgs{Prompt: "k000 a kite"}
+	est := estimate(t, srv, first)
+	require.NoError(t, store.SetBudget(ctx, river.QueueDefault, est*1.5))
+	before := srv.Balance()
+	a := insertJob(t, rc, "k000", first, nil)
+	end(a)
+	b := insertJob(t, rc, "k001", client.ImageGenerationArgs{Prompt: "k001 a kite"}, nil)
+	job := waitState(t, rc, b, rivertype.JobStateCancelled)
+	require.NotEmpty(t, job.Errors)
+	assert.Contains(t, job.Errors[len(job.Errors)-1].Error, riverjob.ErrOverBudget.Error())
+	budget, _, err := store.Budget(ctx, river.QueueDefault)
+	require.NoError(t, err)
+	assert.Zero(t, budget.Held)
+	assert.InDelta(t, est, budget.Spent, 1e-6, "the estimate of the job that may have been charged stays spent")
+	assert.LessOrEqual(t, before-srv.Balance(), budget.Spent+1e-9, "what was charged is counted")
+}
+
+// estimate returns the most args may cost on srv.
+func estimate(t *testing.T, srv *clienttest.Server, args client.Args) float64 {
+	t.Helper()
+	p, err := srv.MustClient().Pricing(t.Context())
+	require.NoError(t, err)
+	est, err := p.Estimate(args)
+	require.NoError(t, err)
+	return est.Max
+}
+
+// insertJob enqueues the job of args with key and returns its id.
+func insertJob[TTx any](t *testing.T, rc *river.Client[TTx], key string, args client.Args, opts *river.InsertOpts) int64 {
+	t.Helper()
+	ja, err := riverjob.NewArgs(key, args)
+	require.NoError(t, err)
+	res, err := rc.Insert(t.Context(), ja, opts)
+	require.NoError(t, err)
+	return res.Job.ID
+}
+
+// waitState waits until the job with id is in state, and returns it.
+func waitState[TTx any](t *testing.T, rc *river.Client[TTx], id int64, state rivertype.JobState) *rivertype.JobRow {
+	t.Helper()
+	var job *rivertype.JobRow
+	require.Eventuallyf(t, func() bool {
+		var err error
+		job, err = rc.JobGet(t.Context(), id)
+		return err == nil && job.State == state
+	}, 30*time.Second, 20*time.Millisecond, "job %d never %s", id, state)
+	return job
+}
+
+// resultOf returns the output of a completed job.
+func resultOf(t *testing.T, job *rivertype.JobRow) riverjob.Result {
+	t.Helper()
+	var res riverjob.Result
+	require.NoError(t, json.Unmarshal(job.Output(), &res))
+	return res
+}
+
+// The rows of a job that ended are deleted once older than the cutoff;
+// those of a job not over yet, and a held reservation, are kept.
+func TestCleanupDeletesRowsOfEndedJobs(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	require.NoError(t, e.store.SetBudget(ctx, river.QueueDefault, 10))
+	kill := e.worker(t, 1, e.client())
+	e.insert(t, mixed(1))
+	require.Len(t, e.waitJobs(t, 30*time.Second)[rivertype.JobStateCompleted], 1)
+	kill()
+	waiting := insertJob(t, e.rc, "k001", client.ImageGenerationArgs{Prompt: "k001 a kite"}, nil) // no worker runs it
+	_, err := e.db.ExecContext(ctx, `INSERT INTO mediagen_river_generations (id, job_id) VALUES ('g-waiting', $1)`, waiting)
+	require.NoError(t, err)
+	_, err = e.db.ExecContext(ctx, `INSERT INTO mediagen_river_reservations (key, queue, amount, state) VALUES ('k-held', 'default', 1, 'held')`)
+	require.NoError(t, err)
+	count := func(table string) (n int) {
+		require.NoError(t, e.db.QueryRowContext(ctx, `SELECT count(*) FROM `+table).Scan(&n))
+		return n
+	}
+
+	require.NoError(t, e.store.Cleanup(ctx, time.Now().Add(-time.Hour)))
+	assert.Equal(t, 2, count("mediagen_river_generations"), "nothing is old enough")
+	assert.Equal(t, 2, count("mediagen_river_reservations"))
+	require.NoError(t, e.store.Cleanup(ctx, time.Now().Add(time.Second)))
+	var id string
+	require.NoError(t, e.db.QueryRowContext(ctx, `SELECT id FROM mediagen_river_generations`).Scan(&id))
+	assert.Equal(t, "g-waiting", id)
+	var key string
+	require.NoError(t, e.db.QueryRowContext(ctx, `SELECT key FROM mediagen_river_reservations`).Scan(&key))
+	assert.Equal(t, "k-held", key)
+}
