@@ -290,7 +290,7 @@ func (w *Worker) sweep(ctx context.Context) {
 }
 
 // due reports whether the time in next (unix nanoseconds) has come, and
-// then moves it every later, for one caller only.
+// then moves it on by every, for one caller only.
 func due(next *atomic.Int64, every time.Duration) bool {
 	now, n := time.Now().UnixNano(), next.Load()
 	return now >= n && next.CompareAndSwap(n, now+int64(every))
