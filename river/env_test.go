@@ -57,8 +57,14 @@ func newEnv(t *testing.T, opts ...clienttest.Option) *env {
 // newEnvAt is newEnv on the database of dsn.
 func newEnvAt(t *testing.T, dsn string, opts ...clienttest.Option) *env {
 	t.Helper()
+	return newEnvOf(t, dsn, clienttest.NewServer(t, append([]clienttest.Option{clienttest.WithWallClock(), clienttest.WithRenderScale(0.02)}, opts...)...))
+}
+
+// newEnvOf is newEnvAt with the server srv, such as one on a fake clock.
+func newEnvOf(t *testing.T, dsn string, srv *clienttest.Server) *env {
+	t.Helper()
 	ctx := t.Context()
-	e := &env{srv: clienttest.NewServer(t, append([]clienttest.Option{clienttest.WithWallClock(), clienttest.WithRenderScale(0.02)}, opts...)...)}
+	e := &env{srv: srv}
 	pool, err := pgxpool.New(ctx, dsn)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)

@@ -16,6 +16,8 @@ import (
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
 	"github.com/mediagen/mediagen-go/client/journal"
+	"github.com/mediagen/mediagen-go/internal/pgtest"
+	"github.com/mediagen/mediagen-go/poll"
 	riverjob "github.com/mediagen/mediagen-go/river"
 )
 
@@ -230,4 +232,30 @@ func TestCleanupDeletesRowsOfEndedJobs(t *testing.T) {
 	var key string
 	require.NoError(t, e.db.QueryRowContext(ctx, `SELECT key FROM mediagen_river_reservations`).Scan(&key))
 	assert.Equal(t, "k-held", key)
+}
+
+// A job whose generation the service forgot while it snoozed (expired
+// after 24 hours, or deleted) keeps what it may have cost spent: the
+// generation was charged and no event says it was refunded, so a job that
+// does not fit beside it is cancelled over budget.
+func TestGoneGenerationStaysSpent(t *testing.T) {
+	for name, forget := range map[string]func(e *env, id string){
+		"expired": func(e *env, _ string) { e.srv.Advance(25 * time.Hour) },
+		"deleted": func(e *env, id string) { require.NoError(t, e.srv.MustClient().DeleteGeneration(t.Context(), id)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			// On a fake clock renders wait for the test: the job snoozes,
+			// checking, until its generation is gone.
+			e := newEnvOf(t, pgtest.DSN(t), clienttest.NewServer(t))
+			e.worker(t, 2, e.client())
+			cancelWhileSnoozed(t, e.rc, e.store, e.srv, func(a int64) {
+				rec, err := e.store.Journal().Get(t.Context(), "k000")
+				require.NoError(t, err)
+				forget(e, rec.ID)
+				job := waitState(t, e.rc, a, rivertype.JobStateCancelled)
+				require.NotEmpty(t, job.Errors)
+				assert.Contains(t, job.Errors[len(job.Errors)-1].Error, poll.ErrGone.Error())
+			})
+		})
+	}
 }

@@ -91,8 +91,27 @@ func (s *Store) outcome(ctx context.Context, key string, held time.Time) (string
 	case rec.ID == "":
 		return "settled", estimate, nil
 	}
+	return s.byEvent(ctx, rec.ID)
+}
+
+// gone ends the reservation of key, whose generation id the service no
+// longer has (expired or deleted), as Reconcile would.
+func (s *Store) gone(ctx context.Context, key, id string) error {
+	state, charged, err := s.byEvent(ctx, id)
+	if err == nil {
+		_, err = s.end(ctx, key, state, charged, "")
+	}
+	return err
+}
+
+// byEvent is how a reservation whose generation id was sent ends when only
+// the generation's stored webhook event can tell: settled at its cost when
+// done, released when refunded, else settled at the amount held, as the
+// generation was charged when accepted.
+func (s *Store) byEvent(ctx context.Context, id string) (string, sql.NullInt64, error) {
+	estimate, none := sql.NullInt64{}, sql.NullInt64{Valid: true}
 	var body sql.NullString
-	err = s.db.QueryRowContext(ctx, s.d.Rebind(`SELECT body FROM mediagen_river_generations WHERE id = ?`), rec.ID).Scan(&body)
+	err := s.db.QueryRowContext(ctx, s.d.Rebind(`SELECT body FROM mediagen_river_generations WHERE id = ?`), id).Scan(&body)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return "", estimate, err
 	}

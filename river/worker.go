@@ -205,9 +205,9 @@ func (w *Worker) check(ctx context.Context, key string, rec journal.Record, kind
 		return g, res, err
 	}
 	g, err = w.c.GetGeneration(ctx, id)
-	if errors.Is(err, client.ErrNotFound) { // expired or deleted: nothing left to wait for
-		if rerr := w.store.settle(ctx, key, "released", 0); rerr != nil {
-			return nil, nil, rerr
+	if errors.Is(err, client.ErrNotFound) { // expired or deleted: charged, unless its event says refunded
+		if gerr := w.store.gone(ctx, key, id); gerr != nil {
+			return nil, nil, gerr
 		}
 		return nil, nil, river.JobCancel(fmt.Errorf("riverjob: generation %s of %s: %w", id, key, poll.ErrGone))
 	}
