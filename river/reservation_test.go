@@ -259,3 +259,31 @@ func TestGoneGenerationStaysSpent(t *testing.T) {
 		})
 	}
 }
+
+// A key used again once the journal forgot it (journal.Retention after its
+// call; River deletes finished jobs sooner) is sent anew: the new job holds
+// its estimate and its charge is counted, beside the first job's charge,
+// though the first job's settled reservation is still kept.
+func TestForgottenKeyUsedAgainIsCounted(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	require.NoError(t, e.store.SetBudget(ctx, river.QueueDefault, 10))
+	e.worker(t, 2, e.client())
+	before := e.srv.Balance()
+	args := client.ImageGenerationArgs{Prompt: "k000 a kite"}
+	first := waitState(t, e.rc, insertJob(t, e.rc, "k000", args, nil), rivertype.JobStateCompleted)
+	// What the cleaners do in time: River deletes the finished job, the
+	// journal its record.
+	_, err := e.rc.JobDelete(ctx, first.ID)
+	require.NoError(t, err)
+	_, err = e.store.Journal().Cleanup(ctx, time.Now().Add(time.Second))
+	require.NoError(t, err)
+
+	second := waitState(t, e.rc, insertJob(t, e.rc, "k000", args, nil), rivertype.JobStateCompleted)
+	assert.Equal(t, map[string]int{"k000": 2}, e.perKey(t), "sent anew")
+	budget, _, err := e.store.Budget(ctx, river.QueueDefault)
+	require.NoError(t, err)
+	assert.Zero(t, budget.Held)
+	assert.InDelta(t, resultOf(t, first).Generation.BalanceUsed+resultOf(t, second).Generation.BalanceUsed, budget.Spent, 1e-6)
+	assert.InDelta(t, before-budget.Spent, e.srv.Balance(), 1e-6, "what was charged is counted")
+}

@@ -106,10 +106,12 @@ func (s *Store) Budget(ctx context.Context, queue string) (b Budget, ok bool, er
 
 // reserve holds amount of queue's budget for key, once per key: a job run
 // again finds its reservation, which then names job (Reconcile ends it when
-// that job is over). It reports false when the budget has no room, with
-// whether other reservations are held that may free some; a queue without a
-// budget always has room.
-func (s *Store) reserve(ctx context.Context, queue, key string, job int64, amountUSD float64) (ok, others bool, err error) {
+// that job is over). A settled one counts only while the key is recorded
+// in the journal: a key the journal forgot is sent anew, a new charge. It
+// reports false when the budget has no room, with whether other
+// reservations are held that may free some; a queue without a budget always
+// has room.
+func (s *Store) reserve(ctx context.Context, queue, key string, job int64, amountUSD float64, recorded bool) (ok, others bool, err error) {
 	amount := micros(amountUSD)
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		ok, others = false, false
@@ -117,8 +119,8 @@ func (s *Store) reserve(ctx context.Context, queue, key string, job int64, amoun
 		err := tx.QueryRowContext(ctx, s.d.Rebind(`UPDATE mediagen_river_reservations SET job_id = ? WHERE key = ? RETURNING state`),
 			job, key).Scan(&state)
 		switch {
-		case err == nil && state != "released":
-			ok = true // held or settled already
+		case err == nil && (state == "held" || state == "settled" && recorded):
+			ok = true
 			return nil
 		case err != nil && !errors.Is(err, sql.ErrNoRows):
 			return err

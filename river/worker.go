@@ -131,7 +131,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	case err == nil && rec.ID != "":
 		g, res, err = w.check(ctx, key, rec, kind, job.ID)
 	case err == nil || errors.Is(err, journal.ErrNotFound):
-		g, res, err = w.submit(ctx, job, key, args)
+		g, res, err = w.submit(ctx, job, key, args, err == nil)
 	}
 	if err != nil {
 		return err
@@ -154,14 +154,15 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 }
 
 // submit reserves the estimate and sends the generation with key, or finds
-// the one a previous attempt sent.
-func (w *Worker) submit(ctx context.Context, job *river.Job[Args], key string, args client.RawArgs) (*mediagen.Generation, *Result, error) {
+// the one a previous attempt sent; recorded is whether the journal has a
+// record of key.
+func (w *Worker) submit(ctx context.Context, job *river.Job[Args], key string, args client.RawArgs, recorded bool) (*mediagen.Generation, *Result, error) {
 	est, err := w.estimate(ctx, args)
 	if err != nil {
 		return nil, nil, err
 	}
 	w.sweep(ctx)
-	ok, others, err := w.store.reserve(ctx, job.Queue, key, job.ID, est)
+	ok, others, err := w.store.reserve(ctx, job.Queue, key, job.ID, est, recorded)
 	switch {
 	case err != nil:
 		return nil, nil, err
