@@ -287,3 +287,49 @@ func TestForgottenKeyUsedAgainIsCounted(t *testing.T) {
 	assert.InDelta(t, resultOf(t, first).Generation.BalanceUsed+resultOf(t, second).Generation.BalanceUsed, budget.Spent, 1e-6)
 	assert.InDelta(t, before-budget.Spent, e.srv.Balance(), 1e-6, "what was charged is counted")
 }
+
+// A job whose key an earlier job used with other arguments is cancelled
+// with ErrIdempotencyMismatch without giving back the reservation of the
+// key: the earlier job, cancelled while its create was on its way, may
+// have been charged, so once its hold lapses its estimate stays spent.
+func TestKeyUsedAgainWithOtherArgsKeepsReservation(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	first := client.ImageGenerationArgs{Prompt: "k000 a kite"}
+	est := estimate(t, e.srv, first)
+	require.NoError(t, e.store.SetBudget(ctx, river.QueueDefault, 10))
+	sent := make(chan struct{}, 1)
+	lost := client.WithMiddleware(func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/generations") && len(sent) == 0 {
+			resp, err := next(req) // charged; the answer is lost
+			if err == nil {
+				resp.Body.Close()
+			}
+			sent <- struct{}{}
+			<-req.Context().Done()
+			return nil, req.Context().Err()
+		}
+		return next(req)
+	})
+	e.worker(t, 2, e.client(lost, client.WithJournalHold(time.Second)))
+	before := e.srv.Balance()
+	a := insertJob(t, e.rc, "k000", first, nil)
+	<-sent
+	_, err := e.rc.JobCancel(ctx, a)
+	require.NoError(t, err)
+	waitState(t, e.rc, a, rivertype.JobStateCancelled)
+	_, err = e.rc.JobDelete(ctx, a)
+	require.NoError(t, err)
+
+	b := waitState(t, e.rc, insertJob(t, e.rc, "k000", client.ImageGenerationArgs{Prompt: "k000 a kite in the rain"}, nil), rivertype.JobStateCancelled)
+	require.NotEmpty(t, b.Errors)
+	assert.Contains(t, b.Errors[len(b.Errors)-1].Error, client.ErrIdempotencyMismatch.Error())
+	time.Sleep(1100 * time.Millisecond) // the first job's hold lapses
+	_, err = e.store.Reconcile(ctx)
+	require.NoError(t, err)
+	budget, _, err := e.store.Budget(ctx, river.QueueDefault)
+	require.NoError(t, err)
+	assert.Zero(t, budget.Held)
+	assert.InDelta(t, est, budget.Spent, 1e-6)
+	assert.LessOrEqual(t, before-e.srv.Balance(), budget.Spent+1e-9, "what was charged is counted")
+}

@@ -181,6 +181,10 @@ func (w *Worker) submit(ctx context.Context, job *river.Job[Args], key string, a
 	case err == nil:
 	case ctx.Err() != nil || errors.As(err, &unsure):
 		return nil, nil, err // may have been charged: the reservation stays, the journal finds it
+	case errors.Is(err, client.ErrIdempotencyMismatch):
+		// Nothing was sent, but the reservation may be an earlier job's of
+		// the key, which may have been charged: Reconcile ends it.
+		return nil, nil, river.JobCancel(err)
 	case refused(err):
 		if rerr := w.store.settle(ctx, key, "released", 0); rerr != nil {
 			return nil, nil, rerr
@@ -357,5 +361,5 @@ func refused(err error) bool {
 		return ae.StatusCode >= 400 && ae.StatusCode < 500 &&
 			ae.StatusCode != http.StatusTooManyRequests && ae.StatusCode != http.StatusRequestTimeout
 	}
-	return errors.Is(err, client.ErrInvalidArgument) || errors.Is(err, client.ErrIdempotencyMismatch)
+	return errors.Is(err, client.ErrInvalidArgument)
 }
