@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,7 +56,7 @@ func TestUnsentJobReleasesItsReservation(t *testing.T) {
 			ctx := t.Context()
 			first := client.ImageGenerationArgs{Prompt: "k000 a kite"}
 			require.NoError(t, e.store.SetBudget(ctx, river.QueueDefault, estimate(t, e.srv, first)*1.5))
-			j := stuckClaim{Journal: e.store.Journal(), claiming: make(chan struct{}, 1)}
+			j := stuckClaim{Journal: e.store.Journal(), claiming: make(chan struct{}, 1), stuck: new(atomic.Bool)}
 			opts := []riverjob.Option{}
 			if state == rivertype.JobStateDiscarded {
 				opts = append(opts, riverjob.WithTimeout(time.Second))
@@ -81,16 +82,17 @@ func TestUnsentJobReleasesItsReservation(t *testing.T) {
 	}
 }
 
-// stuckClaim is a journal whose claim of the key k000 waits until its
-// caller gives up, as a job that ends after it reserved and before it
+// stuckClaim is a journal whose first claim of the key k000 waits until
+// its caller gives up, as a job that ends after it reserved and before it
 // recorded its key: nothing was sent.
 type stuckClaim struct {
 	journal.Journal
 	claiming chan struct{}
+	stuck    *atomic.Bool // set by the first claim of k000
 }
 
 func (j stuckClaim) Claim(ctx context.Context, r journal.Record) (journal.Record, bool, error) {
-	if r.Key != "k000" {
+	if r.Key != "k000" || j.stuck.Swap(true) {
 		return j.Journal.Claim(ctx, r)
 	}
 	j.claiming <- struct{}{}
@@ -332,4 +334,39 @@ func TestKeyUsedAgainWithOtherArgsKeepsReservation(t *testing.T) {
 	assert.Zero(t, budget.Held)
 	assert.InDelta(t, est, budget.Spent, 1e-6)
 	assert.LessOrEqual(t, before-e.srv.Balance(), budget.Spent+1e-9, "what was charged is counted")
+}
+
+// A job that finds its key's reservation held by an earlier job that sent
+// nothing (cancelled before it recorded the key, then deleted), and whose
+// arguments cost more, holds its own estimate: when that does not fit, it
+// is cancelled over budget instead of spending past the budget.
+func TestKeyUsedAgainHoldsItsOwnEstimate(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	cheap := client.ImageGenerationArgs{Prompt: "k000 a kite"}
+	dear := client.ImageGenerationArgs{Prompt: "k000 a kite", FineDetails: true}
+	low, high := estimate(t, e.srv, cheap), estimate(t, e.srv, dear)
+	require.Greater(t, high, low)
+	capUSD := (low + high) / 2
+	require.NoError(t, e.store.SetBudget(ctx, river.QueueDefault, capUSD))
+	j := stuckClaim{Journal: e.store.Journal(), claiming: make(chan struct{}, 1), stuck: new(atomic.Bool)}
+	e.worker(t, 2, e.srv.MustClient(client.WithJournal(j)))
+	a := insertJob(t, e.rc, "k000", cheap, nil)
+	<-j.claiming
+	_, err := e.rc.JobCancel(ctx, a)
+	require.NoError(t, err)
+	waitState(t, e.rc, a, rivertype.JobStateCancelled)
+	_, err = e.rc.JobDelete(ctx, a)
+	require.NoError(t, err)
+
+	// Within the 5 s between two runs of Reconcile, which would release it.
+	b := waitState(t, e.rc, insertJob(t, e.rc, "k000", dear, nil), rivertype.JobStateCancelled)
+	require.NotEmpty(t, b.Errors)
+	assert.Contains(t, b.Errors[len(b.Errors)-1].Error, riverjob.ErrOverBudget.Error())
+	assert.Empty(t, e.perKey(t))
+	_, err = e.store.Reconcile(ctx)
+	require.NoError(t, err)
+	budget, _, err := e.store.Budget(ctx, river.QueueDefault)
+	require.NoError(t, err)
+	assert.Zero(t, budget.Held+budget.Spent)
 }

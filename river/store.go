@@ -106,27 +106,30 @@ func (s *Store) Budget(ctx context.Context, queue string) (b Budget, ok bool, er
 
 // reserve holds amount of queue's budget for key, once per key: a job run
 // again finds its reservation, which then names job (Reconcile ends it when
-// that job is over). A settled one counts only while the key is recorded
-// in the journal: a key the journal forgot is sent anew, a new charge. It
-// reports false when the budget has no room, with whether other
-// reservations are held that may free some; a queue without a budget always
-// has room.
+// that job is over). Unless the key is recorded in the journal, it is sent
+// anew, a new charge: a settled reservation no longer counts, and a held
+// one, of a call that sent nothing, is raised to amount. It reports false
+// when the budget has no room, with whether other reservations are held
+// that may free some; a queue without a budget always has room.
 func (s *Store) reserve(ctx context.Context, queue, key string, job int64, amountUSD float64, recorded bool) (ok, others bool, err error) {
 	amount := micros(amountUSD)
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		ok, others = false, false
-		var state string
-		err := tx.QueryRowContext(ctx, s.d.Rebind(`UPDATE mediagen_river_reservations SET job_id = ? WHERE key = ? RETURNING state`),
-			job, key).Scan(&state)
+		var state, was string
+		var old int64
+		err := tx.QueryRowContext(ctx, s.d.Rebind(`UPDATE mediagen_river_reservations SET job_id = ? WHERE key = ? RETURNING state, queue, amount`),
+			job, key).Scan(&state, &was, &old)
 		switch {
-		case err == nil && (state == "held" || state == "settled" && recorded):
-			ok = true
-			return nil
 		case err != nil && !errors.Is(err, sql.ErrNoRows):
 			return err
+		case state == "held" && (recorded || was != queue || old >= amount), state == "settled" && recorded:
+			ok = true
+			return nil
+		case state != "held":
+			old = 0
 		}
 		res, err := tx.ExecContext(ctx, s.d.Rebind(`UPDATE mediagen_river_budgets SET held = held + ?
-			WHERE queue = ? AND spent + held + ? <= cap`), amount, queue, amount)
+			WHERE queue = ? AND spent + held + ? <= cap`), amount-old, queue, amount-old)
 		if err != nil {
 			return err
 		}
@@ -137,7 +140,7 @@ func (s *Store) reserve(ctx context.Context, queue, key string, job int64, amoun
 				ok = true // no budget
 				return nil
 			}
-			others = held > 0
+			others = held > old
 			return err
 		}
 		ok = true
