@@ -117,6 +117,11 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 // the other retry options set it.
 func (c *Client) RetryPolicy() RetryPolicy { return c.base.s.retry }
 
+// Journal returns the journal the client records idempotency keys in: the
+// one [WithJournal] gave, or else the client's own in memory. Code that
+// must share the client's keys, such as a job queue's worker, checks it.
+func (c *Client) Journal() journal.Journal { return c.base.s.journal }
+
 // resolve turns settings into the engine's settings of a call.
 func resolve(s settings) *config {
 	mw := make([]engine.Middleware, len(s.middleware))

@@ -19,6 +19,7 @@ import (
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
+	"github.com/mediagen/mediagen-go/client/journal"
 	riverjob "github.com/mediagen/mediagen-go/river"
 )
 
@@ -132,4 +133,29 @@ func workSQLite(t *testing.T, db *sql.DB, store *riverjob.Store, srv *clienttest
 	require.NoError(t, rc.Start(t.Context()))
 	t.Cleanup(func() { _ = rc.Stop(context.Background()) })
 	return rc
+}
+
+// A worker whose client records its keys elsewhere than the store's
+// journal is refused: a job run again could charge twice, and the budget's
+// sweep would read no record of what was sent.
+func TestNewWorkerNeedsTheStoresJournal(t *testing.T) {
+	ctx := t.Context()
+	srv := clienttest.NewServer(t)
+	dir := t.TempDir()
+	store, err := riverjob.Open(ctx, openSQLite(t, filepath.Join(dir, "queue.db")), mediagen.SQLite)
+	require.NoError(t, err)
+	other, err := riverjob.Open(ctx, openSQLite(t, filepath.Join(dir, "other.db")), mediagen.SQLite)
+	require.NoError(t, err)
+
+	for name, c := range map[string]*client.Client{
+		"no journal":           srv.MustClient(),
+		"another store's":      srv.MustClient(client.WithJournal(other.Journal())),
+		"an in-memory journal": srv.MustClient(client.WithJournal(journal.NewMemory())),
+	} {
+		_, err := riverjob.NewWorker(c, store)
+		assert.ErrorContains(t, err, "client.WithJournal(store.Journal())", name)
+	}
+	w, err := riverjob.NewWorker(srv.MustClient(client.WithJournal(store.Journal())), store)
+	require.NoError(t, err)
+	assert.NotNil(t, w)
 }

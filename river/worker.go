@@ -96,11 +96,15 @@ func WithTimeout(d time.Duration) Option {
 }
 
 // NewWorker returns a worker that sends through c and keeps its state in
-// store. c must have been made with client.WithJournal(store.Journal()):
-// without it a job run again after a crash may charge twice.
+// store. c must have been made with client.WithJournal(store.Journal()),
+// or NewWorker fails: with another journal a job run again after a crash
+// may charge twice, and the budget could not tell what was sent.
 func NewWorker(c *client.Client, store *Store, opts ...Option) (*Worker, error) {
 	if c == nil || store == nil {
 		return nil, errors.New("riverjob: NewWorker needs a client and a store")
+	}
+	if j, ok := c.Journal().(*journal.SQL); !ok || j != store.Journal() {
+		return nil, errors.New("riverjob: the client does not record its keys in the store's journal: make it with client.WithJournal(store.Journal())")
 	}
 	w := &Worker{c: c, store: store, timeout: DefaultTimeout}
 	var errs []error
