@@ -8,3 +8,11 @@ import (
 // Cleanup is the deletion of old rows a worker runs every hour, for the
 // tests.
 func (s *Store) Cleanup(ctx context.Context, before time.Time) error { return s.cleanup(ctx, before) }
+
+// SetPricesFresh sets how long a worker keeps a price list, for the tests,
+// and returns the old value.
+func SetPricesFresh(d time.Duration) time.Duration {
+	old := pricesFresh
+	pricesFresh = d
+	return old
+}

@@ -57,6 +57,7 @@ type Worker struct {
 
 	mu      sync.Mutex
 	pricing client.Pricing
+	priced  time.Time // when pricing was read
 
 	nextSweep, nextCleanup atomic.Int64 // unix nanoseconds; see sweep
 }
@@ -305,16 +306,26 @@ func due(next *atomic.Int64, every time.Duration) bool {
 	return now >= n && next.CompareAndSwap(n, now+int64(every))
 }
 
-// estimate returns the most args may cost, on a price list read once.
+// pricesFresh is how long a worker estimates on a price list before it
+// reads it again: an estimate on old prices, lower than the service's new
+// ones, would let the jobs spend past the budget. A variable for tests.
+var pricesFresh = 10 * time.Minute
+
+// estimate returns the most args may cost, on a price list read at most
+// pricesFresh ago, or an older one while the service cannot send it.
 func (w *Worker) estimate(ctx context.Context, args client.RawArgs) (float64, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.pricing == nil {
+	if w.pricing == nil || time.Since(w.priced) >= pricesFresh {
 		p, err := w.c.Pricing(ctx)
-		if err != nil {
+		switch {
+		case err == nil:
+			w.pricing, w.priced = p, time.Now()
+		case w.pricing == nil:
 			return 0, err
+		default:
+			slog.WarnContext(ctx, "riverjob: reading the price list failed; estimating on the last one", "err", err)
 		}
-		w.pricing = p
 	}
 	est, err := w.pricing.Estimate(args)
 	if err != nil {

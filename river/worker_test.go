@@ -1,7 +1,9 @@
 package riverjob_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -241,4 +243,56 @@ func TestCompletedJobRunAgainSavesNothingAgain(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, string(first.Output()), string(again.Output()))
 	assert.Equal(t, sent, requests.Load(), "no request, no download")
+}
+
+// A worker reads the price list again once it is pricesFresh old: a job
+// estimated on the old prices, lower than the service's new ones, could
+// spend past the budget.
+func TestWorkerEstimatesOnFreshPrices(t *testing.T) {
+	defer riverjob.SetPricesFresh(riverjob.SetPricesFresh(0))
+	e := newEnv(t)
+	var factor atomic.Int64 // the service's prices, times this
+	factor.Store(1)
+	raise := client.WithMiddleware(func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		resp, err := next(req)
+		if err != nil || req.URL.Path != "/v3/pricing" || resp.StatusCode != http.StatusOK {
+			return resp, err
+		}
+		var body struct {
+			Prices map[string]map[string]any `json:"prices"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		_ = resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range body.Prices {
+			p["price"] = p["price"].(float64) * float64(factor.Load())
+		}
+		b, _ := json.Marshal(body)
+		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+		resp.Header.Del("Content-Length")
+		return resp, nil
+	})
+	args := client.ImageGenerationArgs{Prompt: "k a kite"}
+	p, err := e.srv.MustClient().Pricing(t.Context())
+	require.NoError(t, err)
+	est, err := p.Estimate(args)
+	require.NoError(t, err)
+	require.NoError(t, e.store.SetBudget(t.Context(), river.QueueDefault, est.Max*3))
+	e.worker(t, 1, e.client(raise))
+
+	e.insert(t, []client.Args{args})
+	jobs := e.waitJobs(t, time.Minute)
+	require.Len(t, jobs[rivertype.JobStateCompleted], 1, "jobs: %v", jobs)
+
+	factor.Store(10) // the service raises its prices
+	ja, err := riverjob.NewArgs("k-later", client.ImageGenerationArgs{Prompt: "k another kite"})
+	require.NoError(t, err)
+	_, err = e.rc.Insert(t.Context(), ja, nil)
+	require.NoError(t, err)
+	jobs = e.waitJobs(t, time.Minute)
+	require.Len(t, jobs[rivertype.JobStateCancelled], 1, "jobs: %v", jobs)
+	cancelled := jobs[rivertype.JobStateCancelled][0]
+	assert.Contains(t, cancelled.Errors[len(cancelled.Errors)-1].Error, riverjob.ErrOverBudget.Error(), "estimated at the new prices")
 }
