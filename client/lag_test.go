@@ -1,12 +1,8 @@
 package client_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -66,7 +62,7 @@ func TestLostAnswerFoundWhenServiceClocksDisagree(t *testing.T) {
 		// one that lists: a margin learned from the rows alone would look
 		// past it.
 		"replicas apart": func(next http.RoundTripper) http.RoundTripper {
-			return &twoReplicas{next: next, d: 3 * time.Second}
+			return &stickyReplicas{next: next, d: 3 * time.Second, alternate: 1 << 30}
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -131,49 +127,6 @@ func TestTakeoverFindsTheHoldersRowWhenRowsLagTheServiceDate(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, sent.ID, g.ID, "found, not sent again")
 	assert.Equal(t, before, srv.Balance(), "charged once for the key")
-}
-
-// twoReplicas answers as two replicas of the service, each dating its rows
-// and its answers by its own clock, the second d ahead of the first:
-// creates alternate between them, the first one's first, and listings
-// come from the one ahead.
-type twoReplicas struct {
-	next    http.RoundTripper
-	d       time.Duration
-	mu      sync.Mutex
-	creates int
-}
-
-func (s *twoReplicas) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := s.next.RoundTrip(r)
-	if err != nil || r.URL.Path != "/v3/generations" {
-		return resp, err
-	}
-	if r.Method == http.MethodPost {
-		s.mu.Lock()
-		s.creates++
-		first := s.creates%2 == 1
-		s.mu.Unlock()
-		if first {
-			return resp, nil
-		}
-		// The row the replica ahead created is dated by its clock.
-		var env map[string]map[string]any
-		body, rerr := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		if rerr != nil || json.Unmarshal(body, &env) != nil {
-			return nil, fmt.Errorf("twoReplicas: unreadable create answer: %v", rerr)
-		}
-		at, perr := time.Parse(time.RFC3339Nano, env["generation"]["requestDate"].(string))
-		if perr != nil {
-			return nil, perr
-		}
-		env["generation"]["requestDate"] = at.Add(s.d).Format(time.RFC3339Nano)
-		body, _ = json.Marshal(env)
-		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-		resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
-	}
-	return dateShift{d: s.d}.shift(resp), nil
 }
 
 // countLists counts the list requests that pass through it.
