@@ -91,6 +91,9 @@ type stuckClaim struct {
 	stuck    *atomic.Bool // set by the first claim of k000
 }
 
+// Unwrap says which journal stuckClaim records in, for NewWorker.
+func (j stuckClaim) Unwrap() journal.Journal { return j.Journal }
+
 func (j stuckClaim) Claim(ctx context.Context, r journal.Record) (journal.Record, bool, error) {
 	if r.Key != "k000" || j.stuck.Swap(true) {
 		return j.Journal.Claim(ctx, r)

@@ -158,4 +158,13 @@ func TestNewWorkerNeedsTheStoresJournal(t *testing.T) {
 	w, err := riverjob.NewWorker(srv.MustClient(client.WithJournal(store.Journal())), store)
 	require.NoError(t, err)
 	assert.NotNil(t, w)
+	_, err = riverjob.NewWorker(srv.MustClient(client.WithJournal(wrapped{store.Journal()})), store)
+	assert.NoError(t, err, "a journal that wraps the store's and says so")
+	_, err = riverjob.NewWorker(srv.MustClient(client.WithJournal(wrapped{other.Journal()})), store)
+	assert.Error(t, err, "one that wraps another")
 }
+
+// wrapped wraps a journal, as an instrumented one does, and says so.
+type wrapped struct{ journal.Journal }
+
+func (w wrapped) Unwrap() journal.Journal { return w.Journal }

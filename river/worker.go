@@ -98,13 +98,15 @@ func WithTimeout(d time.Duration) Option {
 
 // NewWorker returns a worker that sends through c and keeps its state in
 // store. c must have been made with client.WithJournal(store.Journal()),
-// or NewWorker fails: with another journal a job run again after a crash
-// may charge twice, and the budget could not tell what was sent.
+// or with a journal that wraps it and says so with a method
+// Unwrap() journal.Journal; otherwise NewWorker fails: with another
+// journal a job run again after a crash may charge twice, and the budget
+// could not tell what was sent.
 func NewWorker(c *client.Client, store *Store, opts ...Option) (*Worker, error) {
 	if c == nil || store == nil {
 		return nil, errors.New("riverjob: NewWorker needs a client and a store")
 	}
-	if j, ok := c.Journal().(*journal.SQL); !ok || j != store.Journal() {
+	if !recordsIn(c.Journal(), store.Journal()) {
 		return nil, errors.New("riverjob: the client does not record its keys in the store's journal: make it with client.WithJournal(store.Journal())")
 	}
 	w := &Worker{c: c, store: store, timeout: DefaultTimeout}
@@ -115,6 +117,20 @@ func NewWorker(c *client.Client, store *Store, opts ...Option) (*Worker, error) 
 		}
 	}
 	return w, errors.Join(errs...)
+}
+
+// recordsIn reports whether j is want, or wraps it.
+func recordsIn(j journal.Journal, want *journal.SQL) bool {
+	for {
+		if s, ok := j.(*journal.SQL); ok {
+			return s == want
+		}
+		u, ok := j.(interface{ Unwrap() journal.Journal })
+		if !ok {
+			return false
+		}
+		j = u.Unwrap()
+	}
 }
 
 // Timeout returns how long one attempt may run.
