@@ -154,6 +154,16 @@ func TestProof(t *testing.T) {
 	deadline := time.Now().Add(time.Duration(n)*150*time.Millisecond + 5*time.Minute)
 	lastMove, lastEnded := time.Now(), 0
 	for {
+		// Whether every job is in, read before the progress: a progress
+		// read before the last insert committed must not end the run.
+		if !allIn {
+			select {
+			case err := <-inserted:
+				require.NoError(t, err)
+				allIn = true
+			default:
+			}
+		}
 		p, err := store.Progress(ctx, river.QueueDefault)
 		require.NoError(t, err)
 		var running int // Work calls running in the live workers
@@ -163,14 +173,6 @@ func TestProof(t *testing.T) {
 		require.LessOrEqual(t, b.Held+b.Spent, capUSD+1e-6, "reserved within the budget")
 		mu.Lock()
 		held = max(held, int((b.Held+b.Spent)*100))
-		if !allIn {
-			select {
-			case err := <-inserted:
-				require.NoError(t, err)
-				allIn = true
-			default:
-			}
-		}
 		if p.Rendering >= 100 {
 			hundreds.add(running, p.Rendering)
 		}
