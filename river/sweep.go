@@ -11,9 +11,9 @@ import (
 	"github.com/mediagen/mediagen-go/client/journal"
 )
 
-// over lists River's job states after which a job runs no more, unless an
+// finishedStates lists River's job states after which a job runs no more, unless an
 // operator retries it.
-const over = `('cancelled', 'completed', 'discarded')`
+const finishedStates = `('cancelled', 'completed', 'discarded')`
 
 // Reconcile ends the reservations that jobs River finished (cancelled,
 // discarded, completed) or deleted left held, and returns how many it
@@ -33,7 +33,7 @@ func (s *Store) Reconcile(ctx context.Context) (int, error) {
 	var found []held
 	err := func() error {
 		rows, err := s.db.QueryContext(ctx, `SELECT r.key, r.job_id, r.updated FROM mediagen_river_reservations r
-			LEFT JOIN river_job j ON j.id = r.job_id WHERE r.state = 'held' AND (j.id IS NULL OR j.state IN `+over+`)`)
+			LEFT JOIN river_job j ON j.id = r.job_id WHERE r.state = 'held' AND (j.id IS NULL OR j.state IN `+finishedStates+`)`)
 		if err != nil {
 			return err
 		}
@@ -62,7 +62,7 @@ func (s *Store) Reconcile(ctx context.Context) (int, error) {
 		// The job is checked again as the row changes: one an operator
 		// retried, or a new job of the key, keeps the reservation.
 		ended, err := s.end(ctx, h.key, state, charged, ` AND job_id = ? AND NOT EXISTS (
-			SELECT 1 FROM river_job j WHERE j.id = ? AND j.state NOT IN `+over+`)`, h.job, h.job)
+			SELECT 1 FROM river_job j WHERE j.id = ? AND j.state NOT IN `+finishedStates+`)`, h.job, h.job)
 		if err != nil {
 			return n, err
 		}
@@ -133,7 +133,7 @@ func (s *Store) cleanup(ctx context.Context, before time.Time) error {
 	for _, q := range []string{
 		`DELETE FROM mediagen_river_reservations WHERE state <> 'held' AND updated < ?`,
 		`DELETE FROM mediagen_river_generations WHERE created < ? AND NOT EXISTS (
-			SELECT 1 FROM river_job j WHERE j.id = mediagen_river_generations.job_id AND j.state NOT IN ` + over + `)`,
+			SELECT 1 FROM river_job j WHERE j.id = mediagen_river_generations.job_id AND j.state NOT IN ` + finishedStates + `)`,
 	} {
 		err := s.d.Retry(ctx, func() error {
 			_, err := s.db.ExecContext(ctx, s.d.Rebind(q), before.UnixMilli())

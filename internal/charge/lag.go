@@ -26,8 +26,9 @@ const lagSamples = 16
 // search after an ambiguous failure reads fewer rows and is less likely to
 // take a twin requested just before (by another caller) for its own; on
 // one whose clocks disagree by more than clockSkew it grows with them,
-// where a fixed margin would miss the row and charge twice. The zero value
-// is ready; it is safe for concurrent use.
+// where a fixed margin would miss the row and charge twice. It also keeps
+// the last created rows, which bound a lost row more closely in a burst
+// ([lag.earliest]). The zero value is ready; it is safe for concurrent use.
 type lag struct {
 	mu      sync.Mutex
 	n       int
@@ -40,12 +41,12 @@ type lag struct {
 	apart bool                  // rows of one kind were seen dated by clocks apart
 }
 
-// rowSamples is how many recent created rows [lag.earliest] reads, and
-// rowFresh how recent a row must be to count: the bound it gives trusts
-// that the service's clocks did not step back since.
-// rowApart is how far apart two clocks that date rows may be unseen: two
-// rows within rowFresh of each other are said to come from clocks apart
-// only past it, which leaves room for NTP's largest slew over rowFresh.
+// What [lag.earliest] reads: the last rowSamples created rows, those
+// within rowFresh of the attempt (its bound trusts that the service's
+// clocks did not step back since). rowApart is how far apart two clocks
+// that date rows may be without the rows showing it; rows within rowFresh
+// of each other are said to come from clocks apart only past it, which
+// leaves room for NTP's largest slew over rowFresh.
 const (
 	rowSamples = 64
 	rowFresh   = 30 * time.Second
