@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -39,10 +38,7 @@ var clientKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient
 
 // hosts caches the server.address and server.port attributes and the
 // url.full prefix of each scheme and host.
-var hosts = struct {
-	sync.RWMutex
-	m map[[2]string]host
-}{m: map[[2]string]host{}}
+var hosts = cache[[2]string, host]{m: map[[2]string]host{}}
 
 type host struct {
 	prefix string
@@ -51,30 +47,20 @@ type host struct {
 }
 
 func hostOf(u *url.URL) host {
-	id := [2]string{u.Scheme, u.Host}
-	hosts.RLock()
-	h, ok := hosts.m[id]
-	hosts.RUnlock()
-	if ok {
-		return h
-	}
-	port := u.Port()
-	if port == "" {
-		port = "443"
-		if u.Scheme == "http" {
-			port = "80"
+	return hosts.get([2]string{u.Scheme, u.Host}, func() host {
+		port := u.Port()
+		if port == "" {
+			port = "443"
+			if u.Scheme == "http" {
+				port = "80"
+			}
 		}
-	}
-	h = host{prefix: u.Scheme + "://" + u.Host, addr: attribute.String("server.address", u.Hostname())}
-	if p, err := strconv.Atoi(port); err == nil {
-		h.port = attribute.Int("server.port", p)
-	}
-	hosts.Lock()
-	if len(hosts.m) < maxSets {
-		hosts.m[id] = h
-	}
-	hosts.Unlock()
-	return h
+		h := host{prefix: u.Scheme + "://" + u.Host, addr: attribute.String("server.address", u.Hostname())}
+		if p, err := strconv.Atoi(port); err == nil {
+			h.port = attribute.Int("server.port", p)
+		}
+		return h
+	})
 }
 
 // StartAttempt starts the span of attempt n (0 for the first) of a request,

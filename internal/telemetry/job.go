@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -40,19 +41,18 @@ type Job struct {
 	m       *Metrics
 	start   time.Time
 	feature string
-	keyHash string // the idempotency key's SHA-256, set with the first attributes
+	keyHash string // the idempotency key's SHA-256
 
-	mu      sync.Mutex
-	retries int
-	reused  bool // a keyed call handed back a recorded generation
-	charged float64
-	kind    string
-	id      string
-	endedBy string
-	seen    time.Time // when it was first seen terminal, the duration's end
-	done    bool
-	// exchanged: a delivery shared by another replica's hub is linked
-	exchanged bool
+	mu        sync.Mutex
+	retries   int
+	reused    bool // a keyed call handed back a recorded generation
+	charged   float64
+	kind      string
+	id        string
+	endedBy   string
+	seen      time.Time // when it was first seen terminal, the duration's end
+	done      bool
+	exchanged bool // a delivery another replica's hub shared is linked
 	shared    bool // Watched handed out the job's trace context
 }
 
@@ -93,9 +93,8 @@ func (t *T) StartJob(ctx context.Context, feature, remote, key string) (context.
 		sum := sha256.Sum256([]byte(key))
 		j.keyHash = hex.EncodeToString(sum[:])
 	}
-	ctx = context.WithValue(ctx, jobKey{}, j)
-	j.ctx = ctx
-	return ctx, j
+	j.ctx = context.WithValue(ctx, jobKey{}, j)
+	return j.ctx, j
 }
 
 // Context returns ctx with the job's span and the job, so the spans
@@ -187,7 +186,7 @@ func (j *Job) Created(id, kind string, cost float64, err error) {
 	for _, old := range dropped {
 		old.end("untracked")
 	}
-	if open { // the job that submitted it, in this process, goes on and counts it; this call's ends
+	if open { // the job already open for it in this process counts it
 		j.end("")
 		return
 	}
@@ -199,33 +198,29 @@ func (j *Job) Created(id, kind string, cost float64, err error) {
 }
 
 // Release ends the open job of generation id as one this process hands to
-// another before its terminal state (a queue's snooze): a "released" event
-// and no status, and not counted as finished. Whoever follows it next
-// continues its trace (see Observe).
+// another (a queue's snooze): a "released" event, no status, not counted
+// as finished. Whoever takes it next continues its trace (see Observe).
 func Release(id string) { drop(id, "released") }
 
 // Gone ends the open job of generation id, which the service no longer
-// knows (deleted, or expired): a "gone" event and no status, and not
-// counted as finished, as its end was not seen.
+// knows (deleted or expired): a "gone" event, no status, not counted.
 func Gone(id string) { drop(id, "gone") }
 
 func drop(id, event string) {
-	j := Lookup(id)
-	if j == nil {
-		return
-	}
 	jobs.Lock()
+	j := jobs.m[id]
 	delete(jobs.m, id)
 	jobs.Unlock()
-	j.end(event)
+	if j != nil {
+		j.end(event)
+	}
 }
 
 // Observe ends the job of a generation the caller found terminal by its
-// own means: the open job in this process, or else, when ctx carries a
-// span context (the job span an earlier attempt recorded), a job span of
-// this process that continues it, started and ended now. Either way the
-// generation counts as finished once here; since is when it was requested,
-// for the duration of a continued job.
+// own means: the open job in this process, or else, when ctx carries the
+// span context an earlier attempt recorded, a job span that continues it,
+// started and ended now. Either way it counts as finished once here; since
+// is when it was requested.
 func (t *T) Observe(ctx context.Context, id, feature, kind, status string, cost float64, since time.Time) {
 	refunded := status != "done"
 	jobs.Lock()
@@ -252,17 +247,10 @@ func (t *T) Observe(ctx context.Context, id, feature, kind, status string, cost 
 	j.Finish(status, refunded, "")
 }
 
-// end ends the job's span without a status, once, with event when not "":
-// "untracked" for the oldest open job when too many are (those created and
-// never waited for here, say, whose webhook another process receives),
-// "released" for one handed to another process. The span is exported; a
-// later wait for the generation has no job here.
+// end ends the job's span once, with no status and with event when not ""
+// ("untracked": pushed out by newer jobs; "released"; "gone").
 func (j *Job) end(event string) {
-	j.mu.Lock()
-	first := !j.done
-	j.done = true
-	j.mu.Unlock()
-	if !first {
+	if !j.mark(&j.done) {
 		return
 	}
 	if event != "" {
@@ -271,8 +259,17 @@ func (j *Job) end(event string) {
 	j.span.End()
 }
 
-// attrs sets the job's attributes known at its start with more, in one
-// call: each call grows the span's list.
+// mark sets one of the job's flags and reports whether it was unset.
+func (j *Job) mark(flag *bool) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	was := *flag
+	*flag = true
+	return !was
+}
+
+// attrs sets the job's first attributes with more, in one call: each call
+// grows the span's list.
 func (j *Job) attrs(more ...attribute.KeyValue) {
 	if !j.span.IsRecording() {
 		return
@@ -289,9 +286,7 @@ func (j *Job) attrs(more ...attribute.KeyValue) {
 // journal recorded, which charged nothing now.
 func MarkReused(ctx context.Context) {
 	if j := JobFrom(ctx); j != nil {
-		j.mu.Lock()
-		j.reused = true
-		j.mu.Unlock()
+		j.mark(&j.reused)
 	}
 }
 
@@ -317,9 +312,7 @@ func (j *Job) Finish(status string, refunded bool, endedBy string) {
 		return
 	}
 	j.done = true
-	if endedBy != "" {
-		j.endedBy = endedBy
-	}
+	j.endedBy = cmp.Or(endedBy, j.endedBy)
 	charged, retries, kind, reused := j.charged, j.retries, j.kind, j.reused
 	eb, seen := j.endedBy, j.seen
 	j.mu.Unlock()
@@ -331,8 +324,8 @@ func (j *Job) Finish(status string, refunded bool, endedBy string) {
 		refund = charged
 	}
 	if j.span.IsRecording() {
-		attrs := make([]attribute.KeyValue, 4, 6)
-		attrs[0], attrs[1], attrs[2], attrs[3] = Status.String(status), Charged.Float64(charged), Refunded.Float64(refund), Retries.Int(retries)
+		attrs := append(make([]attribute.KeyValue, 0, 6), Status.String(status),
+			Charged.Float64(charged), Refunded.Float64(refund), Retries.Int(retries))
 		if eb != "" {
 			attrs = append(attrs, EndedBy.String(eb))
 		}
@@ -368,14 +361,11 @@ func (j *Job) Finish(status string, refunded bool, endedBy string) {
 }
 
 // Ended records what first ended the job's wait ("" for no wait: a save
-// began), and when, for Finish: the save after it is no part of the
-// duration.
+// began), and when: the save after it is no part of the duration.
 func (j *Job) Ended(by string) {
 	if j != nil {
 		j.mu.Lock()
-		if j.endedBy == "" {
-			j.endedBy = by
-		}
+		j.endedBy = cmp.Or(j.endedBy, by)
 		if j.seen.IsZero() {
 			j.seen = time.Now()
 		}

@@ -25,10 +25,9 @@ type Span struct {
 }
 
 // child starts a span named name, with generation id ("" for none), under
-// the job j, or under ctx's span when there is no job, with the tracer of
-// that parent's provider. It is off when neither records and metrics are
-// off. The id's attribute is made only for a span that records: off, a
-// wait or a save allocates nothing.
+// the job j, or else under ctx's span, with the tracer of that parent's
+// provider. The id's attribute is made only for a span that records, so
+// an unrecorded wait or save allocates nothing.
 func child(ctx context.Context, j *Job, name, id string) (context.Context, Span) {
 	if j != nil {
 		ctx = j.Context(ctx)
@@ -97,9 +96,8 @@ func (s Span) EndSearch(found bool, err error) {
 }
 
 // StartSave starts the span of the save of generation id's outputs, a
-// child of its job when that is open in this process, else of ctx's span:
-// also of a remote one, such as the job span a queue's earlier attempt
-// recorded, with t's tracer.
+// child of its job when that is open in this process, else of ctx's span,
+// a remote one too (a queue's earlier attempt), with t's tracer.
 func (t *T) StartSave(ctx context.Context, id string) (context.Context, Span) {
 	j := JobFrom(ctx)
 	if j == nil || j.id != id {
@@ -112,7 +110,7 @@ func (t *T) StartSave(ctx context.Context, id string) (context.Context, Span) {
 			return sp.ctx, sp
 		}
 	}
-	j.Ended("") // seen terminal by now: a save needs a done generation
+	j.Ended("") // a save needs a done generation: it was seen terminal by now
 	return child(ctx, j, "mediagen.save", id)
 }
 
@@ -125,10 +123,10 @@ func (s Span) EndSave(err error) {
 }
 
 // Delivered records a verified webhook delivery for generation id (""
-// for a voice): a span linked to the job's, when that is open in this
-// process or else when another replica's wait shared its trace context
-// (remote, see Watched), and the count. It returns the span's traceparent,
-// "" for none, which the hub shares with the event (see Exchanged).
+// for a voice) and counts it: a span linked to the job's when that is open
+// here, or else to remote, the traceparent another replica's wait shared
+// (see Watched). It returns the span's traceparent ("" for none), which
+// the hub shares with the event (see Exchanged).
 func Delivered(ctx context.Context, id, remote string) string {
 	j := Lookup(id)
 	var m *Metrics
@@ -161,39 +159,28 @@ func Delivered(ctx context.Context, id, remote string) string {
 	return traceparent(sp)
 }
 
-// Exchanged records, on the open job of generation id, that a delivery
-// taken by another replica's hub ended it: a link to that delivery's span
-// (traceparent tp, shared with the event) and a "webhook" event. Only the
-// first counts: each hub reading the exchange reports it.
+// Exchanged records on the open job of generation id that a delivery
+// another replica's hub took ended it: a link to that delivery's span
+// (traceparent tp) and a "webhook" event. Each hub reading the exchange
+// reports it; only the first counts.
 func Exchanged(id, tp string) {
 	j, sc := Lookup(id), Parse(tp)
 	if j == nil || !sc.IsValid() {
 		return
 	}
-	j.mu.Lock()
-	first := !j.exchanged
-	j.exchanged = true
-	j.mu.Unlock()
-	if first && j.span.IsRecording() {
+	if j.mark(&j.exchanged) && j.span.IsRecording() {
 		j.span.AddLink(trace.Link{SpanContext: sc})
 		j.span.AddEvent("webhook", trace.WithAttributes(attribute.Bool("mediagen.webhook.exchanged", true)))
 	}
 }
 
-// Watched returns, the first time a wait watches generation id on a hub
-// that shares events with other replicas, the traceparent of its open,
-// recording job, and "" otherwise. The hub shares it, so that the replica
-// the webhook lands on links its delivery span to the job (see Delivered).
+// Watched returns the traceparent of the open, recording job of
+// generation id the first time a wait on a hub that shares events with
+// other replicas watches it, and "" otherwise: the replica the webhook
+// lands on links its delivery span to it (see Delivered).
 func Watched(id string) string {
 	j := Lookup(id)
-	if j == nil || !j.span.IsRecording() {
-		return ""
-	}
-	j.mu.Lock()
-	first := !j.shared
-	j.shared = true
-	j.mu.Unlock()
-	if !first {
+	if j == nil || !j.span.IsRecording() || !j.mark(&j.shared) {
 		return ""
 	}
 	return traceparent(j.span)

@@ -1,10 +1,8 @@
-// Package telemetry holds the SDK's OpenTelemetry instruments and the span
-// helpers the engine, the charging protocol, poll, hub and the client's
-// saves call. Providers are a client's own (client.WithTracerProvider,
-// client.WithMeterProvider) or else the global ones, read at each use, as
-// otelhttp does. While neither is set (the global providers are still
-// OpenTelemetry's placeholders) every helper returns at once and
-// allocates nothing.
+// Package telemetry holds the SDK's OpenTelemetry instruments and the spans
+// of requests and whole jobs. Providers are a client's own or else the
+// global ones, read at each use as otelhttp does. While both are
+// OpenTelemetry's placeholders every helper returns at once and allocates
+// nothing.
 package telemetry
 
 import (
@@ -51,7 +49,13 @@ func (t *T) Get() *State {
 	}
 	s := t.cur.Load()
 	if s == nil || !same(s.tp, tp) || !same(s.mp, mp) {
-		s = newState(tp, mp)
+		s = &State{tp: tp, mp: mp}
+		if !placeholder(tp) {
+			s.Tracer = tp.Tracer(Scope)
+		}
+		if !placeholder(mp) {
+			s.Metrics = newMetrics(mp.Meter(Scope))
+		}
 		t.cur.Store(s)
 	}
 	if s.Tracer == nil && s.Metrics == nil {
@@ -84,17 +88,6 @@ func placeholder(p any) bool {
 	return false
 }
 
-func newState(tp trace.TracerProvider, mp metric.MeterProvider) *State {
-	s := &State{tp: tp, mp: mp}
-	if !placeholder(tp) {
-		s.Tracer = tp.Tracer(Scope)
-	}
-	if !placeholder(mp) {
-		s.Metrics = newMetrics(mp.Meter(Scope))
-	}
-	return s
-}
-
 // Metrics are the SDK's instruments; names and meanings are in the README.
 type Metrics struct {
 	Submitted, Finished metric.Int64Counter
@@ -123,44 +116,51 @@ func newMetrics(m metric.Meter) *Metrics {
 // Global is the telemetry of code that has no client: the global providers.
 var Global = &T{}
 
-// opts are the measurement options of one attribute set, made once: a
-// measurement then allocates no attribute set and no option slice.
+// opts are the measurement options of one attribute set, made once, so a
+// measurement allocates nothing.
 type opts struct {
 	add []metric.AddOption
 	rec []metric.RecordOption
 }
 
-// sets caches opts by the values of up to two attribute keys; the keys
-// each instrument uses are fixed, so the values name the set. The values
-// come from small vocabularies (methods, outcomes, features, statuses),
-// which maxSets bounds against a surprise.
-var sets = struct {
-	sync.RWMutex
-	m map[[4]string]opts
-}{m: map[[4]string]opts{}}
-
+// maxSets bounds a cache against a surprise: its keys come from small
+// vocabularies (methods, outcomes, features, statuses, hosts).
 const maxSets = 4096
+
+// cache is a map of at most maxSets values, each made once.
+type cache[K comparable, V any] struct {
+	sync.RWMutex
+	m map[K]V
+}
+
+func (c *cache[K, V]) get(k K, make func() V) V {
+	c.RLock()
+	v, ok := c.m[k]
+	c.RUnlock()
+	if ok {
+		return v
+	}
+	v = make()
+	c.Lock()
+	if len(c.m) < maxSets {
+		c.m[k] = v
+	}
+	c.Unlock()
+	return v
+}
+
+// sets caches opts by the values of up to two attribute keys.
+var sets = cache[[4]string, opts]{m: map[[4]string]opts{}}
 
 // set returns the options of the attribute set {k1: v1, k2: v2}; k2 ""
 // leaves the second out.
 func set(k1 attribute.Key, v1 string, k2 attribute.Key, v2 string) opts {
-	id := [4]string{string(k1), v1, string(k2), v2}
-	sets.RLock()
-	o, ok := sets.m[id]
-	sets.RUnlock()
-	if ok {
-		return o
-	}
-	kvs := []attribute.KeyValue{k1.String(v1)}
-	if k2 != "" {
-		kvs = append(kvs, k2.String(v2))
-	}
-	opt := metric.WithAttributeSet(attribute.NewSet(kvs...))
-	o = opts{add: []metric.AddOption{opt}, rec: []metric.RecordOption{opt}}
-	sets.Lock()
-	if len(sets.m) < maxSets {
-		sets.m[id] = o
-	}
-	sets.Unlock()
-	return o
+	return sets.get([4]string{string(k1), v1, string(k2), v2}, func() opts {
+		kvs := []attribute.KeyValue{k1.String(v1)}
+		if k2 != "" {
+			kvs = append(kvs, k2.String(v2))
+		}
+		opt := metric.WithAttributeSet(attribute.NewSet(kvs...))
+		return opts{add: []metric.AddOption{opt}, rec: []metric.RecordOption{opt}}
+	})
 }
