@@ -8,6 +8,7 @@ package redact
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -60,6 +61,10 @@ func Carries(b []byte, secret string) bool {
 		bytes.Contains(unescapeURL(j), s) || bytes.Contains(unescapeJSON(u), s)
 }
 
+// jsonEscapes are the one-letter JSON escapes that stand for another byte;
+// the rest (\" \\ \/ and any other) stand for the letter itself.
+var jsonEscapes = map[byte]byte{'n': '\n', 't': '\t', 'r': '\r', 'b': '\b', 'f': '\f'}
+
 // unescapeJSON undoes JSON string escapes wherever they stand, tolerating
 // text that is not JSON.
 func unescapeJSON(b []byte) []byte {
@@ -68,51 +73,33 @@ func unescapeJSON(b []byte) []byte {
 	}
 	out := make([]byte, 0, len(b))
 	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c != '\\' || i+1 == len(b) {
-			out = append(out, c)
+		if b[i] != '\\' || i+1 == len(b) {
+			out = append(out, b[i])
 			continue
 		}
 		i++
-		switch e := b[i]; e {
-		case 'u':
-			if r, ok := hex4(b[i+1:]); ok {
-				i += 4
-				// A surrogate pair stands for one rune.
-				if r >= 0xD800 && r < 0xDC00 && i+6 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
-					if lo, ok := hex4(b[i+3:]); ok && lo >= 0xDC00 && lo < 0xE000 {
-						r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
-						i += 6
-					}
+		e := b[i]
+		r, ok := hexAt(b[i+1:], 4)
+		switch {
+		case e == 'u' && ok:
+			i += 4
+			// A surrogate pair stands for one rune.
+			if r >= 0xD800 && r < 0xDC00 && i+6 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
+				if lo, ok := hexAt(b[i+3:], 4); ok && lo >= 0xDC00 && lo < 0xE000 {
+					r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
+					i += 6
 				}
-				out = utf8.AppendRune(out, r)
-			} else {
-				out = append(out, '\\', e)
 			}
-		case 'n':
-			out = append(out, '\n')
-		case 't':
-			out = append(out, '\t')
-		case 'r':
-			out = append(out, '\r')
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		default: // \" \\ \/ and anything else stand for themselves
+			out = utf8.AppendRune(out, r)
+		case e == 'u':
+			out = append(out, '\\', e)
+		case jsonEscapes[e] != 0:
+			out = append(out, jsonEscapes[e])
+		default:
 			out = append(out, e)
 		}
 	}
 	return out
-}
-
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	hi, ok1 := hex2(b[0], b[1])
-	lo, ok2 := hex2(b[2], b[3])
-	return rune(hi)<<8 | rune(lo), ok1 && ok2
 }
 
 // unescapeURL undoes percent-encoding and "+" for space wherever they
@@ -123,37 +110,23 @@ func unescapeURL(b []byte) []byte {
 	}
 	out := make([]byte, 0, len(b))
 	for i := 0; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == '%' && i+2 < len(b):
-			if r, ok := hex2(b[i+1], b[i+2]); ok {
-				out = append(out, r)
-				i += 2
-				continue
-			}
-			out = append(out, c)
-		case c == '+':
-			out = append(out, ' ')
-		default:
-			out = append(out, c)
+		c := b[i]
+		if r, ok := hexAt(b[i+1:], 2); c == '%' && ok {
+			c = byte(r)
+			i += 2
+		} else if c == '+' {
+			c = ' '
 		}
+		out = append(out, c)
 	}
 	return out
 }
 
-func hex2(a, b byte) (byte, bool) {
-	x, ok1 := hexVal(a)
-	y, ok2 := hexVal(b)
-	return x<<4 | y, ok1 && ok2
-}
-
-func hexVal(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
+// hexAt reads the n hex digits b starts with.
+func hexAt(b []byte, n int) (rune, bool) {
+	if len(b) < n {
+		return 0, false
 	}
-	return 0, false
+	v, err := strconv.ParseUint(string(b[:n]), 16, 32)
+	return rune(v), err == nil
 }
