@@ -12,12 +12,9 @@ import (
 	"time"
 )
 
-// Dialect is the SQL dialect of a database behind one of the SDK's tables:
-// the journal of charging calls (client/journal), the webhook delivery store
-// (webhook) and the hub's event exchange (hub). One type serves all three, so
-// a program that keeps them in one database names its dialect once. Its
-// methods are what the three stores share: placeholders, creating a table
-// and retrying SQLite's busy answers.
+// Dialect is the SQL dialect of the database behind the SDK's tables: the
+// journal (client/journal), the webhook delivery store (webhook) and the
+// hub's exchange (hub). Its methods are what the three stores share.
 type Dialect int
 
 // The dialects the SQL stores speak.
@@ -41,8 +38,8 @@ func (d Dialect) String() string {
 	return fmt.Sprintf("Dialect(%d)", int(d))
 }
 
-// Check returns an error naming the dialects the stores speak when d is not
-// one of them.
+// Check returns an error naming the dialects the stores speak when d is
+// not one of them.
 func (d Dialect) Check() error {
 	if d != PostgreSQL && d != SQLite {
 		return fmt.Errorf("unknown dialect %v; want mediagen.PostgreSQL or mediagen.SQLite", d)
@@ -55,9 +52,8 @@ func (d Dialect) Check() error {
 const maxTableName = 48
 
 // CheckTable returns an error when name is not a plain identifier of at
-// most 48 bytes: letters, digits and underscores, not starting with a
-// digit. The stores write a table's name, quoted, into their
-// statements, so only such names are let through.
+// most 48 bytes (letters, digits and underscores, not starting with a
+// digit): the stores write it into their statements.
 func CheckTable(name string) error {
 	ok := name != "" && len(name) <= maxTableName
 	for i, c := range name {
@@ -94,12 +90,9 @@ func (d Dialect) Rebind(q string) string {
 }
 
 // CreateTable runs the CREATE ... IF NOT EXISTS statements stmts so that
-// processes starting together do not fail each other. On PostgreSQL two
-// such CREATEs racing can both pass the check and one then fails on the
-// catalog's unique index, so an advisory lock, held to commit, orders
-// them. On SQLite a connection that switches the file to WAL, or whose
-// snapshot went stale, gets SQLITE_BUSY without its busy timeout being
-// consulted: that is retried, as by [Dialect.Retry].
+// processes starting together do not fail each other: on PostgreSQL, where
+// two racing CREATEs can both pass the check, under an advisory lock held
+// to commit; on SQLite retrying SQLITE_BUSY as [Dialect.Retry] does.
 func (d Dialect) CreateTable(ctx context.Context, db *sql.DB, stmts ...string) error {
 	if d != PostgreSQL {
 		return d.Retry(ctx, func() error {
@@ -125,13 +118,10 @@ func (d Dialect) CreateTable(ctx context.Context, db *sql.DB, stmts ...string) e
 	return tx.Commit()
 }
 
-// AddColumn adds column, declared by decl (its type and constraints), to
-// table when the table lacks it, as one an earlier version created does;
-// processes starting together may all call it. On PostgreSQL it is ADD
-// COLUMN IF NOT EXISTS under CreateTable's lock. SQLite has no IF NOT
-// EXISTS for a column: the column is looked for, then added, and an add
-// that fails because another process added it first is fine; SQLITE_BUSY
-// is retried. table must pass [CheckTable].
+// AddColumn adds column, declared by decl, to table (which must pass
+// [CheckTable]) when an earlier version created it without; processes
+// starting together may all call it. SQLite has no ADD COLUMN IF NOT
+// EXISTS: an add that fails because another process added it first is fine.
 func (d Dialect) AddColumn(ctx context.Context, db *sql.DB, table, column, decl string) error {
 	alter := `ALTER TABLE "` + table + `" ADD COLUMN `
 	if d == PostgreSQL {
@@ -155,10 +145,9 @@ func (d Dialect) AddColumn(ctx context.Context, db *sql.DB, table, column, decl 
 	})
 }
 
-// Busy waits: the first retry waits about busyWaitMin, each next one twice
-// as long up to busyWaitMax, for busyRetries retries (about 1 to 2 s in
-// all), so a writer that holds the lock for a moment is outwaited and one
-// that holds it for good is reported.
+// Busy waits double from busyWaitMin to busyWaitMax, about 1 to 2 s in
+// all: a writer holding the lock for a moment is outwaited, one holding
+// it for good is reported.
 const (
 	busyRetries = 9
 	busyWaitMin = 20 * time.Millisecond
@@ -168,14 +157,12 @@ const (
 // busyRetried, when set (by tests), sees each retry of [Dialect.Retry].
 var busyRetried atomic.Pointer[func(error)]
 
-// Retry calls op, and on SQLite calls it again, after a short jittered
-// backoff, while it fails with SQLITE_BUSY or SQLITE_LOCKED, up to nine
-// times or until ctx ends; it returns op's last error, or ctx's. op must be
-// safe to repeat after such a failure, as a statement outside a
-// transaction is: SQLite undid it. The busy timeout of a connection is
-// the first defence (see the stores' documentation); this covers the
-// answers SQLite gives without consulting it, and connections without
-// one. On PostgreSQL op runs once.
+// Retry calls op, and on SQLite again after a short jittered backoff
+// while it fails with SQLITE_BUSY or SQLITE_LOCKED, up to nine times or
+// until ctx ends; it returns op's last error, or ctx's. op must be safe to
+// repeat after such a failure (SQLite undid it). This covers the answers
+// SQLite gives without consulting a connection's busy timeout. On
+// PostgreSQL op runs once.
 func (d Dialect) Retry(ctx context.Context, op func() error) error {
 	err := op()
 	for n := 0; n < busyRetries && d == SQLite && busy(err); n++ {
@@ -186,16 +173,15 @@ func (d Dialect) Retry(ctx context.Context, op func() error) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(step/2 + rand.N(step/2+1)): // its timer is collected unfired (Go 1.23)
+		case <-time.After(step/2 + rand.N(step/2+1)):
 		}
 		err = op()
 	}
 	return err
 }
 
-// busy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED, by the
-// driver's code when it has one (modernc.org/sqlite) and by its message
-// otherwise, so that no driver needs to be imported.
+// busy reports whether err is SQLITE_BUSY or SQLITE_LOCKED, by the
+// driver's code or else its message, so no driver is imported.
 func busy(err error) bool {
 	if err == nil {
 		return false
