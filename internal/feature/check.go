@@ -11,20 +11,14 @@ import (
 )
 
 // Check applies the contract's schema of the feature name (either spelling)
-// to args: unknown, missing and null arguments, types, bounds, enums and
-// formats. Its error's text is the reference server's 400 message, word for
-// word, since the server runs Check too. What needs the service's state
-// (whether a file or voice exists and is usable, the likeness permission)
-// is not checked, and neither is a name that is not a feature: a newer
-// service may have features this table does not know.
-//
-// Arguments are checked in order of name, so the first problem reported is
-// the same on every call.
+// to args, in order of name: unknown, missing and null arguments, types,
+// bounds, enums and formats. Its error is the reference server's 400
+// message, which runs Check too. What needs the service's state is not
+// checked, nor a name that is not a feature (a newer service may know it).
 func Check(name string, args map[string]any) error { return check(name, args, true) }
 
-// CheckGiven is Check without its refusal of missing required arguments:
-// what a price needs, as the arguments a price does not depend on may be
-// left out, or empty strings (typed arguments' zero values) until known.
+// CheckGiven is Check for a price: missing required arguments and empty
+// strings (typed arguments' zero values) pass.
 func CheckGiven(name string, args map[string]any) error { return check(name, args, false) }
 
 func check(name string, args map[string]any, all bool) error {
@@ -99,11 +93,9 @@ func (a Arg) check(v any) error {
 	return nil
 }
 
-// Visible reports whether s has a character that shows: one that is not a
-// control, a space, a format character (zero-width spaces and joiners,
-// bidirectional marks, soft hyphens, tags) or another code point Unicode
-// has renderers show as nothing (Hangul fillers, variation selectors, the
-// combining grapheme joiner).
+// Visible reports whether s has a character that shows: not a control, a
+// space, a format character (zero-width, bidirectional marks, soft hyphens,
+// tags) or another default-ignorable code point.
 func Visible(s string) bool {
 	for _, r := range s {
 		if !unicode.IsControl(r) && !unicode.IsSpace(r) &&
@@ -114,9 +106,8 @@ func Visible(s string) bool {
 	return false
 }
 
-// AsInt reads an integral number: a decoded JSON number (float64) or one
-// of the table's defaults (int). Fractions, numbers beyond ±2^31 and
-// non-numbers fail.
+// AsInt reads an integral number: a decoded JSON number (float64) or a
+// table's default (int), within ±2^31.
 func AsInt(v any) (int, bool) {
 	switch n := v.(type) {
 	case int:

@@ -1,9 +1,7 @@
 // Package feature is the table of the service's features, generated from
-// the contract (openapi/openapi.json): canonical names (`<kind>/<name>`),
-// the kind of asset each produces, the older flat spellings the service
-// still accepts, the billing unit, the MCP tool, and every argument's schema
-// with its priced variants. The client, the reference server, its catalog
-// and its agent endpoint all read it, so they can never disagree.
+// the contract (openapi/openapi.json): names in both spellings, kind,
+// billing unit, MCP tool and every argument's schema with its priced
+// variants. The client and the reference server both read it.
 package feature
 
 //go:generate go run ../cmd/featuregen -in ../../openapi/openapi.json -table table.gen.go
@@ -52,9 +50,8 @@ func (f Info) Arg(name string) (Arg, bool) {
 	return Arg{}, false
 }
 
-// Default returns the value the service counts for argument name when args
-// leaves it out: the argument itself when present, else the contract's
-// default (nil when there is none).
+// Default returns argument name of args, or else the contract's default
+// (nil when there is none): the value the service counts.
 func (f Info) Default(args map[string]any, name string) any {
 	if v, ok := args[name]; ok {
 		return v
@@ -64,9 +61,8 @@ func (f Info) Default(args map[string]any, name string) any {
 }
 
 // VariantKey returns the price list's key for value v of a priced argument:
-// the contract's key for the value, else "off"/"on" for a boolean (the price
-// list's rule) and the value itself for a string or a number. ok is false
-// when v is not a scalar.
+// the contract's key for it, else "off"/"on" for a boolean and the value
+// itself for a string or a number; ok is false when v is not a scalar.
 func (a Arg) VariantKey(v any) (key string, ok bool) {
 	switch x := v.(type) {
 	case bool:
@@ -89,8 +85,8 @@ func (a Arg) VariantKey(v any) (key string, ok bool) {
 	return key, true
 }
 
-// VoiceClone is the pricing key of voice cloning. It is priced like a
-// feature but is not one: clones are made through POST /v3/voices.
+// VoiceClone is the pricing key of voice cloning, which is not a feature:
+// clones are made through POST /v3/voices.
 const VoiceClone = "audio/voice-clone"
 
 var byName = func() map[string]Info {
@@ -102,8 +98,7 @@ var byName = func() map[string]Info {
 	return m
 }()
 
-// Lookup resolves a canonical or legacy spelling. Matching is exact: the
-// service does not fold case or trim spaces.
+// Lookup resolves a canonical or legacy spelling, exactly as the service does.
 func Lookup(name string) (Info, bool) {
 	f, ok := byName[name]
 	return f, ok
@@ -121,8 +116,8 @@ func IsLegacy(name string) bool {
 	return ok && f.Legacy == name
 }
 
-// KindOf returns the kind of asset a feature produces, reading the prefix of
-// a canonical name or looking up a legacy one; "" for unknown names.
+// KindOf returns the kind of asset a feature produces; the prefix of an
+// unknown canonical name; "" for other unknown names.
 func KindOf(name string) string {
 	if f, ok := byName[name]; ok {
 		return f.Kind

@@ -1,7 +1,6 @@
-// Package mediatype names media types: the one list of types the service
-// accepts for upload, with the other spellings in real use, and the one
-// content sniffer. Package upload checks files against it before sending;
-// the reference server refuses what it lacks.
+// Package mediatype is the one list of media types the service accepts for
+// upload, with their other spellings in use, and the one content sniffer,
+// shared by package upload and the reference server.
 package mediatype
 
 import (
@@ -22,9 +21,8 @@ const (
 	Document Kind = "document"
 )
 
-// accepted maps every accepted canonical type to its kind. The contract
-// names the same list (x-accepted-media-types on the upload-url request);
-// a test keeps the two in step.
+// accepted maps every accepted canonical type to its kind; a test keeps it
+// in step with the contract's x-accepted-media-types.
 var accepted = map[string]Kind{
 	"image/png": Image, "image/jpeg": Image, "image/gif": Image, "image/webp": Image,
 	"audio/wav": Audio, "audio/mpeg": Audio, "audio/ogg": Audio, "audio/flac": Audio,
@@ -34,9 +32,9 @@ var accepted = map[string]Kind{
 	"text/plain": Document, "text/markdown": Document, "text/csv": Document,
 }
 
-// aliases maps other spellings in real use (by browsers, operating systems
-// and net/http.DetectContentType) to the canonical type. Invented names such
-// as image/jpg are deliberately absent.
+// aliases maps other spellings in real use (browsers, operating systems,
+// net/http.DetectContentType) to the canonical type; invented ones such as
+// image/jpg are left out.
 var aliases = map[string]string{
 	"audio/x-wav":                  "audio/wav",
 	"audio/wave":                   "audio/wav",
@@ -51,9 +49,8 @@ var aliases = map[string]string{
 // Accepted returns the accepted canonical types, sorted.
 func Accepted() []string { return slices.Sorted(maps.Keys(accepted)) }
 
-// Resolve lower-cases contentType, drops its parameters and maps an alias to
-// its canonical spelling. It does not check acceptance; ok is false only for
-// a malformed type.
+// Resolve lower-cases contentType, drops its parameters and maps an alias
+// to its canonical spelling; ok is false only for a malformed type.
 func Resolve(contentType string) (string, bool) {
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {

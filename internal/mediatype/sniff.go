@@ -19,21 +19,15 @@ const SniffLen = 512
 // OctetStream is what Sniff returns for bytes it does not recognize.
 const OctetStream = "application/octet-stream"
 
-// Sniff names the media type of content from its first SniffLen bytes,
-// never from a file name; b is the whole content or its first SniffLen
-// bytes. The answer is canonical but not necessarily accepted: HTML and XML
-// are named, so that they are refused, and unknown bytes, HEIF/AVIF images
-// and AAC in ADTS give OctetStream. Package upload and the reference server
-// both judge content with it.
-//
-// Containers are named by their signature: any EBML file is video/webm and
-// an ISO BMFF file is audio/mp4 only by an M4A brand; the reference server,
-// which holds the whole file, also looks at their tracks.
+// Sniff names the media type of content b (whole, or its first SniffLen
+// bytes) from its bytes alone. The answer is canonical but not always
+// accepted: HTML and XML are named so they are refused; unknown bytes,
+// HEIF/AVIF and ADTS AAC are OctetStream. Containers go by signature (any
+// EBML is video/webm, ISO BMFF is audio/mp4 only by an M4A brand).
 func Sniff(b []byte) string { return SniffHead(b, int64(len(b))) }
 
-// SniffHead is Sniff for a head read from content of size bytes: a
-// QuickTime atom longer than the head is judged against size, as Sniff
-// judges it against the whole content.
+// SniffHead is Sniff for a head read from content of size bytes, against
+// which a QuickTime atom's length is judged.
 func SniffHead(b []byte, size int64) string {
 	head := b[:min(len(b), SniffLen)]
 	has := func(prefix string) bool { return bytes.HasPrefix(head, []byte(prefix)) }
@@ -78,8 +72,8 @@ func SniffHead(b []byte, size int64) string {
 }
 
 // isQuickTime recognizes old QuickTime files that start with a movie-level
-// atom instead of ftyp; the size check against the content's length n
-// keeps text such as "I'm free" out.
+// atom; the size check against the content's length n keeps text such as
+// "I'm free" out.
 func isQuickTime(b []byte, n int64) bool {
 	if len(b) < 8 {
 		return false
@@ -105,12 +99,10 @@ func isMPEGFrame(b []byte) bool {
 	return h>>21 == 0x7ff && h>>19&3 != 1 && h>>17&3 != 0 && br != 0 && br != 15 && h>>10&3 != 3
 }
 
-// textType names text: JSON for a JSON object or array, HTML and XML as
-// net/http.DetectContentType names them, text/plain for other UTF-8
-// without control characters (tab, newlines and form feed allowed), else
-// OctetStream. Empty input is not text: nothing to store. When head is cut
-// from longer content, a rune cut at its end is allowed, and JSON need
-// only read cleanly up to the cut.
+// textType names text: JSON for an object or array, HTML and XML as
+// net/http.DetectContentType does, text/plain for other non-empty UTF-8
+// without controls but tab, newlines and form feed, else OctetStream. A
+// head cut from longer content may end in a cut rune or cut JSON.
 func textType(head []byte, cut bool) string {
 	if cut {
 		head = trimCutRune(head)
