@@ -64,9 +64,8 @@ func hostOf(u *url.URL) host {
 }
 
 // StartAttempt starts the span of attempt n (0 for the first) of a request,
-// with the HTTP client semantic conventions. Its attributes are set at its
-// end, in one call, and only when it records. url.full has no query: a
-// signed storage URL's query is its credential.
+// with the HTTP client conventions. url.full has no query: a signed storage
+// URL's query is its credential.
 func (t *T) StartAttempt(ctx context.Context, method string, u *url.URL, n int) (context.Context, Attempt) {
 	s := t.Get()
 	if s == nil {
@@ -108,9 +107,8 @@ func (a Attempt) End(resp *http.Response, err error) {
 	}
 	if a.span.IsRecording() {
 		n := 3 + b2i(a.host.port.Valid()) + b2i(a.n > 0) + b2i(resp != nil) + b2i(etype != "")
-		attrs := make([]attribute.KeyValue, 3, n) // exact: each takes 64 bytes
-		attrs[0], attrs[1] = methodKey.String(a.method), a.host.addr
-		attrs[2] = attribute.String("url.full", a.full)
+		attrs := append(make([]attribute.KeyValue, 0, n), // exact: each takes 64 bytes
+			methodKey.String(a.method), a.host.addr, attribute.String("url.full", a.full))
 		if a.host.port.Valid() {
 			attrs = append(attrs, a.host.port)
 		}

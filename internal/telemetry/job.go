@@ -216,11 +216,10 @@ func drop(id, event string) {
 	}
 }
 
-// Observe ends the job of a generation the caller found terminal by its
-// own means: the open job in this process, or else, when ctx carries the
-// span context an earlier attempt recorded, a job span that continues it,
-// started and ended now. Either way it counts as finished once here; since
-// is when it was requested.
+// Observe ends the job of a generation the caller found terminal: the open
+// one here, or else one that continues ctx's span context (an earlier
+// attempt's job), started now; since is when it was requested. Either way
+// it counts as finished once here.
 func (t *T) Observe(ctx context.Context, id, feature, kind, status string, cost float64, since time.Time) {
 	refunded := status != "done"
 	jobs.Lock()
@@ -300,8 +299,7 @@ func Retried(ctx context.Context) {
 }
 
 // Finish ends the job at status, refunded as the service does for error
-// and timeout; endedBy is "webhook", "poll" or "" (seen otherwise). Only
-// the first call counts.
+// and timeout, once; endedBy is "webhook", "poll" or "" (seen otherwise).
 func (j *Job) Finish(status string, refunded bool, endedBy string) {
 	if j == nil {
 		return

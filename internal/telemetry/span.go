@@ -25,9 +25,8 @@ type Span struct {
 }
 
 // child starts a span named name, with generation id ("" for none), under
-// the job j, or else under ctx's span, with the tracer of that parent's
-// provider. The id's attribute is made only for a span that records, so
-// an unrecorded wait or save allocates nothing.
+// the job j or else ctx's span, with that parent's provider. The id's
+// attribute is made only for a span that records: an off one allocates nothing.
 func child(ctx context.Context, j *Job, name, id string) (context.Context, Span) {
 	if j != nil {
 		ctx = j.Context(ctx)
@@ -122,11 +121,10 @@ func (s Span) EndSave(err error) {
 	}
 }
 
-// Delivered records a verified webhook delivery for generation id (""
-// for a voice) and counts it: a span linked to the job's when that is open
-// here, or else to remote, the traceparent another replica's wait shared
-// (see Watched). It returns the span's traceparent ("" for none), which
-// the hub shares with the event (see Exchanged).
+// Delivered counts a verified webhook delivery for generation id ("" for a
+// voice) and records its span, linked to the open job here or else to
+// remote (see Watched). It returns the span's traceparent, "" for none,
+// for the hub to share (see Exchanged).
 func Delivered(ctx context.Context, id, remote string) string {
 	j := Lookup(id)
 	var m *Metrics
@@ -174,10 +172,9 @@ func Exchanged(id, tp string) {
 	}
 }
 
-// Watched returns the traceparent of the open, recording job of
-// generation id the first time a wait on a hub that shares events with
-// other replicas watches it, and "" otherwise: the replica the webhook
-// lands on links its delivery span to it (see Delivered).
+// Watched returns the traceparent of generation id's open, recording job
+// the first time a hub that shares events watches it, else "": the replica
+// the webhook lands on links its delivery to it (see Delivered).
 func Watched(id string) string {
 	j := Lookup(id)
 	if j == nil || !j.span.IsRecording() || !j.mark(&j.shared) {
