@@ -19,9 +19,8 @@ import (
 //go:embed openapi.json
 var spec []byte
 
-// Spec returns openapi.json, byte for byte: a fresh copy on every call, so no
-// caller can change what another reads. The reference server serves it at
-// /v3/openapi.json.
+// Spec returns openapi.json, byte for byte, in a fresh copy: no caller can
+// change what another reads.
 func Spec() []byte { return bytes.Clone(spec) }
 
 // Unconfirmed returns the JSON pointers (RFC 6901) of every node of [Spec]
@@ -41,7 +40,7 @@ func Unconfirmed() []string {
 				out = append(out, ptr)
 			}
 			for k, v := range n {
-				walk(v, ptr+"/"+escape(k))
+				walk(v, ptr+"/"+escape.Replace(k))
 			}
 		case []any:
 			for i, v := range n {
@@ -54,6 +53,5 @@ func Unconfirmed() []string {
 	return out
 }
 
-func escape(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}
+// escape escapes a key for a JSON pointer.
+var escape = strings.NewReplacer("~", "~0", "/", "~1")
