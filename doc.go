@@ -1,14 +1,12 @@
 // Package mediagen holds the resources of the media generation service as Go
 // values: [Generation] and its [Output], [Voice], [File], [UploadURL],
-// [Template], [TemplatePreview] and [PricingEntry], with the status, kind,
-// owner, unit and [Feature] types and their constants. Package client
-// returns them, package poll waits on them, and package webhook's events
-// carry them.
+// [Template], [TemplatePreview] and [PricingEntry], with their status, kind,
+// owner, unit and [Feature] types. Package client returns them, poll waits
+// on them and webhook's events carry them.
 //
-// The types are generated from the contract (openapi/openapi.json) and
-// follow it field by field: an optional field the service left out is its
-// zero value, so no field needs a nil check. This package imports only the
-// standard library.
+// The types are generated from the contract (openapi/openapi.json), field
+// by field: an optional field the service left out is its zero value. This
+// package imports only the standard library.
 package mediagen
 
 //go:generate go tool -modfile=internal/tools/go.mod oapi-codegen -config internal/api/models.cfg.yaml openapi/openapi.json

@@ -1,6 +1,5 @@
 package mediagen
 
-// FeatureVoiceClone is the pricing key of voice cloning. It is priced like a
-// feature but is not one: clones are made with client.CloneVoice, and the
-// service refuses it as a generation's feature.
+// FeatureVoiceClone is the pricing key of voice cloning, which is not a
+// generation's feature: clones are made with client.CloneVoice.
 const FeatureVoiceClone Feature = "audio/voice-clone"

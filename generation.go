@@ -17,7 +17,6 @@ func (s GenerationStatus) Failed() bool {
 // Terminal reports whether the generation will change no more.
 func (g *Generation) Terminal() bool { return g.Status.Terminal() }
 
-// URL returns the signed URL of the asset: the image, video or audio,
-// whichever the generation's kind produced; "" for text, whose output is
-// Text itself, and before the generation is done.
+// URL returns the signed URL of the image, video or audio asset; "" for
+// text (the output is Text) and before the generation is done.
 func (o Output) URL() string { return cmp.Or(o.Image, o.Video, o.Audio) }

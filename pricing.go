@@ -2,8 +2,8 @@ package mediagen
 
 import "encoding/json"
 
-// UnmarshalJSON decodes an entry, reading "amount" as the price when "price"
-// is absent: the interface document shows that spelling in a sample.
+// UnmarshalJSON decodes an entry, reading "amount" (a spelling the interface
+// document shows in a sample) as the price when "price" is absent.
 func (e *PricingEntry) UnmarshalJSON(b []byte) error {
 	type fields PricingEntry // the same fields without this method
 	var in struct {

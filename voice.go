@@ -12,9 +12,8 @@ func (s VoiceStatus) Terminal() bool {
 // or a clone that finished training.
 func (v *Voice) Terminal() bool { return v.Status.Terminal() }
 
-// MarshalJSON encodes the voice as the service sends it: a catalog voice
-// always carries favorite, false included, while a clone, which cannot be
-// starred, carries none.
+// MarshalJSON encodes the voice as the service sends it: favorite always
+// on a catalog voice, false included, and never on a clone.
 func (v Voice) MarshalJSON() ([]byte, error) {
 	type fields Voice // the same fields without this method
 	if v.Owner != VoiceOwnerService {
