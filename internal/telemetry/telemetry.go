@@ -133,14 +133,14 @@ type cache[K comparable, V any] struct {
 	m map[K]V
 }
 
-func (c *cache[K, V]) get(k K, make func() V) V {
+func (c *cache[K, V]) get(k K, newV func() V) V {
 	c.RLock()
 	v, ok := c.m[k]
 	c.RUnlock()
 	if ok {
 		return v
 	}
-	v = make()
+	v = newV()
 	c.Lock()
 	if len(c.m) < maxSets {
 		c.m[k] = v
