@@ -186,7 +186,7 @@ func (j *Job) Created(id, kind string, cost float64, err error) {
 	for _, old := range dropped {
 		old.end("untracked")
 	}
-	if open { // the job already open for it in this process counts it
+	if open { // the job open for it here counts it; this one just ends
 		j.end("")
 		return
 	}
