@@ -8,7 +8,7 @@ package redact
 
 import (
 	"bytes"
-	"strconv"
+	"encoding/hex"
 	"strings"
 	"unicode/utf8"
 )
@@ -111,9 +111,11 @@ func unescapeURL(b []byte) []byte {
 	out := make([]byte, 0, len(b))
 	for i := 0; i < len(b); i++ {
 		c := b[i]
-		if r, ok := hexAt(b[i+1:], 2); c == '%' && ok {
-			c = byte(r)
-			i += 2
+		if c == '%' {
+			if r, ok := hexAt(b[i+1:], 2); ok {
+				c = byte(r)
+				i += 2
+			}
 		} else if c == '+' {
 			c = ' '
 		}
@@ -122,11 +124,17 @@ func unescapeURL(b []byte) []byte {
 	return out
 }
 
-// hexAt reads the n hex digits b starts with.
+// hexAt reads the n (2 or 4) hex digits b starts with.
 func hexAt(b []byte, n int) (rune, bool) {
+	var d [2]byte
 	if len(b) < n {
 		return 0, false
 	}
-	v, err := strconv.ParseUint(string(b[:n]), 16, 32)
-	return rune(v), err == nil
+	if _, err := hex.Decode(d[:n/2], b[:n]); err != nil {
+		return 0, false
+	}
+	if n == 2 {
+		return rune(d[0]), true
+	}
+	return rune(d[0])<<8 | rune(d[1]), true
 }
