@@ -45,13 +45,13 @@ func (e Estimate) Exact() bool { return e.Min == e.Max }
 // "video/logo-reveal: 0.1 USD/second × 1.5 (resolution=1080p) × 8 seconds = 1.2 USD".
 func (e Estimate) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s USD/%s", e.Feature, fmtUSD(e.Price), e.Unit)
+	fmt.Fprintf(&b, "%s: %s USD/%s", e.Feature, decimal(e.Price), e.Unit)
 	for _, m := range e.Multipliers {
 		def := ""
 		if m.Default {
 			def = ", default"
 		}
-		fmt.Fprintf(&b, " × %s (%s=%s%s)", strconv.FormatFloat(m.Factor, 'f', -1, 64), m.Argument, m.Value, def)
+		fmt.Fprintf(&b, " × %s (%s=%s%s)", decimal(m.Factor), m.Argument, m.Value, def)
 	}
 	if e.Unit != mediagen.PricingUnitCall || e.MaxUnits != 1 {
 		units := strconv.Itoa(e.MinUnits)
@@ -60,15 +60,15 @@ func (e Estimate) String() string {
 		}
 		fmt.Fprintf(&b, " × %s %s", units, cmp.Or(unitNouns[e.Unit], "calls"))
 	}
-	fmt.Fprintf(&b, " = %s", fmtUSD(e.Min))
+	fmt.Fprintf(&b, " = %s", decimal(e.Min))
 	if !e.Exact() {
-		b.WriteString("–" + fmtUSD(e.Max))
+		b.WriteString("–" + decimal(e.Max))
 	}
 	b.WriteString(" USD")
 	return b.String()
 }
 
-func fmtUSD(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+func decimal(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
 // unitNouns name the units billed in [Estimate.String]; others are calls.
 var unitNouns = map[mediagen.PricingUnit]string{
@@ -163,24 +163,19 @@ func multipliers(info feature.Info, variants map[string]map[string]float64, args
 	out := make([]Multiplier, 0, len(variants))
 	for _, name := range slices.Sorted(maps.Keys(variants)) {
 		_, present := args[name]
-		v := info.Default(args, name)
-		m := Multiplier{Argument: name, Factor: 1, Default: !present}
-		if v == nil {
-			// No documented default: the service applies no factor.
-			m.Value = "default"
-			out = append(out, m)
-			continue
+		// Without a documented default the service applies no factor.
+		m := Multiplier{Argument: name, Value: "default", Factor: 1, Default: !present}
+		if v := info.Default(args, name); v != nil {
+			a, _ := info.Arg(name)
+			var ok bool
+			if m.Value, ok = a.VariantKey(v); !ok {
+				return nil, fmt.Errorf("%w: priced argument %s has a %T value", ErrInvalidArgument, name, v)
+			}
+			if m.Factor, ok = variants[name][m.Value]; !ok {
+				priced := strings.Join(slices.Sorted(maps.Keys(variants[name])), ", ")
+				return nil, fmt.Errorf("%w: %s=%s has no price (priced values: %s)", ErrInvalidArgument, name, m.Value, priced)
+			}
 		}
-		a, _ := info.Arg(name)
-		var ok bool
-		if m.Value, ok = a.VariantKey(v); !ok {
-			return nil, fmt.Errorf("%w: priced argument %s has a %T value", ErrInvalidArgument, name, v)
-		}
-		f, ok := variants[name][m.Value]
-		if !ok {
-			return nil, fmt.Errorf("%w: %s=%s has no price (priced values: %s)", ErrInvalidArgument, name, m.Value, strings.Join(slices.Sorted(maps.Keys(variants[name])), ", "))
-		}
-		m.Factor = f
 		out = append(out, m)
 	}
 	return out, nil

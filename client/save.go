@@ -33,16 +33,13 @@ type SavedOutput struct {
 // OpenFunc is then called again for the same output: start over.
 type OpenFunc func(ctx context.Context, g *mediagen.Generation, name, mediaType string) (io.WriteCloser, error)
 
-// SaveOutput downloads the output of a done generation into dir (created
-// when missing; "" is the current directory) as <id><ext>, the extension
-// from its media type ("g_123.mp4"; text as .txt), and a video's poster as
-// <id>.poster<ext>. An id other than lower-case letters, digits, '-' and '_'
-// is cleaned and suffixed with its hash, so distinct ids never share a file.
-// Files are written under a temporary name and renamed when whole, and a
-// transfer that breaks midway is retried from the start. Outputs expire 24
-// hours after the request. A generation not done is refused with
-// [ErrInvalidArgument]. Given [WithIdempotencyKey], the journal records the
-// save ([Client.Unfinished] no longer lists it).
+// SaveOutput downloads the output of a done generation (others are refused
+// with [ErrInvalidArgument]) into dir, created when missing, as <id><ext>
+// ("g_123.mp4"; text as .txt) and a video's poster as <id>.poster<ext>; an
+// unusual id is cleaned and suffixed with its hash. Files are renamed into
+// place when whole, and a broken transfer starts over. Outputs expire 24
+// hours after the request. Given [WithIdempotencyKey], the journal records
+// the save ([Client.Unfinished] no longer lists it).
 func (c *Client) SaveOutput(ctx context.Context, g *mediagen.Generation, dir string, opts ...Option) (*SavedOutput, error) {
 	saved := &SavedOutput{}
 	mkdir := func() error { return os.MkdirAll(cmp.Or(dir, "."), 0o755) }
@@ -223,8 +220,8 @@ func createPart(base string) (*os.File, error) {
 	return nil, fmt.Errorf("cannot create a temporary file beside %s", base)
 }
 
-// extensions names the files of the media types the service produces;
-// others go through the system's table.
+// extensions names the files of the service's media types; others go
+// through the system's table.
 var extensions = map[string]string{
 	"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp", "image/gif": ".gif",
 	"video/mp4": ".mp4", "video/webm": ".webm", "video/quicktime": ".mov",
@@ -253,13 +250,11 @@ const maxKept = 100
 // hashedEnd matches the end of safeName's hashed names.
 var hashedEnd = regexp.MustCompile(`-[0-9a-f]{16}$`)
 
-// safeName is the file name, before the extension, of the generation id:
-// id itself when it is lower-case letters, digits, '-' and '_' only (as the
-// service's ids are); otherwise id lowered, other characters as '_', cut to
-// maxKept, then '-' and 16 hex digits of its SHA-256. Distinct ids get
-// distinct names even where names ignore case (a kept name never ends like
-// a hashed one), and a name has no separator or dot, so it stays in its
-// folder and ".poster" cannot make it another's.
+// safeName is the file name of the generation id: id itself when it is
+// lower-case letters, digits, '-' and '_' only (as the service's ids are),
+// else id lowered, other characters as '_', cut to maxKept, plus '-' and 16
+// hex digits of its SHA-256. Distinct ids get distinct names even where case
+// is ignored, and no name has a separator or a dot ('.poster' is ours).
 func safeName(id string) string {
 	name := strings.Map(func(r rune) rune {
 		switch {
