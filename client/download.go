@@ -13,9 +13,8 @@ import (
 )
 
 // DefaultMaxDownload is the most bytes one downloaded asset may have unless
-// [WithMaxDownload] says otherwise: several times the largest output (minutes
-// of 1080p video), so a storage host that sends without end cannot fill the
-// disk.
+// [WithMaxDownload] says otherwise: several times the largest output, so a
+// storage host that sends without end cannot fill the disk.
 const DefaultMaxDownload = 1 << 30
 
 // WithMaxDownload sets the most bytes one downloaded asset may have; n must
@@ -32,12 +31,11 @@ func WithMaxDownload(n int64) Option {
 	}
 }
 
-// Download writes the asset at rawURL, a signed storage URL from an output,
-// poster or preview, to w, never sending the API key. Transient failures are
-// retried as long as no byte has reached w; after that they return a
-// [*StorageError] with Retryable set ([Client.SaveOutput] retries them). A
-// removed asset matches [ErrNotFound], an expired URL [ErrExpired], and an
-// asset over [WithMaxDownload] [ErrTooLarge], after at most that many bytes.
+// Download writes the asset at rawURL, a signed storage URL, to w, never
+// sending the API key. Transient failures are retried until a byte reached
+// w, then returned as a [*StorageError] with Retryable set. A removed asset
+// matches [ErrNotFound], an expired URL [ErrExpired], and an asset over
+// [WithMaxDownload] [ErrTooLarge].
 func (c *Client) Download(ctx context.Context, rawURL string, w io.Writer, opts ...Option) error {
 	if w == nil {
 		return fmt.Errorf("%w: Download needs a writer", ErrInvalidArgument)

@@ -67,8 +67,7 @@ func (c *Client) Generations(ctx context.Context, p ListParams, opts ...Option) 
 }
 
 // GenerationIterator walks the pages of generations and remembers where it
-// stands, so a loop can stop and continue: in this process by calling
-// [GenerationIterator.All] again, or in another from
+// stands, so a loop can stop and continue, here or in another process from
 // [GenerationIterator.Cursor]. It is not safe for concurrent use.
 type GenerationIterator struct {
 	c       *Client

@@ -19,8 +19,7 @@ import (
 )
 
 // ErrExpired matches a [*StorageError] for a signed URL past its expiry:
-// read the generation, voice or template again for fresh URLs, or reserve a
-// new upload.
+// read the resource again for fresh URLs, or reserve a new upload.
 var ErrExpired = errors.New("mediagen: signed URL expired")
 
 // StorageError is a storage host's answer other than success to a download
@@ -30,13 +29,10 @@ var ErrExpired = errors.New("mediagen: signed URL expired")
 type StorageError struct {
 	Method     string // GET or PUT
 	StatusCode int
-	Message    string // the start of storage's answer
-	// RetryAfter is the wait storage asked for, if it said; one longer than
-	// the retry policy's WaitMax ends the retries.
-	RetryAfter time.Duration
-	// Retryable is true when the failure was transient (429, 500, 502, 503,
-	// 504, a broken connection) but the transfer could not start again:
-	// bytes had reached the writer, or the upload's body cannot rewind.
+	Message    string        // the start of storage's answer
+	RetryAfter time.Duration // asked for by storage; one over WaitMax ends the retries
+	// Retryable is true when the failure was transient but the transfer could
+	// not start again: bytes had reached the writer, or the body cannot rewind.
 	Retryable bool
 }
 
@@ -93,14 +89,12 @@ func storageMessage(body []byte) string {
 	return strings.TrimSpace(string(body))
 }
 
-// PutUpload sends the bytes of a signed upload reserved by
-// [Client.CreateUploadURL] (package upload does every step): exactly the
-// signed headers, never the API key; body must hold exactly
-// u.Headers.ContentLength bytes. Transient failures are retried when body is
-// an [io.Seeker], from its position at the call; otherwise they return a
-// [*StorageError] with Retryable set. A 403 (the URL expired, or a header
-// differs) matches [ErrExpired]: reserve a new URL. On success u.File.ID is
-// live.
+// PutUpload sends the u.Headers.ContentLength bytes of body to a signed
+// upload reserved by [Client.CreateUploadURL], with the signed headers and
+// never the API key; on success u.File.ID is live. Transient failures are
+// retried when body is an [io.Seeker], from its position at the call, else
+// returned as a [*StorageError] with Retryable set. A 403 matches
+// [ErrExpired]: reserve a new URL.
 func (c *Client) PutUpload(ctx context.Context, u *mediagen.UploadURL, body io.Reader, opts ...Option) error {
 	if u == nil || body == nil {
 		return fmt.Errorf("%w: PutUpload needs an upload URL and a body", ErrInvalidArgument)

@@ -72,12 +72,11 @@ type CloneVoiceParams struct {
 }
 
 // CloneVoice starts training a clone of the voice in the Audio sample and
-// returns it running. The balance is charged now and refunded if training
-// fails. At most 5 voices train at once: beyond that it fails with
-// [ErrRateLimited] and a RetryAfter. [WithWebhookURL] asks for the
-// voice.done or voice.error event. Like [Client.CreateGeneration] it never
-// charges twice: after an ambiguous failure it returns the clone the
-// attempt created (the project's clone of the same name and description).
+// returns it running, charged now and refunded if training fails. Beyond 5
+// training at once it fails with [ErrRateLimited]. [WithWebhookURL] asks
+// for its voice.done or voice.error event. Like
+// [Client.CreateGeneration] it never charges twice: after an ambiguous
+// failure it returns the project's clone of the same name and description.
 func (c *Client) CloneVoice(ctx context.Context, p CloneVoiceParams, opts ...Option) (*mediagen.Voice, error) {
 	if p.Name == "" || p.Audio == "" {
 		return nil, fmt.Errorf("%w: CloneVoice needs Name and Audio", ErrInvalidArgument)
