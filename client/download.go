@@ -90,7 +90,7 @@ func (c *Client) download(ctx context.Context, cfg *config, rawURL string, start
 		return transientError{fmt.Errorf("mediagen: download: %w", broke)}
 	})
 	var se *engine.SendError
-	if errors.As(err, &se) && ctx.Err() == nil {
+	if errors.As(err, &se) { // not once ctx ended: Do returns ctx.Err()
 		err = fmt.Errorf("mediagen: download: %w", err)
 	}
 	return err

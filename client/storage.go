@@ -137,8 +137,7 @@ func (c *Client) PutUpload(ctx context.Context, u *mediagen.UploadURL, body io.R
 	})
 	var se *StorageError
 	var send *engine.SendError
-	switch {
-	case err == nil || ctx.Err() != nil:
+	switch { // once ctx ended, Do returns ctx.Err()
 	case errors.As(err, &se):
 		se.Retryable = se.Transient() && !rewindable
 	case errors.As(err, &send):
