@@ -96,8 +96,7 @@ func (c *Client) download(ctx context.Context, cfg *config, rawURL string, start
 	return err
 }
 
-// transientError is an answer cut short, which the next attempt may not
-// meet again.
+// transientError is an answer cut short, which a retry may not meet.
 type transientError struct{ error }
 
 func (e transientError) Unwrap() error { return e.error }
@@ -121,8 +120,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// redactError drops the URL of a *url.Error: a signed URL's query is a
-// credential.
+// redactError drops the URL of a *url.Error, a signed URL's credential.
 func redactError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {

@@ -139,8 +139,7 @@ func (p Pricing) Estimate(args Args) (Estimate, error) {
 	return e, nil
 }
 
-// validFactor reports whether a price or multiplier is finite and not
-// negative.
+// validFactor reports whether a price or multiplier is finite, not negative.
 func validFactor(x float64) bool { return x >= 0 && !math.IsInf(x, 0) }
 
 // maxDuration bounds the seconds an estimate counts: past it a float64 or

@@ -130,8 +130,7 @@ func (c *Client) DeleteGeneration(ctx context.Context, id string, opts ...Option
 }
 
 // delete deletes the what id, forgiving the 404 of a retried delete whose
-// earlier attempt may have done the work; an answer of success false is an
-// error, as nothing was deleted.
+// earlier attempt may have done the work; success false deleted nothing.
 func (c *Client) delete(ctx context.Context, what, id string, opts []Option, build func(string, string) (*http.Request, error)) error {
 	cfg, err := c.configureID(what, id, opts)
 	if err != nil {
