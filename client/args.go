@@ -8,23 +8,18 @@ import (
 	"github.com/mediagen/mediagen-go"
 )
 
-// Args are the arguments of one generation, and know their feature: one of
-// the typed structs generated from the contract (such as [LogoRevealArgs]),
-// or [RawArgs] for a feature or an argument this version of the SDK does not
-// type, and for the legacy flat spellings. Pass them to
-// [Client.CreateGeneration] and [Pricing.Estimate].
-//
-// A zero field of a typed struct is not sent, and the service applies its
-// default; every boolean defaults to false. File arguments (Image) are file
+// Args are the arguments of one generation, for [Client.CreateGeneration]
+// and [Pricing.Estimate]: a typed struct generated from the contract (such
+// as [LogoRevealArgs]), or [RawArgs] for what this SDK does not type and for
+// legacy spellings. A zero field of a typed struct is not sent, so the
+// service applies its default (false for booleans). File arguments are file
 // ids from the upload endpoints, never URLs.
 type Args interface {
-	// Feature returns the feature the arguments are for, in either spelling.
-	Feature() mediagen.Feature
+	Feature() mediagen.Feature // in either spelling
 }
 
-// RawArgs are free-form arguments: FeatureName (canonical or legacy
-// spelling) and the JSON object sent as args. A legacy spelling is sent,
-// and echoed back, as given.
+// RawArgs are free-form arguments: FeatureName (either spelling, sent and
+// echoed as given) and the JSON object sent as args.
 //
 //	client.RawArgs{FeatureName: "logo-reveal", Values: map[string]any{"image": id, "prompt": "sparks"}}
 type RawArgs struct {
@@ -43,7 +38,7 @@ func (a RawArgs) MarshalJSON() ([]byte, error) {
 	return json.Marshal(a.Values)
 }
 
-// AspectRatio is the aspect ratio of an image or video. Logo reveals accept
+// AspectRatio is the aspect ratio of an image or video; logo reveals take
 // only [Aspect16x9] and [Aspect9x16].
 type AspectRatio string
 

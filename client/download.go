@@ -12,16 +12,15 @@ import (
 	"github.com/mediagen/mediagen-go/internal/engine"
 )
 
-// DefaultMaxDownload is the most bytes one downloaded asset may have
-// unless [WithMaxDownload] says otherwise: several times the largest output
-// the service makes (minutes of 1080p video), so a storage host that sends
-// without end cannot fill the disk.
+// DefaultMaxDownload is the most bytes one downloaded asset may have unless
+// [WithMaxDownload] says otherwise: several times the largest output, so a
+// storage host that sends without end cannot fill the disk.
 const DefaultMaxDownload = 1 << 30
 
-// WithMaxDownload sets the most bytes one downloaded asset (an output, a
-// poster, a preview) may have; n must be positive. A larger one fails
-// with an error matching [ErrTooLarge], before anything is written when
-// storage states its size, and [Client.SaveOutput] leaves no file.
+// WithMaxDownload sets the most bytes one downloaded asset may have; n must
+// be positive. A larger asset fails with an error matching [ErrTooLarge],
+// before anything is written when storage states its size, and
+// [Client.SaveOutput] leaves no file.
 func WithMaxDownload(n int64) Option {
 	return func(s *settings) error {
 		if n <= 0 {
@@ -32,15 +31,11 @@ func WithMaxDownload(n int64) Option {
 	}
 }
 
-// Download writes the asset at rawURL, a signed storage URL from an output,
-// poster or preview, to w. The API key is never sent to storage. Transient
-// failures (a broken connection, 429, 500, 502, 503, 504) are retried under
-// the client's retry policy as long as no byte has reached w; after that
-// they return a [*StorageError] with Retryable set, since w cannot take the
-// bytes again ([Client.SaveOutput] can). A removed asset answers an error
-// matching [ErrNotFound], an expired URL one matching [ErrExpired], and one
-// larger than [WithMaxDownload] allows ([DefaultMaxDownload]) one matching
-// [ErrTooLarge], once w has taken that many bytes at most.
+// Download writes the asset at rawURL, a signed storage URL, to w, never
+// sending the API key. Transient failures are retried until a byte reached
+// w, then returned as a [*StorageError] with Retryable set. A removed asset
+// matches [ErrNotFound], an expired URL [ErrExpired], and an asset over
+// [WithMaxDownload] [ErrTooLarge].
 func (c *Client) Download(ctx context.Context, rawURL string, w io.Writer, opts ...Option) error {
 	if w == nil {
 		return fmt.Errorf("%w: Download needs a writer", ErrInvalidArgument)
@@ -52,9 +47,9 @@ func (c *Client) Download(ctx context.Context, rawURL string, w io.Writer, opts 
 	return c.download(ctx, cfg, rawURL, func(string) (io.Writer, error) { return w, nil }, false)
 }
 
-// download GETs rawURL into the writer start returns for each attempt
-// answered 200, given the answer's media type, retrying transient failures.
-// Only a restartable start can take the bytes again after a transfer broke.
+// download GETs rawURL into the writer start returns, given the media type,
+// for each attempt answered 200. Only a restartable start can take the bytes
+// again after a transfer broke.
 func (c *Client) download(ctx context.Context, cfg *config, rawURL string, start func(mediaType string) (io.Writer, error), restartable bool) error {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
@@ -89,21 +84,19 @@ func (c *Client) download(ctx context.Context, cfg *config, rawURL string, start
 			return nil
 		}
 		if cw.n > 0 && !restartable {
-			// Only a 200's body reaches w: that answer broke midway, and w
-			// cannot take its bytes again.
+			// w took bytes of this answer and cannot take them again.
 			return &StorageError{Method: http.MethodGet, StatusCode: http.StatusOK, Retryable: true, Message: broke.Error()}
 		}
 		return transientError{fmt.Errorf("mediagen: download: %w", broke)}
 	})
 	var se *engine.SendError
-	if errors.As(err, &se) && ctx.Err() == nil {
+	if errors.As(err, &se) { // not once ctx ended: Do returns ctx.Err()
 		err = fmt.Errorf("mediagen: download: %w", err)
 	}
 	return err
 }
 
-// transientError is a failure the same attempt may not meet again: an
-// answer cut short.
+// transientError is an answer cut short, which a retry may not meet.
 type transientError struct{ error }
 
 func (e transientError) Unwrap() error { return e.error }
@@ -127,7 +120,16 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// redactURL drops the query of a signed URL, which is its credential.
+// redactError drops the URL of a *url.Error, a signed URL's credential.
+func redactError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// redactURL quotes raw without its query, a signed URL's credential.
 func redactURL(raw string) string {
 	if i := strings.IndexAny(raw, "?#"); i >= 0 {
 		raw = raw[:i] + "?…"

@@ -25,8 +25,8 @@ type Multiplier struct {
 
 // Estimate is the cost of one call, with its working: Price per Unit, times
 // each multiplier, times the units billed, rounded to 1/10,000 USD as the
-// service rounds. When the units are known only after rendering (the length
-// of an avatar clip), Min and Max bound the charge; otherwise they are equal.
+// service rounds. Min and Max bound a charge whose units are known only
+// after rendering (an avatar clip's length); otherwise they are equal.
 type Estimate struct {
 	Feature     mediagen.Feature     // canonical spelling
 	Price       float64              // base price per unit, USD
@@ -45,13 +45,13 @@ func (e Estimate) Exact() bool { return e.Min == e.Max }
 // "video/logo-reveal: 0.1 USD/second × 1.5 (resolution=1080p) × 8 seconds = 1.2 USD".
 func (e Estimate) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s USD/%s", e.Feature, fmtUSD(e.Price), e.Unit)
+	fmt.Fprintf(&b, "%s: %s USD/%s", e.Feature, decimal(e.Price), e.Unit)
 	for _, m := range e.Multipliers {
 		def := ""
 		if m.Default {
 			def = ", default"
 		}
-		fmt.Fprintf(&b, " × %s (%s=%s%s)", strconv.FormatFloat(m.Factor, 'f', -1, 64), m.Argument, m.Value, def)
+		fmt.Fprintf(&b, " × %s (%s=%s%s)", decimal(m.Factor), m.Argument, m.Value, def)
 	}
 	if e.Unit != mediagen.PricingUnitCall || e.MaxUnits != 1 {
 		units := strconv.Itoa(e.MinUnits)
@@ -60,44 +60,39 @@ func (e Estimate) String() string {
 		}
 		fmt.Fprintf(&b, " × %s %s", units, cmp.Or(unitNouns[e.Unit], "calls"))
 	}
-	fmt.Fprintf(&b, " = %s", fmtUSD(e.Min))
+	fmt.Fprintf(&b, " = %s", decimal(e.Min))
 	if !e.Exact() {
-		b.WriteString("–" + fmtUSD(e.Max))
+		b.WriteString("–" + decimal(e.Max))
 	}
 	b.WriteString(" USD")
 	return b.String()
 }
 
-func fmtUSD(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+func decimal(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
-// unitNouns name the units billed in [Estimate.String]; any other unit
-// counts calls.
+// unitNouns name the units billed in [Estimate.String]; others are calls.
 var unitNouns = map[mediagen.PricingUnit]string{
 	mediagen.PricingUnitSecond:       "seconds",
 	mediagen.PricingUnitPer15Seconds: "started 15 s",
 	mediagen.PricingUnitPer1000Chars: "started 1,000 chars",
 }
 
-// Avatar clips last about one second per 15 characters of script; the real
-// length is known only after rendering, so an estimate allows this range
-// around it.
+// Avatar clips last about a second per 15 characters of script; as the real
+// length is known only after rendering, an estimate allows this range.
 const (
 	avatarCharsPerSecond = 15
 	avatarMinFactor      = 0.8
 	avatarMaxFactor      = 1.5
 )
 
-// Estimate returns what a call with args (typed or [RawArgs], as for
-// [Client.CreateGeneration]) costs on this price list: the
-// base price, times the multiplier each priced argument selects (an absent
-// argument at its default, a boolean as off/on), times the units: 1 per
-// call, the duration in seconds (default 5) for reveals, each started 15 s
-// of avatar clip, each started 1,000 characters of voiceover script. For an
-// avatar the clip length is known only after rendering, so the result is a
-// range. RawArgs{FeatureName: [mediagen.FeatureVoiceClone]} prices a voice
-// clone. Arguments the service would refuse (unknown, null, of the wrong
-// type, out of bounds) are refused with [ErrInvalidArgument], as by
-// CreateGeneration; arguments left out are priced at their defaults.
+// Estimate returns what a call with args (as for [Client.CreateGeneration])
+// costs on this price list: the base price, times the multiplier each priced
+// argument selects (an absent one at its default), times the units: 1 per
+// call, the seconds (default 5) of a reveal, each started 15 s of avatar
+// clip (a range), each started 1,000 characters of voiceover script.
+// RawArgs{FeatureName: [mediagen.FeatureVoiceClone]} prices a voice clone.
+// Arguments the service would refuse are refused with [ErrInvalidArgument];
+// arguments left out are priced at their defaults.
 func (p Pricing) Estimate(args Args) (Estimate, error) {
 	a, err := encodeArgs(args)
 	if err != nil {
@@ -117,8 +112,7 @@ func (p Pricing) Estimate(args Args) (Estimate, error) {
 			return Estimate{}, err
 		}
 	}
-	// Checked before the units: a call billed for none would otherwise hide
-	// a negative price behind a cost of -0.
+	// Before the units: a call billed for none would hide a negative price.
 	if !validFactor(e.Price) {
 		return Estimate{}, fmt.Errorf("mediagen: the price list gives %s a price of %v USD; not a price", name, e.Price)
 	}
@@ -127,10 +121,8 @@ func (p Pricing) Estimate(args Args) (Estimate, error) {
 			return Estimate{}, fmt.Errorf("mediagen: the price list gives %s=%s a multiplier of %v; not a price", mult.Argument, mult.Value, mult.Factor)
 		}
 	}
-	// An argument the service would refuse makes a call with no price:
-	// refused as CreateGeneration refuses it (arguments left out are not:
-	// a price may be asked before they are known). After the price list's
-	// own checks, so a broken list is told as such whatever the arguments.
+	// After the price list's checks, so a broken list is told whatever the
+	// arguments; arguments left out pass (a price may come before them).
 	if name != mediagen.FeatureVoiceClone {
 		if err := feature.CheckGiven(string(a.feature), m); err != nil {
 			return Estimate{}, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
@@ -147,16 +139,14 @@ func (p Pricing) Estimate(args Args) (Estimate, error) {
 	return e, nil
 }
 
-// validFactor reports whether a price or multiplier of a price list can
-// make a price: finite and not negative.
+// validFactor reports whether a price or multiplier is finite, not negative.
 func validFactor(x float64) bool { return x >= 0 && !math.IsInf(x, 0) }
 
-// maxDuration bounds the seconds an estimate counts: past 2^53 a float64
-// no longer holds every whole number, and an int may hold fewer.
+// maxDuration bounds the seconds an estimate counts: past it a float64 or
+// an int no longer holds every whole number.
 const maxDuration = min(1<<53, math.MaxInt)
 
-// cost multiplies in the service's order (price, then each multiplier by
-// argument name, then units) so that float rounding agrees to the unit.
+// cost multiplies in the service's order, so float rounding agrees.
 func (e Estimate) cost(units int) float64 {
 	x := e.Price
 	for _, m := range e.Multipliers {
@@ -167,29 +157,24 @@ func (e Estimate) cost(units int) float64 {
 }
 
 // multipliers picks each priced argument's factor, by argument name; an
-// absent argument counts at its default in the feature table.
+// absent argument counts at its default.
 func multipliers(info feature.Info, variants map[string]map[string]float64, args map[string]any) ([]Multiplier, error) {
 	out := make([]Multiplier, 0, len(variants))
 	for _, name := range slices.Sorted(maps.Keys(variants)) {
 		_, present := args[name]
-		v := info.Default(args, name)
-		m := Multiplier{Argument: name, Factor: 1, Default: !present}
-		if v == nil {
-			// No documented default: the service applies no factor.
-			m.Value = "default"
-			out = append(out, m)
-			continue
+		// Without a documented default the service applies no factor.
+		m := Multiplier{Argument: name, Value: "default", Factor: 1, Default: !present}
+		if v := info.Default(args, name); v != nil {
+			a, _ := info.Arg(name)
+			var ok bool
+			if m.Value, ok = a.VariantKey(v); !ok {
+				return nil, fmt.Errorf("%w: priced argument %s has a %T value", ErrInvalidArgument, name, v)
+			}
+			if m.Factor, ok = variants[name][m.Value]; !ok {
+				priced := strings.Join(slices.Sorted(maps.Keys(variants[name])), ", ")
+				return nil, fmt.Errorf("%w: %s=%s has no price (priced values: %s)", ErrInvalidArgument, name, m.Value, priced)
+			}
 		}
-		a, _ := info.Arg(name)
-		var ok bool
-		if m.Value, ok = a.VariantKey(v); !ok {
-			return nil, fmt.Errorf("%w: priced argument %s has a %T value", ErrInvalidArgument, name, v)
-		}
-		f, ok := variants[name][m.Value]
-		if !ok {
-			return nil, fmt.Errorf("%w: %s=%s has no price (priced values: %s)", ErrInvalidArgument, name, m.Value, strings.Join(slices.Sorted(maps.Keys(variants[name])), ", "))
-		}
-		m.Factor = f
 		out = append(out, m)
 	}
 	return out, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"time"
 
@@ -12,33 +13,24 @@ import (
 	"github.com/mediagen/mediagen-go/client/journal"
 	"github.com/mediagen/mediagen-go/internal/api"
 	"github.com/mediagen/mediagen-go/internal/charge"
-	"github.com/mediagen/mediagen-go/internal/engine"
 	"github.com/mediagen/mediagen-go/internal/feature"
 )
 
 // CreateGeneration submits a generation with args, typed (such as
-// [LogoRevealArgs]) or [RawArgs], and returns it in status [mediagen.GenerationStatusPending].
-// The balance is charged now and refunded if the generation ends in error or
-// timeout; follow it with package poll, [Client.GetGeneration] or a webhook
-// ([WithWebhookURL]).
+// [LogoRevealArgs]) or [RawArgs], and returns it pending. The balance is
+// charged now and refunded if it ends in error or timeout; follow it with
+// package poll, [Client.GetGeneration] or a webhook ([WithWebhookURL]).
+// Arguments the contract rules out are refused before anything is sent,
+// with an error matching [ErrInvalidArgument] that ends with the service's
+// message.
 //
-// Arguments the contract rules out for a known feature (one missing,
-// unknown, null, of the wrong type or out of bounds) are refused before
-// anything is sent, with an error matching [ErrInvalidArgument] whose text
-// ends with the message the service would answer. Whether a file or voice
-// exists, and the likeness permission, are the service's to judge.
-//
-// Retries never charge twice: when an attempt fails ambiguously the client
-// finds the generation the attempt created, if any, and returns it instead of
-// submitting again. An error from CreateGeneration therefore means nothing was
-// charged, with two exceptions: an [*UncertainError] (the search itself
-// failed), and the context ending after a request may have reached the
-// service, in which case ctx.Err() is returned and the generation may exist:
-// look for it with [Client.Generations] filtered by feature.
-//
-// Only this Client's own calls are told apart: when two Clients (or
-// processes) submit the same feature and arguments seconds apart and one
-// attempt fails ambiguously, both may be handed the same generation.
+// Retries never charge twice: after an ambiguous failure the client finds
+// the generation the attempt created, if any, instead of submitting again.
+// So an error means nothing was charged, except an [*UncertainError] (the
+// search failed) and ctx.Err() after a request may have reached the
+// service (look with [Client.Generations] by feature). Only this Client's
+// calls are told apart: two Clients submitting the same arguments seconds
+// apart may, after an ambiguous failure, both get the same generation.
 func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option) (*mediagen.Generation, error) {
 	a, err := encodeArgs(args)
 	if err != nil {
@@ -68,8 +60,8 @@ func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option
 	return g, nil
 }
 
-// generationOp is creating a generation, for the charging protocol: args
-// and body, the encoded request, under cfg; body nil only searches.
+// generationOp is creating a generation, for the charging protocol; body
+// nil only searches.
 type generationOp struct {
 	c    *Client
 	cfg  *config
@@ -96,9 +88,8 @@ func (o *generationOp) ID(g *mediagen.Generation) string { return g.ID }
 
 func (o *generationOp) Requested(g *mediagen.Generation) time.Time { return g.RequestDate }
 
-// Key is the feature and the arguments as a map, which marshals with
-// sorted keys: the same key whether they came typed (CreateGeneration) or
-// raw (FindGeneration).
+// Key marshals the arguments as a map, with sorted keys, so typed and raw
+// arguments get the same key.
 func (o *generationOp) Key() string {
 	b, _ := json.Marshal(o.args.params())
 	return string(o.args.feature) + "\x00" + string(b)
@@ -112,13 +103,10 @@ func (o *generationOp) Get(ctx context.Context, id string) (*mediagen.Generation
 	return o.c.getGeneration(ctx, o.cfg, id)
 }
 
-// GetGeneration returns the generation id. It answers [ErrNotFound] once the
-// generation was deleted or expired (24 hours after the request).
+// GetGeneration returns the generation id; [ErrNotFound] once it was
+// deleted or expired (24 hours after the request).
 func (c *Client) GetGeneration(ctx context.Context, id string, opts ...Option) (*mediagen.Generation, error) {
-	if id == "" {
-		return nil, fmt.Errorf("%w: empty generation id", ErrInvalidArgument)
-	}
-	cfg, err := c.configure(opts)
+	cfg, err := c.configureID("generation", id, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -134,31 +122,26 @@ func (c *Client) getGeneration(ctx context.Context, cfg *config, id string) (*me
 	return &env.Generation, nil
 }
 
-// DeleteGeneration removes the generation id and its assets. There is no
-// refund, and work in flight is not cancelled. A retried delete that finds
-// the generation gone after an earlier attempt may have removed it reports
-// success.
+// DeleteGeneration removes the generation id and its assets, with no
+// refund; work in flight is not cancelled. A retried delete that finds it
+// gone reports success.
 func (c *Client) DeleteGeneration(ctx context.Context, id string, opts ...Option) error {
-	if id == "" {
-		return fmt.Errorf("%w: empty generation id", ErrInvalidArgument)
-	}
-	cfg, err := c.configure(opts)
-	if err != nil {
-		return err
-	}
-	r, err := fromGenerated(api.NewDeleteGenerationRequest(c.server, id))
-	if err != nil {
-		return err
-	}
-	return c.delete(ctx, cfg, r)
+	return c.delete(ctx, "generation", id, opts, api.NewDeleteGenerationRequest)
 }
 
-// delete sends a DELETE, forgiving the 404 of a retried delete whose
-// earlier attempt may have done the work; an answer of success false is
-// an error, as nothing was deleted.
-func (c *Client) delete(ctx context.Context, cfg *config, r *engine.Request) error {
+// delete deletes the what id, forgiving the 404 of a retried delete whose
+// earlier attempt may have done the work; success false deleted nothing.
+func (c *Client) delete(ctx context.Context, what, id string, opts []Option, build func(string, string) (*http.Request, error)) error {
+	cfg, err := c.configureID(what, id, opts)
+	if err != nil {
+		return err
+	}
+	r, err := fromGenerated(build(c.server, id))
+	if err != nil {
+		return err
+	}
 	var out api.Success
-	_, err := c.do(ctx, cfg, r, &out)
+	_, err = c.do(ctx, cfg, r, &out)
 	switch {
 	case errors.Is(err, ErrNotFound) && r.Acted:
 		return nil
@@ -168,18 +151,37 @@ func (c *Client) delete(ctx context.Context, cfg *config, r *engine.Request) err
 	return err
 }
 
+// configureID is configure for a call on the what id, which must be set.
+func (c *Client) configureID(what, id string, opts []Option) (*config, error) {
+	if id == "" {
+		return nil, fmt.Errorf("%w: empty %s id", ErrInvalidArgument, what)
+	}
+	return c.configure(opts)
+}
+
+// send sends the request build makes for arg and decodes the answer.
+func send[T, A any](ctx context.Context, c *Client, cfg *config, build func(string, A) (*http.Request, error), arg A) (*T, *http.Response, error) {
+	r, err := fromGenerated(build(c.server, arg))
+	if err != nil {
+		return nil, nil, err
+	}
+	var out T
+	resp, err := c.do(ctx, cfg, r, &out)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &out, resp, nil
+}
+
 // encodedArgs are the arguments of one generation, encoded once: raw is
-// what is sent, and params, decoded from raw when first needed (for a
-// check or a search), compares equal to the params a generation echoes
-// exactly when their JSON does.
+// sent, and params, decoded from raw on first use, equals the params a
+// generation echoes exactly when their JSON does.
 type encodedArgs struct {
 	feature mediagen.Feature
 	raw     []byte
 	m       map[string]any
 }
 
-// params returns the arguments as a JSON object, decoding raw on first use.
-// raw is known to encode an object.
 func (a *encodedArgs) params() map[string]any {
 	if a.m == nil {
 		if err := json.Unmarshal(a.raw, &a.m); err != nil || a.m == nil {
@@ -189,7 +191,6 @@ func (a *encodedArgs) params() map[string]any {
 	return a.m
 }
 
-// encodeArgs returns args with their feature, encoded.
 func encodeArgs(args Args) (encodedArgs, error) {
 	if args == nil {
 		return encodedArgs{}, fmt.Errorf("%w: nil arguments", ErrInvalidArgument)

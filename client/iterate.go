@@ -28,9 +28,8 @@ type GenerationPage struct {
 }
 
 // ListGenerations returns one page of the project's generations, newest
-// first. Pagination is by key: rows created meanwhile do not shift later
-// pages, so no row is skipped or repeated. Generations made through the API
-// drop out 24 hours after their request.
+// first. Pages are keyed, so rows created meanwhile shift nothing: none is
+// skipped or repeated. Generations drop out 24 hours after their request.
 func (c *Client) ListGenerations(ctx context.Context, p ListParams, opts ...Option) (*GenerationPage, error) {
 	cfg, err := c.configure(opts)
 	if err != nil {
@@ -50,33 +49,25 @@ func (c *Client) listGenerations(ctx context.Context, cfg *config, p ListParams)
 	if err != nil {
 		return nil, nil, err
 	}
-	pg := &GenerationPage{Generations: make([]*mediagen.Generation, len(list.Generations))}
-	for i := range list.Generations {
-		pg.Generations[i] = &list.Generations[i]
-	}
+	pg := &GenerationPage{Generations: pointers(list.Generations)}
 	if list.NextCursor != nil {
 		pg.NextCursor = *list.NextCursor
 	}
 	if pg.NextCursor != "" && pg.NextCursor == p.Cursor {
-		// Following it would loop over the same page forever.
 		return nil, nil, fmt.Errorf("mediagen: GET /v3/generations: the next cursor is the one sent (%q); the list does not advance", p.Cursor)
 	}
 	return pg, resp, nil
 }
 
 // Generations returns every generation p selects, newest first, fetching
-// pages as the loop needs them. p is copied, never changed. An error is
-// yielded once and ends the sequence.
-//
-// To stop and resume later, use a [GenerationIterator], which tells where it
-// stands.
+// pages as the loop needs them; p is not changed. An error is yielded once
+// and ends the sequence. A [GenerationIterator] can also stop and resume.
 func (c *Client) Generations(ctx context.Context, p ListParams, opts ...Option) iter.Seq2[*mediagen.Generation, error] {
 	return c.GenerationIterator(p, opts...).All(ctx)
 }
 
 // GenerationIterator walks the pages of generations and remembers where it
-// stands, so a loop can stop and continue later: in this process by calling
-// [GenerationIterator.All] again, or in another one from
+// stands, so a loop can stop and continue, here or in another process from
 // [GenerationIterator.Cursor]. It is not safe for concurrent use.
 type GenerationIterator struct {
 	c       *Client
@@ -95,17 +86,15 @@ func (c *Client) GenerationIterator(p ListParams, opts ...Option) *GenerationIte
 	return &GenerationIterator{c: c, opts: opts, params: p, cursor: p.Cursor}
 }
 
-// All yields the generations from where the iterator stands. Breaking out of
-// the loop keeps the position: calling All again continues with the next
-// generation, none repeated or skipped. An error is yielded once and ends the
-// sequence; calling All again retries the page that failed.
+// All yields the generations from where the iterator stands; after a break,
+// calling All again continues with the next one. An error is yielded once
+// and ends the sequence; calling All again retries the page that failed.
 func (it *GenerationIterator) All(ctx context.Context) iter.Seq2[*mediagen.Generation, error] {
 	return func(yield func(*mediagen.Generation, error) bool) {
 		for {
 			if it.pos < len(it.page) {
-				g := it.page[it.pos]
 				it.pos++
-				if !yield(g, nil) {
+				if !yield(it.page[it.pos-1], nil) {
 					return
 				}
 				continue
@@ -128,11 +117,10 @@ func (it *GenerationIterator) All(ctx context.Context) iter.Seq2[*mediagen.Gener
 	}
 }
 
-// Cursor returns the cursor of the page holding the next generation to
-// yield: pass it as ListParams.Cursor to continue in a new iterator. When the
-// loop stopped inside a page, that page is read again from its first row, so
-// the first [GenerationIterator.Offset] rows come a second time. "" means the
-// first page, or, once [GenerationIterator.Done], nothing is left.
+// Cursor returns the cursor of the page holding the next generation, to
+// pass as ListParams.Cursor to a new iterator: that page is read again from
+// its first row, so its first [GenerationIterator.Offset] rows come twice.
+// "" means the first page, or, once [GenerationIterator.Done], nothing left.
 func (it *GenerationIterator) Cursor() string {
 	if it.fetched && it.pos == len(it.page) {
 		return it.next

@@ -9,9 +9,9 @@ import (
 )
 
 // Pricing is the price list of the project's plan, keyed by canonical
-// feature name, plus [mediagen.FeatureVoiceClone]. Only features the plan prices
-// appear. Reading it holds or quotes nothing: prices apply when a call is
-// made. Use [Pricing.Estimate] for the cost of a call.
+// feature name, plus [mediagen.FeatureVoiceClone]; only features the plan
+// prices appear. Prices apply when a call is made: reading them holds
+// nothing. [Pricing.Estimate] gives the cost of a call.
 type Pricing map[mediagen.Feature]mediagen.PricingEntry
 
 // Pricing reads the price list of the project's plan. Entries that carry
@@ -33,22 +33,18 @@ func (c *Client) Pricing(ctx context.Context, opts ...Option) (Pricing, error) {
 	for name, e := range t.Prices {
 		p[mediagen.Feature(name)] = e
 	}
-	// The client keeps its own copy: the caller may change p.
-	kept := p.clone()
+	kept := p.clone() // the caller may change p
 	c.prices.Store(&kept)
 	return p, nil
 }
 
 // clone copies p down to the variants' maps.
 func (p Pricing) clone() Pricing {
-	out := make(Pricing, len(p))
-	for f, e := range p {
-		if e.Variants != nil {
-			v := make(map[string]map[string]float64, len(e.Variants))
-			for arg, m := range e.Variants {
-				v[arg] = maps.Clone(m)
-			}
-			e.Variants = v
+	out := maps.Clone(p)
+	for f, e := range out {
+		e.Variants = maps.Clone(e.Variants)
+		for arg, m := range e.Variants {
+			e.Variants[arg] = maps.Clone(m)
 		}
 		out[f] = e
 	}

@@ -13,6 +13,7 @@ import (
 	"mime"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/mediagen/mediagen-go"
@@ -25,31 +26,24 @@ type SavedOutput struct {
 }
 
 // OpenFunc returns where one output of a done generation goes, for
-// [Client.SaveOutputFunc]: name is "output" or "poster", mediaType the
-// output's media type. The save writes the bytes and closes the writer; an
-// error from Close fails the save (so an upload to blob storage can commit
-// there). A writer the save abandons (its transfer broke midway, or failed)
-// sees ctx end before it is closed, as blob storage writers abort then
-// instead of committing a partial object. OpenFunc is called again for the
-// same output when a transfer broke midway, after the writer of the broken
-// one was closed: start over.
+// [Client.SaveOutputFunc]: name is "output" or "poster". The save writes and
+// closes the writer, and an error from Close fails it (so blob storage can
+// commit there). A writer the save abandons (its transfer broke or failed)
+// sees ctx end before it is closed, so it can abort instead of committing;
+// OpenFunc is then called again for the same output: start over.
 type OpenFunc func(ctx context.Context, g *mediagen.Generation, name, mediaType string) (io.WriteCloser, error)
 
-// SaveOutput downloads the output of a done generation into dir (created
-// when missing; "" is the current directory) as <id><ext>, the extension
-// from its media type ("g_123.mp4"), and a video's poster as
-// <id>.poster<ext>; an id that is not lower-case letters, digits, '-' and
-// '_' only is cleaned and suffixed with a hash of itself, so distinct ids
-// never share a file. Text outputs are written as <id>.txt. Each file is written under a temporary name and
-// renamed when complete, so a path it returns is never a partial file, and
-// a transfer that breaks midway is retried from the start. Outputs expire
-// with the generation, 24 hours after its request: save what you keep. A
-// generation not done yet is refused with [ErrInvalidArgument]. Given
-// [WithIdempotencyKey], the journal records the save ([Client.Unfinished]
-// no longer lists it).
+// SaveOutput downloads the output of a done generation (others are refused
+// with [ErrInvalidArgument]) into dir, created when missing, as <id><ext>
+// ("g_123.mp4"; text as .txt) and a video's poster as <id>.poster<ext>; an
+// unusual id is cleaned and suffixed with its hash. Files are renamed into
+// place when whole, and a broken transfer starts over. Outputs expire 24
+// hours after the request. Given [WithIdempotencyKey], the journal records
+// the save ([Client.Unfinished] no longer lists it).
 func (c *Client) SaveOutput(ctx context.Context, g *mediagen.Generation, dir string, opts ...Option) (*SavedOutput, error) {
 	saved := &SavedOutput{}
-	err := c.save(ctx, g, opts, func() error { return os.MkdirAll(cmp.Or(dir, "."), 0o755) }, func(_ context.Context, g *mediagen.Generation, name, mediaType string) (io.WriteCloser, error) {
+	mkdir := func() error { return os.MkdirAll(cmp.Or(dir, "."), 0o755) }
+	err := c.save(ctx, g, opts, mkdir, func(_ context.Context, g *mediagen.Generation, name, mediaType string) (io.WriteCloser, error) {
 		final, path := filepath.Join(dir, safeName(g.ID)), &saved.Path
 		if name == "poster" {
 			final, path = final+".poster", &saved.PosterPath
@@ -67,11 +61,9 @@ func (c *Client) SaveOutput(ctx context.Context, g *mediagen.Generation, dir str
 	return saved, nil
 }
 
-// SaveOutputFunc is [Client.SaveOutput] to the writers open returns: to
-// blob storage, a database or anywhere else, with the SDK you choose. It
-// makes the same checks, retries the same way and records the save in the
-// journal the same way; a text output is written too, as "output" of type
-// text/plain.
+// SaveOutputFunc is [Client.SaveOutput] to the writers open returns (blob
+// storage, a database), with the same checks, retries and journal record;
+// a text output is written as "output" of type text/plain.
 func (c *Client) SaveOutputFunc(ctx context.Context, g *mediagen.Generation, open OpenFunc, opts ...Option) error {
 	if open == nil {
 		return fmt.Errorf("%w: SaveOutputFunc needs a non-nil OpenFunc", ErrInvalidArgument)
@@ -93,8 +85,7 @@ func (c *Client) SaveOutputFunc(ctx context.Context, g *mediagen.Generation, ope
 	})
 }
 
-// abortable is a writer of an OpenFunc with the context it was opened
-// with, which ends before the writer is closed when the save abandons it.
+// abortable is an OpenFunc's writer and the end of the context it got.
 type abortable struct {
 	io.WriteCloser
 	cancel context.CancelFunc
@@ -105,15 +96,14 @@ func (a *abortable) Close() error {
 	return a.WriteCloser.Close()
 }
 
-// save is the one save: it checks g, prepares the destination, writes each
-// output through open and records the save for a keyed call.
+// save checks g, prepares the destination, writes each output through open
+// and records the save for a keyed call.
 func (c *Client) save(ctx context.Context, g *mediagen.Generation, opts []Option, prepare func() error, open OpenFunc) (err error) {
-	if g == nil || g.Status != mediagen.GenerationStatusDone {
-		status := "nil"
-		if g != nil {
-			status = string(g.Status)
-		}
-		return fmt.Errorf("%w: SaveOutput needs a done generation, got %s", ErrInvalidArgument, status)
+	if g == nil {
+		return fmt.Errorf("%w: SaveOutput needs a done generation, got nil", ErrInvalidArgument)
+	}
+	if g.Status != mediagen.GenerationStatusDone {
+		return fmt.Errorf("%w: SaveOutput needs a done generation, got %s", ErrInvalidArgument, g.Status)
 	}
 	if g.ID == "" {
 		return fmt.Errorf("%w: SaveOutput needs a generation id to name its files", ErrInvalidArgument)
@@ -156,10 +146,9 @@ func (c *Client) save(ctx context.Context, g *mediagen.Generation, opts []Option
 	return c.markSaved(ctx, cfg)
 }
 
-// saveOne downloads one output to the writers open returns: each attempt
-// answered gets a new one, the writer of a broken attempt dropped, and the
-// last is closed once the transfer is whole. A mediaType of "" is the
-// answer's.
+// saveOne downloads one output, to a new writer of open per attempt
+// answered; a broken attempt's writer is dropped, the last closed once the
+// transfer is whole. A mediaType of "" is the answer's.
 func (c *Client) saveOne(ctx context.Context, cfg *config, g *mediagen.Generation, name, mediaType, rawURL string, open OpenFunc) error {
 	var w io.WriteCloser
 	err := c.download(ctx, cfg, rawURL, func(answered string) (io.Writer, error) {
@@ -183,8 +172,7 @@ func (c *Client) saveOne(ctx context.Context, cfg *config, g *mediagen.Generatio
 }
 
 // drop abandons a writer: a partial file is removed; an OpenFunc's writer
-// sees its context end, so that one which commits on Close (blob storage)
-// aborts, and is then closed, as it has no other way to end.
+// sees its context end first, so one that commits on Close aborts.
 func drop(w io.WriteCloser) {
 	switch w := w.(type) {
 	case *partFile:
@@ -198,12 +186,12 @@ func drop(w io.WriteCloser) {
 	}
 }
 
-// partFile is a file written under a temporary name beside final and
-// renamed to it when closed, so final is never partial.
+// partFile is a temporary file renamed to final when closed, so final is
+// never partial; path is then set to final.
 type partFile struct {
 	*os.File
 	final string
-	path  *string // set to final once it is there
+	path  *string
 }
 
 func (p *partFile) Close() error {
@@ -219,9 +207,8 @@ func (p *partFile) Close() error {
 	return nil
 }
 
-// createPart creates a new temporary file beside base. Unlike
-// os.CreateTemp (0600) it asks for 0666, so the saved file gets the
-// permissions the umask gives any new file, as with os.Create.
+// createPart creates a temporary file beside base, with mode 0666 (not
+// os.CreateTemp's 0600) so the umask decides, as with os.Create.
 func createPart(base string) (*os.File, error) {
 	for range 100 {
 		name := fmt.Sprintf("%s.%08x.part", filepath.Join(filepath.Dir(base), "."+filepath.Base(base)), rand.Uint32())
@@ -233,8 +220,8 @@ func createPart(base string) (*os.File, error) {
 	return nil, fmt.Errorf("cannot create a temporary file beside %s", base)
 }
 
-// extensions names the files of the media types the service produces;
-// others go through the system's table.
+// extensions names the files of the service's media types; others go
+// through the system's table.
 var extensions = map[string]string{
 	"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp", "image/gif": ".gif",
 	"video/mp4": ".mp4", "video/webm": ".webm", "video/quicktime": ".mov",
@@ -260,33 +247,25 @@ func extension(mediaType string) string {
 // maxKept is the most characters of an id a file name keeps.
 const maxKept = 100
 
-// safeName is the name, before the extension, that the outputs of the
-// generation id are saved under. It is id itself when id is lower-case
-// letters, digits, '-' and '_' only (as the service's ids are); otherwise
-// id with capitals lowered and other characters replaced by '_', cut to
-// maxKept, then '-' and 16 hex digits of the SHA-256 of id.
-//
-// Distinct ids get distinct names, also where file names ignore case: a
-// name kept as is never ends like a hashed one (such an id is hashed too),
-// and hashed names differ by their hash. A name has no separator and no
-// dot, so it stays in its folder and ".poster" cannot make it another's.
+// hashedEnd matches the end of safeName's hashed names.
+var hashedEnd = regexp.MustCompile(`-[0-9a-f]{16}$`)
+
+// safeName is the file name of the generation id: id itself when it is
+// lower-case letters, digits, '-' and '_' only (as the service's ids are),
+// else id lowered, other characters as '_', cut to maxKept, plus '-' and 16
+// hex digits of its SHA-256. Distinct ids get distinct names even where case
+// is ignored, and no name has a separator or a dot ('.poster' is ours).
 func safeName(id string) string {
-	var b strings.Builder
-	changed := false
-	for _, r := range id {
+	name := strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_':
-			b.WriteRune(r)
+			return r
 		case r >= 'A' && r <= 'Z':
-			b.WriteRune(r - 'A' + 'a')
-			changed = true
-		default:
-			b.WriteByte('_')
-			changed = true
+			return r - 'A' + 'a'
 		}
-	}
-	name := b.String()
-	if !changed && name != "" && len(name) <= maxKept && !endsHashed(name) {
+		return '_'
+	}, id)
+	if name == id && name != "" && len(name) <= maxKept && !hashedEnd.MatchString(name) {
 		return name
 	}
 	if len(name) > maxKept {
@@ -297,18 +276,4 @@ func safeName(id string) string {
 	}
 	sum := sha256.Sum256([]byte(id))
 	return name + "-" + hex.EncodeToString(sum[:8])
-}
-
-// endsHashed reports whether name ends as safeName's hashed names do.
-func endsHashed(name string) bool {
-	const n = 16
-	if len(name) < n+1 || name[len(name)-n-1] != '-' {
-		return false
-	}
-	for _, c := range name[len(name)-n:] {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,27 +18,21 @@ import (
 	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
-// ErrExpired matches a [*StorageError] for a signed URL storage no longer
-// honours (an output, poster, preview or upload URL past its expiry): read
-// the generation, voice or template again for fresh URLs, or reserve a new
-// upload.
+// ErrExpired matches a [*StorageError] for a signed URL past its expiry:
+// read the resource again for fresh URLs, or reserve a new upload.
 var ErrExpired = errors.New("mediagen: signed URL expired")
 
-// StorageError is an answer of the storage host other than success, to a
-// download or a signed upload's PUT, after the retries that could be made.
-// It matches [ErrNotFound] for 404 (the asset was removed) and [ErrExpired]
-// for 403 (the signed URL expired or, for a PUT, a signed header differs).
+// StorageError is a storage host's answer other than success to a download
+// or a signed upload's PUT, after the retries that could be made. It
+// matches [ErrNotFound] for 404 (the asset was removed) and [ErrExpired]
+// for 403 (the URL expired or, for a PUT, a signed header differs).
 type StorageError struct {
 	Method     string // GET or PUT
 	StatusCode int
-	Message    string // the start of storage's answer
-	// RetryAfter is what storage asked to wait before a retry, if it said;
-	// a wait longer than the retry policy's WaitMax ends the retries.
-	RetryAfter time.Duration
-	// Retryable is true when the failure was transient (429, 500, 502, 503,
-	// 504, or a broken connection) but the transfer could not be started
-	// again: bytes had already gone to the writer, or the upload's body
-	// cannot be rewound.
+	Message    string        // the start of storage's answer
+	RetryAfter time.Duration // asked for by storage; one over WaitMax ends the retries
+	// Retryable is true when the failure was transient but the transfer could
+	// not start again: bytes had reached the writer, or the body cannot rewind.
 	Retryable bool
 }
 
@@ -70,18 +65,14 @@ func (e *StorageError) Is(target error) bool {
 	return false
 }
 
-// maxStorageMessage caps [StorageError.Message].
-const maxStorageMessage = 512
-
 // Transient reports whether the same transfer may succeed later: a 429,
 // 500, 502, 503 or 504.
 func (e *StorageError) Transient() bool { return retry.TransientStatus(e.StatusCode) }
 
-// newStorageError reads a failed storage answer to a request of method,
-// received at now. The method is the caller's: an answer a middleware made
-// up may carry no Request.
+// newStorageError reads a failed storage answer to a request of method (the
+// caller's: a middleware's answer may carry no Request), received at now.
 func newStorageError(resp *http.Response, method string, now time.Time) *StorageError {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxStorageMessage))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	e := &StorageError{Method: method, StatusCode: resp.StatusCode, Message: storageMessage(body)}
 	if retry.TransientStatus(resp.StatusCode) {
 		e.RetryAfter, _ = retry.After(resp, now)
@@ -89,8 +80,7 @@ func newStorageError(resp *http.Response, method string, now time.Time) *Storage
 	return e
 }
 
-// storageMessage returns the message of a storage error body: the service's
-// JSON error message when there is one, else the text itself.
+// storageMessage is the service's JSON error message in body, else body.
 func storageMessage(body []byte) string {
 	var eb errorBody
 	if json.Unmarshal(body, &eb) == nil && eb.Error.Message != "" {
@@ -99,16 +89,12 @@ func storageMessage(body []byte) string {
 	return strings.TrimSpace(string(body))
 }
 
-// PutUpload sends the bytes of a reserved signed upload: step 2 of the
-// two-step upload ([Client.CreateUploadURL] is step 1; package upload does every
-// step). It sends exactly the signed Content-Type and Content-Length, and
-// never the API key; body must hold exactly u.Headers.ContentLength bytes.
-// Transient failures (a broken connection, 429, 500, 502, 503, 504) are
-// retried under the retry policy when body is an [io.Seeker], from the
-// position it had when PutUpload was called; otherwise they return a
-// [*StorageError] with Retryable set. A refusal (403: the URL expired, or a
-// header differs) returns a [*StorageError] matching [ErrExpired]: reserve
-// a new URL. On success the file id u.File.ID is live.
+// PutUpload sends the u.Headers.ContentLength bytes of body to a signed
+// upload reserved by [Client.CreateUploadURL], with the signed headers and
+// never the API key; on success u.File.ID is live. Transient failures are
+// retried when body is an [io.Seeker], from its position at the call, else
+// returned as a [*StorageError] with Retryable set. A 403 matches
+// [ErrExpired]: reserve a new URL.
 func (c *Client) PutUpload(ctx context.Context, u *mediagen.UploadURL, body io.Reader, opts ...Option) error {
 	if u == nil || body == nil {
 		return fmt.Errorf("%w: PutUpload needs an upload URL and a body", ErrInvalidArgument)
@@ -128,11 +114,7 @@ func (c *Client) PutUpload(ctx context.Context, u *mediagen.UploadURL, body io.R
 			return fmt.Errorf("mediagen: storage PUT: %w", err)
 		}
 	}
-	method := string(u.Method)
-	if method == "" {
-		method = http.MethodPut
-	}
-	// Exactly the signed headers, least of all Authorization.
+	method := cmp.Or(string(u.Method), http.MethodPut)
 	r := &engine.Request{Method: method, URL: *target, Header: http.Header{"Content-Type": {u.Headers.ContentType}},
 		Class: engine.Safe, Storage: true, Transfer: true}
 	if !rewindable {
@@ -155,8 +137,7 @@ func (c *Client) PutUpload(ctx context.Context, u *mediagen.UploadURL, body io.R
 	})
 	var se *StorageError
 	var send *engine.SendError
-	switch {
-	case err == nil || ctx.Err() != nil:
+	switch { // once ctx ended, Do returns ctx.Err()
 	case errors.As(err, &se):
 		se.Retryable = se.Transient() && !rewindable
 	case errors.As(err, &send):
@@ -165,22 +146,9 @@ func (c *Client) PutUpload(ctx context.Context, u *mediagen.UploadURL, body io.R
 	return err
 }
 
-// redactError drops the URL of a *url.Error: a signed URL's query is a
-// credential.
-func redactError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
-}
-
-// errBodyClosed is what a late read of an abandoned attempt's body sees.
-var errBodyClosed = errors.New("mediagen: request body read after the attempt ended")
-
-// attemptBody is the body of one PUT attempt. Closing it waits for a read
-// in progress and fails later reads, so the transport never touches the
-// caller's body once the next attempt rewinds it.
+// attemptBody is the body of one PUT attempt. Close waits for a read in
+// progress and fails later ones, so the transport never reads the caller's
+// body once the next attempt rewinds it.
 type attemptBody struct {
 	mu     sync.Mutex
 	r      io.Reader
@@ -192,7 +160,7 @@ func (b *attemptBody) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return 0, errBodyClosed
+		return 0, errors.New("mediagen: request body read after the attempt ended")
 	}
 	n, err := b.r.Read(p)
 	if err != nil && !errors.Is(err, io.EOF) && b.err == nil {
@@ -208,7 +176,8 @@ func (b *attemptBody) Close() error {
 	return nil
 }
 
-// Err returns the first failure of the body's own reads.
+// Err returns the first failure of the body's own reads, which the engine
+// reports instead of the network's.
 func (b *attemptBody) Err() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()

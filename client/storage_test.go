@@ -160,3 +160,26 @@ func TestStorageAnswerWithoutRequest(t *testing.T) {
 	assert.Equal(t, http.MethodPut, se.Method)
 	assert.ErrorIs(t, err, client.ErrExpired)
 }
+
+// Once the context ends, a transfer returns ctx.Err() itself: not wrapped,
+// and not a *StorageError (the engine guarantees it; the client relies on it).
+func TestTransferReturnsTheContextsError(t *testing.T) {
+	c := storageClient(t, newTestClock())
+	for name, call := range map[string]func(context.Context, string) error{
+		"PutUpload": func(ctx context.Context, url string) error {
+			u := &mediagen.UploadURL{UploadURL: url, Headers: mediagen.UploadHeaders{ContentType: "text/plain", ContentLength: 5}}
+			return c.PutUpload(ctx, u, strings.NewReader("hello"))
+		},
+		"Download": func(ctx context.Context, url string) error { return c.Download(ctx, url, io.Discard) },
+	} {
+		ctx, cancel := context.WithCancel(t.Context())
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			cancel() // ends the call after an answer that would be retried
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}))
+		assert.Equal(t, context.Canceled, call(ctx, srv.URL+"/storage/f"), name)
+		srv.Close()
+		cancel()
+	}
+}

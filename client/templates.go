@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/mediagen/mediagen-go"
@@ -25,41 +24,25 @@ func (c *Client) Templates(ctx context.Context, f TemplateFilter, opts ...Option
 	if err != nil {
 		return nil, err
 	}
-	q := api.ListTemplatesParams{Feature: string(f.Feature), Category: f.Category, Title: slices.Clone(f.Titles)}
-	if f.PerCategory != 0 {
-		q.PerCategory = &f.PerCategory
-	}
-	if f.Limit != 0 {
-		q.Limit = &f.Limit
-	}
-	r, err := fromGenerated(api.NewListTemplatesRequest(c.server, &q))
+	q := api.ListTemplatesParams{Feature: string(f.Feature), Category: f.Category, Title: slices.Clone(f.Titles),
+		PerCategory: nonZero(f.PerCategory), Limit: nonZero(f.Limit)}
+	list, _, err := send[api.TemplateList](ctx, c, cfg, api.NewListTemplatesRequest, &q)
 	if err != nil {
-		return nil, err
-	}
-	var list api.TemplateList
-	if _, err := c.do(ctx, cfg, r, &list); err != nil {
 		return nil, err
 	}
 	return pointers(list.Templates), nil
 }
 
 // TemplatePrompt resolves a template preview (an id from
-// [mediagen.Template].Previews) to its prompt, the exact string to send as the
-// prompt argument.
+// [mediagen.Template].Previews) to its prompt, the exact string to send as
+// the prompt argument.
 func (c *Client) TemplatePrompt(ctx context.Context, previewID string, opts ...Option) (*mediagen.TemplatePreview, error) {
-	if previewID == "" {
-		return nil, fmt.Errorf("%w: empty preview id", ErrInvalidArgument)
-	}
-	cfg, err := c.configure(opts)
+	cfg, err := c.configureID("preview", previewID, opts)
 	if err != nil {
 		return nil, err
 	}
-	r, err := fromGenerated(api.NewGetTemplatePreviewRequest(c.server, previewID))
+	env, _, err := send[api.TemplatePreviewEnvelope](ctx, c, cfg, api.NewGetTemplatePreviewRequest, previewID)
 	if err != nil {
-		return nil, err
-	}
-	var env api.TemplatePreviewEnvelope
-	if _, err := c.do(ctx, cfg, r, &env); err != nil {
 		return nil, err
 	}
 	return &env.Preview, nil
@@ -72,4 +55,13 @@ func pointers[T any](s []T) []*T {
 		out[i] = &s[i]
 	}
 	return out
+}
+
+// nonZero returns &v, or nil for the zero value: a parameter left out.
+func nonZero[T comparable](v T) *T {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return &v
 }

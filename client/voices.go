@@ -35,23 +35,11 @@ func (c *Client) Voices(ctx context.Context, f VoiceFilter, opts ...Option) ([]*
 }
 
 func (c *Client) listVoices(ctx context.Context, cfg *config, f VoiceFilter) ([]*mediagen.Voice, *http.Response, error) {
-	q := api.ListVoicesParams{Tag: slices.Clone(f.Tags)}
-	if f.Owner != "" {
-		owner := string(f.Owner)
-		q.Owner = &owner
-	}
-	if f.Locale != "" {
-		q.Locale = &f.Locale
-	}
+	q := api.ListVoicesParams{Tag: slices.Clone(f.Tags), Owner: nonZero(string(f.Owner)), Locale: nonZero(f.Locale)}
 	if f.Favorites {
 		q.Favorites = "true"
 	}
-	r, err := fromGenerated(api.NewListVoicesRequest(c.server, &q))
-	if err != nil {
-		return nil, nil, err
-	}
-	var list api.VoiceList
-	resp, err := c.do(ctx, cfg, r, &list)
+	list, resp, err := send[api.VoiceList](ctx, c, cfg, api.NewListVoicesRequest, &q)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -61,10 +49,7 @@ func (c *Client) listVoices(ctx context.Context, cfg *config, f VoiceFilter) ([]
 // GetVoice returns a voice by id, or a catalog voice by slug. A retired
 // catalog voice and a deleted clone answer [ErrNotFound].
 func (c *Client) GetVoice(ctx context.Context, id string, opts ...Option) (*mediagen.Voice, error) {
-	if id == "" {
-		return nil, fmt.Errorf("%w: empty voice id", ErrInvalidArgument)
-	}
-	cfg, err := c.configure(opts)
+	cfg, err := c.configureID("voice", id, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -72,12 +57,8 @@ func (c *Client) GetVoice(ctx context.Context, id string, opts ...Option) (*medi
 }
 
 func (c *Client) getVoice(ctx context.Context, cfg *config, id string) (*mediagen.Voice, error) {
-	r, err := fromGenerated(api.NewGetVoiceRequest(c.server, id))
+	env, _, err := send[api.VoiceEnvelope](ctx, c, cfg, api.NewGetVoiceRequest, id)
 	if err != nil {
-		return nil, err
-	}
-	var env api.VoiceEnvelope
-	if _, err := c.do(ctx, cfg, r, &env); err != nil {
 		return nil, err
 	}
 	return &env.Voice, nil
@@ -91,15 +72,11 @@ type CloneVoiceParams struct {
 }
 
 // CloneVoice starts training a clone of the voice in the Audio sample and
-// returns it in status [mediagen.VoiceStatusRunning]. The balance is charged now and
-// refunded if training fails. At most 5 voices train at once: beyond that
-// the call fails with [ErrRateLimited] and a RetryAfter. [WithWebhookURL]
-// asks for the voice.done or voice.error event.
-//
-// Like [Client.CreateGeneration] it never charges twice: after an ambiguous
-// failure it returns the clone the attempt created (a clone of the project
-// with the same name and description requested since), and submits again
-// only when there is none.
+// returns it running, charged now and refunded if training fails. Beyond 5
+// training at once it fails with [ErrRateLimited]. [WithWebhookURL] asks
+// for its voice.done or voice.error event. Like
+// [Client.CreateGeneration] it never charges twice: after an ambiguous
+// failure it returns the project's clone of the same name and description.
 func (c *Client) CloneVoice(ctx context.Context, p CloneVoiceParams, opts ...Option) (*mediagen.Voice, error) {
 	if p.Name == "" || p.Audio == "" {
 		return nil, fmt.Errorf("%w: CloneVoice needs Name and Audio", ErrInvalidArgument)
@@ -165,69 +142,43 @@ func (o *cloneOp) Get(ctx context.Context, id string) (*mediagen.Voice, error) {
 	return o.c.getVoice(ctx, o.cfg, id)
 }
 
-// findClones returns the project's clones that match p and were requested
-// inside win, oldest first. The service does not echo the audio file id, so
-// name and description are what identify a clone.
+// findClones returns the project's clones named and described as p and
+// requested inside win, oldest first: the service does not echo the audio.
 func (c *Client) findClones(ctx context.Context, cfg *config, p CloneVoiceParams, win charge.Window) ([]*mediagen.Voice, time.Time, error) {
 	list, resp, err := c.listVoices(ctx, cfg, VoiceFilter{Owner: mediagen.VoiceOwnerProject})
 	if err != nil {
 		return nil, time.Time{}, err
 	}
 	bound := win.Bound(serverDate(resp), cfg.call.Clock.Now())
-	var out []*mediagen.Voice
-	for _, v := range list {
-		if v.Owner != mediagen.VoiceOwnerProject || v.Name != p.Name || v.Description != p.Description {
-			continue
-		}
-		// A clone without a request date cannot be excluded by time; taking
-		// it is safer than charging a second time.
-		if !v.RequestDate.IsZero() && v.RequestDate.Before(bound) {
-			continue
-		}
-		out = append(out, v)
-	}
-	slices.SortStableFunc(out, func(a, b *mediagen.Voice) int {
-		return a.RequestDate.Compare(b.RequestDate)
+	list = slices.DeleteFunc(list, func(v *mediagen.Voice) bool {
+		// A clone without a request date is kept: safer than charging twice.
+		return v.Owner != mediagen.VoiceOwnerProject || v.Name != p.Name || v.Description != p.Description ||
+			!v.RequestDate.IsZero() && v.RequestDate.Before(bound)
 	})
-	return out, bound, nil
+	slices.SortStableFunc(list, func(a, b *mediagen.Voice) int { return a.RequestDate.Compare(b.RequestDate) })
+	return list, bound, nil
 }
 
-// DeleteVoice deletes one of the project's clones; the id stops resolving
-// everywhere and there is no undelete. Catalog voices answer [ErrNotFound].
-// A retried delete that finds the clone gone after an earlier attempt may
-// have removed it reports success.
+// DeleteVoice deletes one of the project's clones, for good; catalog voices
+// answer [ErrNotFound]. A retried delete that finds it gone reports success.
 func (c *Client) DeleteVoice(ctx context.Context, id string, opts ...Option) error {
-	if id == "" {
-		return fmt.Errorf("%w: empty voice id", ErrInvalidArgument)
-	}
-	cfg, err := c.configure(opts)
-	if err != nil {
-		return err
-	}
-	r, err := fromGenerated(api.NewDeleteVoiceRequest(c.server, id))
-	if err != nil {
-		return err
-	}
-	return c.delete(ctx, cfg, r)
+	return c.delete(ctx, "voice", id, opts, api.NewDeleteVoiceRequest)
 }
 
-// FavoriteVoice stars a voice, given by id or slug, for the project. It is
-// idempotent: starring a starred voice succeeds.
+// FavoriteVoice stars a voice, given by id or slug, for the project; it is
+// idempotent.
 func (c *Client) FavoriteVoice(ctx context.Context, id string, opts ...Option) error {
 	return c.setFavorite(ctx, id, true, opts)
 }
 
 // UnfavoriteVoice removes the project's star from a voice, given by id or
-// slug. It is idempotent.
+// slug; it is idempotent.
 func (c *Client) UnfavoriteVoice(ctx context.Context, id string, opts ...Option) error {
 	return c.setFavorite(ctx, id, false, opts)
 }
 
 func (c *Client) setFavorite(ctx context.Context, id string, favorite bool, opts []Option) error {
-	if id == "" {
-		return fmt.Errorf("%w: empty voice id", ErrInvalidArgument)
-	}
-	cfg, err := c.configure(opts)
+	cfg, err := c.configureID("voice", id, opts)
 	if err != nil {
 		return err
 	}
@@ -235,12 +186,8 @@ func (c *Client) setFavorite(ctx context.Context, id string, favorite bool, opts
 	if favorite {
 		build = api.NewFavoriteVoiceRequest
 	}
-	r, err := fromGenerated(build(c.server, id))
+	st, _, err := send[api.FavoriteState](ctx, c, cfg, build, id)
 	if err != nil {
-		return err
-	}
-	var st api.FavoriteState
-	if _, err := c.do(ctx, cfg, r, &st); err != nil {
 		return err
 	}
 	if st.Favorite != favorite {

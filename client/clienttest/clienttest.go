@@ -16,26 +16,17 @@
 //
 // # Time
 //
-// The server's clock is a fake one: it starts at [StartTime] and moves only
-// when something moves it. [Server.Advance] moves it and settles the server,
-// so every render, refund, webhook and expiry due by then has happened. The
-// clients [Server.Client] returns share that clock: when such a client, or
-// package poll or upload acting for it, waits (a poll interval, a retry
-// backoff), the wait advances the server's clock by its length instead of
-// sleeping. So code that submits and then waits with poll's default
-// schedule finishes in milliseconds of wall time, while a render stays
-// observable mid-flight: a GetGeneration right after CreateGeneration sees
-// pending, since only waits move time. Concurrent waits each move the
-// clock, so time may run ahead of any single waiter; tests should not
-// expect exact times after waits, only their order.
+// The server's clock is a fake one that starts at [StartTime] and moves only
+// when something moves it: [Server.Advance], or a wait (a poll interval, a
+// retry backoff) of a client [Server.Client] returns, which advances the
+// clock instead of sleeping. So code that submits and waits finishes in
+// milliseconds, while a GetGeneration right after CreateGeneration still
+// sees pending. Concurrent waits each move the clock: expect the order of
+// times after waits, not exact times. [WithWallClock] runs on real time.
 //
-// A server started [WithWallClock] runs on real time instead, for code
-// that waits without going through the client's clock; see that option.
-//
-// Webhook events are delivered for real. Receivers may be plain-http servers
-// on loopback (httptest); deliveries are signed with the server's webhook
-// secret and stamped by the fake clock, so verify them with
-// webhook.WithNow(srv.Now).
+// Webhook events are delivered for real, to plain-http receivers on loopback
+// too (httptest), signed with the server's secret and stamped by its clock:
+// verify them with webhook.WithNow(srv.Now).
 package clienttest
 
 import (
@@ -60,8 +51,7 @@ const (
 	Balance = 100.0
 )
 
-// StartTime is the time the fake clock shows at first. It is fixed, so tests
-// see the same dates on every run.
+// StartTime is the time the fake clock shows at first, the same every run.
 var StartTime = time.Date(2026, time.January, 5, 9, 0, 0, 0, time.UTC)
 
 // Server is a reference server listening on a loopback port, with one
@@ -73,19 +63,15 @@ type Server struct {
 	tb    testing.TB // nil for a server from Start
 }
 
-// Start starts a reference server whose clock is a fake one at [StartTime],
-// whose renders take 1/100 of their real time, and which holds one project
-// with key [APIKey] and [Balance] USD; opts override those defaults. Close
-// it when done.
+// Start starts a reference server on a fake clock at [StartTime], whose
+// renders take 1/100 of their real time, holding one project with key
+// [APIKey] and [Balance] USD; opts change those. Close it when done.
 func Start(opts ...Option) (*Server, error) {
 	cfg := config{balance: Balance, scale: 0.01, start: StartTime}
 	var errs []error
 	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o(&cfg); err != nil {
-			errs = append(errs, err)
+		if o != nil {
+			errs = append(errs, o(&cfg)) // Join drops the nils
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -100,7 +86,7 @@ func Start(opts ...Option) (*Server, error) {
 		refserver.WithAllowHTTPWebhooks(),         // receivers in tests are httptest servers on loopback
 		refserver.WithFaults(cfg.faults.config()), // cannot panic: WithFaults validated them
 	}, cfg.more...)
-	var clock *refserver.FakeClock // nil leaves the server's default, the wall clock
+	var clock *refserver.FakeClock
 	if !cfg.wall {
 		clock = refserver.NewFakeClock(cfg.start)
 		ropts = append(ropts, refserver.WithClock(clock))
@@ -110,7 +96,7 @@ func Start(opts ...Option) (*Server, error) {
 }
 
 // NewServer is [Start] for a test: it fails the test when the server cannot
-// start and closes the server when the test ends.
+// start, and closes the server when the test ends.
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	s, err := Start(opts...)
@@ -131,32 +117,26 @@ func (s *Server) Close() {
 // URL returns the base URL, for client.WithBaseURL.
 func (s *Server) URL() string { return s.hs.URL }
 
-// Handler returns the server's HTTP handler, for serving it from a listener
-// of the test's own: mounted under a path prefix (which catches requests
-// that ignore the base URL's path), behind middleware of the test's, or
-// over TLS with httptest.NewTLSServer. It is the server [Server.URL]
-// reaches, with the same projects, clock and faults, and it stops with
-// [Server.Close]. The upload and asset URLs it issues are absolute, on the
-// scheme and host the request came to and without any prefix, so a test
-// that follows them routes /storage/ on that host to the handler too.
+// Handler returns the server's HTTP handler (the one [Server.URL] reaches),
+// to serve from a listener of the test's own: under a path prefix, behind
+// middleware, over TLS. The upload and asset URLs it issues are absolute on
+// the request's host, without any prefix: route /storage/ there to it too.
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.ref.ServeHTTP) }
 
 // APIKey returns the key of the default project.
 func (s *Server) APIKey() string { return APIKey }
 
 // WebhookSecret returns the secret the default project's webhooks are
-// signed with; [Server.RotateWebhookSecret] changes it.
+// signed with.
 func (s *Server) WebhookSecret() string {
 	p, _ := s.ref.Project(APIKey) // always there: projects are never removed
 	return p.WebhookSecret
 }
 
-// Client returns a client of the default project with fast retries (waits
-// of 1 to 10 ms) whose waits move the server's clock (see the package
-// documentation); opts are applied after those defaults. Invalid options
-// fail the test of a [NewServer] server with t.Fatal. A [Start] server has
-// no test to fail: there Client is [Server.MustClient], which cannot fail
-// without options; use [Server.ClientFor] to get the error of options.
+// Client returns a client of the default project with fast retries (1 to
+// 10 ms) whose waits move the server's clock; opts apply after those.
+// Invalid options fail the test of a [NewServer] server; on a [Start]
+// server Client is [Server.MustClient] ([Server.ClientFor] returns the error).
 func (s *Server) Client(opts ...client.Option) *client.Client {
 	if s.tb == nil {
 		return s.MustClient(opts...)
@@ -169,8 +149,8 @@ func (s *Server) Client(opts ...client.Option) *client.Client {
 	return c
 }
 
-// MustClient is [Server.Client] for a program, such as an example, with no
-// test to fail: it panics when an option is invalid.
+// MustClient is [Server.Client] for a program with no test to fail: it
+// panics when an option is invalid.
 func (s *Server) MustClient(opts ...client.Option) *client.Client {
 	c, err := s.ClientFor(APIKey, opts...)
 	if err != nil {
@@ -199,8 +179,7 @@ func (s *Server) ClientFor(apiKey string, opts ...client.Option) (*client.Client
 	return c, nil
 }
 
-// serverClock is the clock of the clients a Server hands out: its time is
-// the server's, and a wait advances the server instead of sleeping.
+// serverClock is the server's clock, for its clients: a wait advances it.
 type serverClock struct{ s *Server }
 
 func (c serverClock) Now() time.Time { return c.s.Now() }
@@ -229,9 +208,8 @@ func (s *Server) Now() time.Time {
 }
 
 // Advance moves the server's clock forward by d and settles the server, so
-// every render, training, refund, webhook and expiry due by then has
-// happened. On a [WithWallClock] server, which no one can move, it sleeps
-// for d of wall time and then settles.
+// every render, refund, webhook and expiry due by then has happened. On a
+// [WithWallClock] server it sleeps for d, then settles.
 func (s *Server) Advance(d time.Duration) {
 	if s.clock == nil {
 		_ = retry.Sleep(context.Background(), d)
@@ -241,8 +219,7 @@ func (s *Server) Advance(d time.Duration) {
 	s.ref.Settle()
 }
 
-// Balance returns the default project's balance in USD, refunds due
-// counted.
+// Balance returns the default project's balance in USD, refunds due counted.
 func (s *Server) Balance() float64 { return s.ref.Balance(APIKey) }
 
 // BalanceOf returns the balance of the project of apiKey.
@@ -251,22 +228,21 @@ func (s *Server) BalanceOf(apiKey string) float64 { return s.ref.Balance(apiKey)
 // SetBalance sets the default project's balance in USD.
 func (s *Server) SetBalance(usd float64) { s.ref.SetBalance(APIKey, usd) }
 
-// AddProject adds a project with its own key and balance, for tests of
-// tenant isolation, and returns its webhook secret.
+// AddProject adds a project, for tests of tenant isolation, and returns its
+// webhook secret.
 func (s *Server) AddProject(apiKey string, balance float64) string {
 	return s.ref.AddProject(apiKey, balance).WebhookSecret
 }
 
 // RotateWebhookSecret gives the default project a new webhook secret and
-// returns it. For 24 hours (of the server's clock) deliveries carry two
-// signature entries, the new secret's and the old one's.
+// returns it; for 24 hours deliveries are signed with the old one too.
 func (s *Server) RotateWebhookSecret() string {
 	p, _ := s.ref.RotateWebhookSecret(APIKey)
 	return p.WebhookSecret
 }
 
-// RetireVoice retires a catalog voice, by id or slug: from then on every
-// route answers 404 for it.
+// RetireVoice retires a catalog voice, by id or slug: every route then
+// answers 404 for it.
 func (s *Server) RetireVoice(idOrSlug string) error {
 	if !s.ref.RetireVoice(idOrSlug) {
 		return fmt.Errorf("clienttest: no live catalog voice %q", idOrSlug)
@@ -288,17 +264,15 @@ func (s *Server) FaultCounts() FaultCounts {
 	return FaultCounts(s.ref.Faults().Stats())
 }
 
-// WaitDeliveries waits until every webhook delivery due so far has been
-// sent, its retry included.
+// WaitDeliveries waits until every webhook delivery due so far was sent,
+// its retry included.
 func (s *Server) WaitDeliveries() { s.ref.WaitDeliveries() }
 
 // config is what the options configure.
 type config struct {
-	balance  float64
-	scale    float64
-	start    time.Time
-	startSet bool // WithStartTime was given
-	wall     bool // WithWallClock
-	faults   Faults
-	more     []refserver.Option // of WithProject and WithOutcome
+	balance, scale float64
+	start          time.Time
+	startSet, wall bool // WithStartTime, WithWallClock
+	faults         Faults
+	more           []refserver.Option // of WithProject and WithOutcome
 }

@@ -45,9 +45,8 @@ func WithProject(apiKey string, balance float64) Option {
 	}
 }
 
-// WithOutcome decides how each render or clone training ends; fn receives
-// the canonical feature ("audio/voice-clone" for clones). By default every
-// render succeeds, unless [Faults] make some fail.
+// WithOutcome decides how each render or clone training ends, by canonical
+// feature ("audio/voice-clone" for clones). By default all succeed.
 func WithOutcome(fn func(feature mediagen.Feature) Outcome) Option {
 	return func(c *config) error {
 		if fn == nil {
@@ -60,9 +59,8 @@ func WithOutcome(fn func(feature mediagen.Feature) Outcome) Option {
 	}
 }
 
-// WithRenderScale multiplies render and training durations (default 0.01).
-// Waits move the clock, so the scale matters only to tests that watch
-// renders mid-flight with Advance.
+// WithRenderScale multiplies render and training durations (default 0.01),
+// which tests that watch renders mid-flight with Advance see.
 func WithRenderScale(f float64) Option {
 	return func(c *config) error {
 		if f <= 0 {
@@ -73,8 +71,7 @@ func WithRenderScale(f float64) Option {
 	}
 }
 
-// WithStartTime sets the time the fake clock starts at (default
-// [StartTime]).
+// WithStartTime sets the time the fake clock starts at ([StartTime]).
 func WithStartTime(t time.Time) Option {
 	return func(c *config) error {
 		c.start, c.startSet = t, true
@@ -82,14 +79,10 @@ func WithStartTime(t time.Time) Option {
 	}
 }
 
-// WithWallClock runs the server on the wall clock instead of a fake one:
-// [Server.Now] is time.Now, renders and expiries happen in real time
-// (renders still scaled by [WithRenderScale]) and webhook deliveries are
-// stamped with it. It is for tests of code that waits without the client's
-// clock, such as its own timers or another process, and for checks of
-// real-time behaviour end to end. No one can move the wall clock:
-// [Server.Advance] sleeps instead, and the clients [Server.Client] returns
-// wait in real time. It cannot be combined with [WithStartTime].
+// WithWallClock runs the server on the wall clock: renders (still scaled)
+// and expiries happen in real time, [Server.Advance] and the clients' waits
+// sleep. It is for code that waits on its own timers or another process.
+// It cannot be combined with [WithStartTime].
 func WithWallClock() Option {
 	return func(c *config) error {
 		c.wall = true
@@ -98,7 +91,7 @@ func WithWallClock() Option {
 }
 
 // WithFaults makes the server inject f from the start, deterministically for
-// its Seed; [Server.SetFaults] changes them later.
+// its Seed.
 func WithFaults(f Faults) Option {
 	return func(c *config) error {
 		if err := f.config().Validate(); err != nil {
@@ -110,13 +103,11 @@ func WithFaults(f Faults) Option {
 }
 
 // Faults says which faults the server injects; the zero value injects none.
-// Rates are probabilities from 0 to 1, drawn per request (or per render)
-// from a generator seeded with Seed.
+// Rates are probabilities from 0 to 1, drawn per request or render from Seed.
 type Faults struct {
 	Seed int64
 	// RenderError and RenderTimeout end renders and trainings in error or
-	// timeout (both refunded); RenderFeatures limits them to some
-	// canonical features.
+	// timeout (refunded), of RenderFeatures only when it is set.
 	RenderError, RenderTimeout float64
 	RenderFeatures             []mediagen.Feature
 	// HTTPStatus replaces answers with one of Statuses (default 503),
@@ -125,13 +116,12 @@ type Faults struct {
 	Statuses   []int
 	RetryAfter time.Duration
 	// DropBefore drops the connection before the server acts on the
-	// request; DropAfter after it has acted (the client cannot tell what
-	// happened: the case billing-safe retries exist for).
+	// request; DropAfter after (the case billing-safe retries exist for).
 	DropBefore, DropAfter float64
 	// Latency delays every faulted request by this much of wall time.
 	Latency time.Duration
 	// Paths and Methods limit HTTP faults to these path prefixes and
-	// methods; empty means all.
+	// methods, when set.
 	Paths, Methods []string
 }
 
@@ -147,8 +137,7 @@ func (f Faults) config() fault.Config {
 	}
 }
 
-// FaultCounts counts what the server injected. It converts from
-// fault.Stats, so the two keep the same fields.
+// FaultCounts counts what the server injected (fields as fault.Stats).
 type FaultCounts struct {
 	Requests       int64 // every request seen, faulted or not
 	Replaced       int64 // answers replaced by an injected status
