@@ -18,26 +18,21 @@ import (
 	"github.com/mediagen/mediagen-go/internal/telemetry"
 )
 
-// Version is the version of this module, sent in the User-Agent header as
-// "mediagen-go/" + Version.
+// Version is the version of this module, sent in the User-Agent header as "mediagen-go/" + Version.
 const Version = "0.3.0"
 
-// Environment variables [New] reads when the matching argument or option is
-// not given.
+// Environment variables [New] reads when the matching argument or option is not given.
 const (
 	EnvAPIKey  = "MEDIAGEN_API_KEY"
 	EnvBaseURL = "MEDIAGEN_BASE_URL"
 )
 
-// maxResponseBody caps how much of a successful answer is read; the largest
-// legitimate answers (a page of 100 generations with long scripts, the
-// voice catalog) are a few MiB at most.
+// maxResponseBody caps a successful answer; the largest (a page of 100 generations, the voice catalog)
+// are a few MiB at most.
 const maxResponseBody = 8 << 20
 
-// Client talks to the service on behalf of one project. It is safe for
-// concurrent use; create one and share it. A Client remembers which
-// generations it has handed out, which is what lets billing-safe retries
-// tell its own generations from others: see [Client.CreateGeneration].
+// Client talks to the service on behalf of one project. It is safe for concurrent use: create one and
+// share it, as it remembers the generations it handed out, which billing-safe retries rely on.
 type Client struct {
 	apiKey  string
 	eng     *engine.Engine // every HTTP exchange
@@ -52,19 +47,15 @@ type Client struct {
 	tel     *telemetry.T                        // traces and metrics
 }
 
-// config is a resolved set of options: the client's, or a call's on top.
-// It is passed down explicitly to every request the call makes.
+// config is a resolved set of options (the client's, or a call's on top), passed to each request of a call.
 type config struct {
 	s      settings
 	call   engine.Call
 	charge charge.Call
 }
 
-// New returns a client for the project of apiKey. An empty apiKey is read
-// from MEDIAGEN_API_KEY; the base URL comes from [WithBaseURL] or else
-// MEDIAGEN_BASE_URL. New fails with [ErrNoAPIKey] or [ErrNoBaseURL] when
-// either is missing, and with a descriptive error when an option is invalid.
-// It makes no request.
+// New returns a client for the project of apiKey, else of MEDIAGEN_API_KEY, at [WithBaseURL] or else
+// MEDIAGEN_BASE_URL. It fails with [ErrNoAPIKey], [ErrNoBaseURL], or an option's error; it sends nothing.
 func New(apiKey string, opts ...Option) (*Client, error) {
 	s := defaultSettings()
 	if err := s.apply(opts); err != nil {
@@ -90,7 +81,7 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 		s.httpClient = &http.Client{}
 	}
 	if s.journal == nil {
-		s.journal = journal.NewMemory() // the client's own
+		s.journal = journal.NewMemory()
 	}
 	if t := s.httpClient.Timeout; t > 0 {
 		if !s.timeoutSet {
@@ -100,28 +91,37 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 			s.transfer = t
 		}
 	}
-	// The generated builders resolve their paths against the server URL:
-	// a path prefix needs its trailing slash.
-	c := &Client{apiKey: apiKey, server: base.url.String() + "/", baseURL: base, tel: &telemetry.T{TP: s.tracerProvider, MP: s.meterProvider}, proto: charge.New(chargeErrors)}
+	c := &Client{
+		apiKey:  apiKey,
+		server:  base.url.String() + "/", // the generated builders need a prefix's trailing slash
+		baseURL: base,
+		tel:     &telemetry.T{TP: s.tracerProvider, MP: s.meterProvider},
+		proto:   charge.New(chargeErrors),
+		base:    resolve(s),
+	}
 	c.eng = engine.New(s.httpClient, apiKey, c.tel)
-	c.base = resolve(s)
 	c.search = c.searchConfig(c.base)
-	// Held no longer than the client's retries wait: a client that
-	// retries within milliseconds asked not to be held a quarter second.
+	// A search waits for others to share its listing no longer than the client's retries wait.
 	c.listing.Gather = min(250*time.Millisecond, s.retry.WaitMax/4)
 	return c, nil
 }
 
-// RetryPolicy returns the client's retry policy, as [WithRetryPolicy] and
-// the other retry options set it.
+// RetryPolicy returns the client's retry policy.
 func (c *Client) RetryPolicy() RetryPolicy { return c.base.s.retry }
 
-// Journal returns the journal the client records idempotency keys in: the
-// one [WithJournal] gave, or else the client's own in memory. Code that
-// must share the client's keys, such as a job queue's worker, checks it.
+// Journal returns the journal the client records idempotency keys in: [WithJournal]'s, or its own in memory.
 func (c *Client) Journal() journal.Journal { return c.base.s.journal }
 
-// resolve turns settings into the engine's settings of a call.
+// Clock returns the clock a call with opts reads the time from and waits on, for packages that wait
+// on the client's behalf (poll): [WithClock]'s among opts, else the client's.
+func (c *Client) Clock(opts ...Option) Clock {
+	if cfg, err := c.configure(opts); err == nil {
+		return cfg.s.clock
+	}
+	return c.base.s.clock
+}
+
+// resolve turns settings into the engine's and the charging protocol's settings of a call.
 func resolve(s settings) *config {
 	mw := make([]engine.Middleware, len(s.middleware))
 	for i, m := range s.middleware {
@@ -143,8 +143,7 @@ func resolve(s settings) *config {
 	}}
 }
 
-// configure returns the configuration of a call with opts; without any, the
-// client's own, allocating nothing.
+// configure returns the configuration of a call with opts; without any, the client's, allocating nothing.
 func (c *Client) configure(opts []Option) (*config, error) {
 	if len(opts) == 0 {
 		return c.base, nil
@@ -157,8 +156,7 @@ func (c *Client) configure(opts []Option) (*config, error) {
 	return resolve(s), nil
 }
 
-// do sends r under cfg and reads the answer: into out (nil for none) on
-// 2xx, into an error otherwise. It returns the answer, for its headers.
+// do sends r under cfg and reads the answer into out (nil for none), returning it for its headers.
 func (c *Client) do(ctx context.Context, cfg *config, r *engine.Request, out any) (*http.Response, error) {
 	var got *http.Response
 	err := c.eng.Do(ctx, &cfg.call, r, func(resp *http.Response) error {
@@ -199,8 +197,7 @@ func (c *Client) read(ctx context.Context, cfg *config, resp *http.Response, out
 	return nil
 }
 
-// ErrTooLarge matches the failure of an answer or a download larger than
-// the client takes: [WithMaxDownload] for outputs, 8 MiB for API answers.
+// ErrTooLarge matches the failure of an answer over 8 MiB or a download over [WithMaxDownload].
 // It is not transient: the same request would bring the same bytes.
 var ErrTooLarge = errors.New("mediagen: too large")
 
@@ -211,8 +208,8 @@ func tooLarge(what string, limit, size int64) error {
 	return fmt.Errorf("%w: %s is over the %d bytes the client takes", ErrTooLarge, what, limit)
 }
 
-// capReader reads at most limit bytes of r and fails with [ErrTooLarge]
-// past them, where a LimitReader would end as if the body had.
+// capReader reads at most limit bytes of r and fails with [ErrTooLarge] past them, where a LimitReader
+// would end as if the body had.
 type capReader struct {
 	r     io.Reader
 	limit int64
@@ -256,11 +253,8 @@ func (e *bodyError) Error() string {
 
 func (e *bodyError) Unwrap() error { return e.err }
 
-// Transient is true unless the answer was too large: the answer may come
-// whole next time. For a charging request it is ambiguous instead: the
-// service did accept it.
+// Transient is true unless the answer was too large. For a charging request it is ambiguous instead.
 func (e *bodyError) Transient() bool { return !errors.Is(e.err, ErrTooLarge) }
 
-// errNoID is the failure of a 2xx answer to a charging request that names no
-// row: the service accepted something the caller could not follow.
+// errNoID is the failure of a 2xx answer to a charging request that names no row.
 var errNoID = errors.New("the answer carries no id")
