@@ -13,11 +13,8 @@ import (
 	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
-// findGenerations returns the project's generations of feature whose params
-// equal want and that were requested inside win, oldest first, with the
-// bound used. Searches of a call whose requests are the client's own (no
-// per-call middleware, header or clock) share the listing of any other such
-// search of the feature waiting at that moment ([charge.Listing]).
+// findGenerations returns the project's generations of feature whose params equal want, requested inside
+// win, oldest first, with the bound used. Searches whose requests are the client's own share listings.
 func (c *Client) findGenerations(ctx context.Context, cfg *config, feature mediagen.Feature, want map[string]any, win charge.Window) ([]*mediagen.Generation, time.Time, error) {
 	key, err := json.Marshal(want)
 	if err != nil {
@@ -48,9 +45,8 @@ func (s *generationSource) Page(ctx context.Context, cursor string) ([]*mediagen
 
 func (s *generationSource) Requested(g *mediagen.Generation) time.Time { return g.RequestDate }
 
-// Key is the row's params as canonical JSON: params decoded from JSON, as
-// the search's were, are equal exactly when their JSON is. The feature as
-// spelled must match: the row must echo what the call sent.
+// Key is the row's params as canonical JSON, equal exactly when the decoded params are. The row must
+// echo the feature as the call spelled it.
 func (s *generationSource) Key(g *mediagen.Generation) (string, bool) {
 	if g.Feature != s.feature {
 		return "", false
@@ -65,8 +61,8 @@ func (s *generationSource) Key(g *mediagen.Generation) (string, bool) {
 func (s *generationSource) Clock() retry.Clock   { return s.cfg.call.Clock }
 func (s *generationSource) Logger() *slog.Logger { return s.cfg.call.Logger }
 
-// sharesListing reports whether a call's list requests would be the
-// client's own, so that a listing sent for another call serves it.
+// sharesListing reports whether a call's list requests would be the client's own (no call's middleware,
+// header, clock or WithResponseInto), so a listing sent for another call serves it.
 func (c *Client) sharesListing(cfg *config) bool {
 	b := c.search
 	if cfg == b {

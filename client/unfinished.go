@@ -11,22 +11,16 @@ import (
 	"github.com/mediagen/mediagen-go/client/journal"
 )
 
-// Resumable is a generation the journal recorded that has not reached a
-// terminal state, or whose outputs were not saved yet.
+// Resumable is a generation the journal recorded that is not terminal, or whose outputs are not saved.
 type Resumable struct {
 	Key        string               // the idempotency key of the call that created it
 	Generation *mediagen.Generation // as read from the service now
 }
 
-// Unfinished yields the generations of the journal ([WithJournal]) that
-// were created with an idempotency key and are not finished or not saved,
-// oldest first, each read fresh from the service, so that a restarted
-// program can wait on them again (package poll) and save their outputs
-// ([Client.SaveOutput] with [WithIdempotencyKey] records that). A
-// generation found in a terminal state is recorded as finished; one the
-// service no longer has (it expired) is recorded as finished and saved, and
-// yielded as an error matching [ErrNotFound] with the key. Voice clones
-// are not listed.
+// Unfinished yields the keyed generations of the journal ([WithJournal]) not finished or not saved, oldest
+// first, read afresh, for a restarted program to wait on (package poll) and save ([Client.SaveOutput] with
+// [WithIdempotencyKey] records that). One found terminal is recorded as finished; one the service no longer
+// has is recorded as finished and saved, and yielded as an error matching [ErrNotFound]. Clones are not listed.
 func (c *Client) Unfinished(ctx context.Context, opts ...Option) iter.Seq2[Resumable, error] {
 	return func(yield func(Resumable, error) bool) {
 		cfg, err := c.configure(opts)
@@ -72,8 +66,7 @@ func (c *Client) Unfinished(ctx context.Context, opts ...Option) iter.Seq2[Resum
 	}
 }
 
-// markSaved records in the journal that the outputs of key's generation
-// were saved.
+// markSaved records in the journal that the outputs of the call's key's generation were saved.
 func (c *Client) markSaved(ctx context.Context, cfg *config) error {
 	if cfg.s.idemKey == "" {
 		return nil
@@ -84,10 +77,8 @@ func (c *Client) markSaved(ctx context.Context, cfg *config) error {
 	return nil
 }
 
-// priceCache holds the last price list the client read ([Client.Pricing]),
-// for the estimate a keyed call records. It never reads one itself: a
-// charging call sends no request besides its own, and a record made before
-// any price list was read carries no estimate.
+// priceCache holds the last price list [Client.Pricing] read, for the estimate a keyed call records;
+// it reads none itself, so a charging call sends no other request.
 type priceCache struct{ atomic.Pointer[Pricing] }
 
 // estimate returns the most args may cost, or 0 when that is not known.
