@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,14 +62,10 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 	if err := s.apply(opts); err != nil {
 		return nil, err
 	}
-	if apiKey == "" {
-		apiKey = os.Getenv(EnvAPIKey)
-	}
+	apiKey = cmp.Or(apiKey, os.Getenv(EnvAPIKey))
+	s.baseURL = cmp.Or(s.baseURL, os.Getenv(EnvBaseURL))
 	if apiKey == "" {
 		return nil, ErrNoAPIKey
-	}
-	if s.baseURL == "" {
-		s.baseURL = os.Getenv(EnvBaseURL)
 	}
 	if s.baseURL == "" {
 		return nil, ErrNoBaseURL
@@ -77,9 +74,7 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.httpClient == nil {
-		s.httpClient = &http.Client{}
-	}
+	s.httpClient = cmp.Or(s.httpClient, &http.Client{})
 	if s.journal == nil {
 		s.journal = journal.NewMemory()
 	}

@@ -15,7 +15,7 @@ import (
 
 // Sentinel errors for [errors.Is]; an [*APIError] matches the one of its status.
 var (
-	// ErrInvalidArgument: the client, or the service with 400, 413 or 415, refused an argument; nothing was charged.
+	// ErrInvalidArgument: the client, or the service (400, 413, 415), refused an argument; nothing was charged.
 	ErrInvalidArgument = errors.New("mediagen: invalid argument")
 	// ErrUnauthorized: 401, the API key is missing or invalid.
 	ErrUnauthorized = errors.New("mediagen: unauthorized")
@@ -75,24 +75,20 @@ func (e *APIError) Error() string {
 // For a charging request a 5xx is ambiguous instead.
 func (e *APIError) Transient() bool { return retry.TransientStatus(e.StatusCode) }
 
+// sentinels maps a status to the sentinel its [*APIError] matches; a 403 only with permission_required.
+var sentinels = map[int]error{
+	http.StatusBadRequest: ErrInvalidArgument, http.StatusRequestEntityTooLarge: ErrInvalidArgument,
+	http.StatusUnsupportedMediaType: ErrInvalidArgument, http.StatusUnauthorized: ErrUnauthorized,
+	http.StatusPaymentRequired: ErrInsufficientBalance, http.StatusForbidden: ErrPermissionRequired,
+	http.StatusNotFound: ErrNotFound, http.StatusTooManyRequests: ErrRateLimited,
+}
+
 // Is reports whether target is the sentinel of e's status.
 func (e *APIError) Is(target error) bool {
-	switch target {
-	case ErrInvalidArgument:
-		return e.StatusCode == http.StatusBadRequest || e.StatusCode == http.StatusRequestEntityTooLarge ||
-			e.StatusCode == http.StatusUnsupportedMediaType
-	case ErrUnauthorized:
-		return e.StatusCode == http.StatusUnauthorized
-	case ErrInsufficientBalance:
-		return e.StatusCode == http.StatusPaymentRequired
-	case ErrPermissionRequired:
-		return e.StatusCode == http.StatusForbidden && e.Code == "permission_required"
-	case ErrNotFound:
-		return e.StatusCode == http.StatusNotFound
-	case ErrRateLimited:
-		return e.StatusCode == http.StatusTooManyRequests
+	if e.StatusCode == http.StatusForbidden && e.Code != "permission_required" {
+		return false
 	}
-	return false
+	return target != nil && sentinels[e.StatusCode] == target
 }
 
 // InsufficientBalanceError is a 402: the call costs Required USD and the project holds Balance.

@@ -27,8 +27,7 @@ const (
 	DefaultTransferTimeout = 10 * time.Minute // each attempt of an upload or a download
 )
 
-// Option configures a [Client] in [New], or one call, on top of the client's, when passed to a method.
-// A bad value fails New or the call with an error naming the option.
+// Option configures a [Client] in [New], or one call on top of the client's; a bad value fails with an error.
 type Option func(*settings) error
 
 // settings is what the options configure.
@@ -85,23 +84,21 @@ func (s *settings) apply(opts []Option) error {
 	return errors.Join(errs...)
 }
 
-// CheckOptions reports the errors opts would fail a call with, joined, without making one: for packages
-// that carry client options to their requests (poll, upload, batch), to fail before sending anything.
-func CheckOptions(opts ...Option) error {
+// CheckOptions reports the errors opts would fail a call with, without making one: for packages that carry
+// client options to their requests (poll, upload, batch), to fail before sending anything.
+func CheckOptions(opts ...Option) error { return check(false, opts) }
+
+// CheckSharedOptions is [CheckOptions] for options applied to many calls (package batch): it also refuses
+// those of one call, [WithIdempotencyKey] and [WithResponseInto].
+func CheckSharedOptions(opts ...Option) error { return check(true, opts) }
+
+func check(shared bool, opts []Option) error {
 	s := defaultSettings()
-	s.perCall = true
+	s.perCall, s.shared = true, shared
 	return s.apply(opts)
 }
 
-// CheckSharedOptions is [CheckOptions] for options applied to each of many calls (package batch): it also
-// refuses those that belong to one call, [WithIdempotencyKey] and [WithResponseInto].
-func CheckSharedOptions(opts ...Option) error {
-	s := defaultSettings()
-	s.perCall, s.shared = true, true
-	return s.apply(opts)
-}
-
-// newOnly wraps set, of an option that configures the client itself, so that it fails passed to a call.
+// newOnly makes the option set fail when passed to a call.
 func newOnly(name string, set func(*settings) error) Option {
 	return func(s *settings) error {
 		if s.perCall {
@@ -111,8 +108,7 @@ func newOnly(name string, set func(*settings) error) Option {
 	}
 }
 
-// oneCall wraps set, of an option that applies to one call, so that it fails given to New or to options
-// shared by many calls: calls from many goroutines would share its state.
+// oneCall makes the option set fail given to New or to options of many calls, which would share its state.
 func oneCall(name string, set func(*settings) error) Option {
 	return func(s *settings) error {
 		if !s.perCall || s.shared {
@@ -133,7 +129,7 @@ func nonNil[T comparable](v T, msg string, dst *T) error {
 	return nil
 }
 
-// nonNegative returns an option that fails on a negative v and else calls set.
+// nonNegative returns an option that calls set unless v is negative.
 func nonNegative[T int | time.Duration](name string, v T, set func(*settings)) Option {
 	return func(s *settings) error {
 		if v < 0 {
@@ -144,8 +140,8 @@ func nonNegative[T int | time.Duration](name string, v T, set func(*settings)) O
 	}
 }
 
-// RetryPolicy says how often and how patiently a failed request is retried. Which failures are retried
-// is the billing-safe rule of the package documentation, which no setting can loosen.
+// RetryPolicy says how often and how patiently a failed request is retried; which ones is the package's
+// billing-safe rule.
 type RetryPolicy struct {
 	// MaxRetries is how many times a failed request is sent again; 0 disables retries. For a charging
 	// request it also bounds how often the client submits again once an ambiguous attempt created nothing.
@@ -191,21 +187,18 @@ func WithRetryWait(min, max time.Duration) Option {
 	}
 }
 
-// WithTimeout bounds each attempt of an API request, from sending it to the end of reading the answer;
-// a retry gets a fresh d. The default is [DefaultTimeout], or the Timeout of [WithHTTPClient]'s client
-// when it has one. 0 leaves only the context's bound. Transfers have [WithTransferTimeout].
+// WithTimeout bounds each attempt of an API request, to the end of its answer; 0 leaves the context's
+// bound alone. The default is [DefaultTimeout], or the Timeout of [WithHTTPClient]'s client.
 func WithTimeout(d time.Duration) Option {
 	return nonNegative("WithTimeout", d, func(s *settings) { s.timeout, s.timeoutSet = d, true })
 }
 
-// WithTransferTimeout is [WithTimeout] for each attempt of a transfer of bytes (a signed upload's PUT,
-// a multipart upload, a download), which takes longer: the default is [DefaultTransferTimeout].
+// WithTransferTimeout is [WithTimeout] for uploads and downloads; the default is [DefaultTransferTimeout].
 func WithTransferTimeout(d time.Duration) Option {
 	return nonNegative("WithTransferTimeout", d, func(s *settings) { s.transfer, s.transferSet = d, true })
 }
 
-// WithBaseURL sets the service address, such as "https://api.example.com" (a trailing "/v3" is dropped),
-// over MEDIAGEN_BASE_URL. New only.
+// WithBaseURL sets the service address, such as "https://api.example.com", over MEDIAGEN_BASE_URL. New only.
 func WithBaseURL(u string) Option {
 	return newOnly("WithBaseURL", func(s *settings) error {
 		s.baseURL = u
@@ -213,8 +206,7 @@ func WithBaseURL(u string) Option {
 	})
 }
 
-// WithHTTPClient sets the HTTP client whose transport and redirect policy every request uses; retries,
-// timeouts and middleware are layered on top. New only.
+// WithHTTPClient sets the HTTP client under the client's retries, timeouts and middleware. New only.
 func WithHTTPClient(hc *http.Client) Option {
 	return newOnly("WithHTTPClient", func(s *settings) error {
 		return nonNil(hc, "WithHTTPClient: nil *http.Client", &s.httpClient)
@@ -232,9 +224,8 @@ func WithUserAgent(ua string) Option {
 	}
 }
 
-// WithHeader adds a header value to every API request (not to storage, whose signed requests carry exactly
-// the signed headers). Authorization, User-Agent and the headers of the body or the connection
-// (Content-Type, Host and the like) are the client's: they are refused.
+// WithHeader adds a header value to every API request (storage's are signed). Authorization, User-Agent
+// and the headers of the body or the connection (Content-Type, Host, ...) are the client's: refused.
 func WithHeader(key, value string) Option {
 	return func(s *settings) error {
 		k := textproto.CanonicalMIMEHeaderKey(key)
@@ -258,8 +249,7 @@ func WithHeader(key, value string) Option {
 	}
 }
 
-// perRequestHeader lists the headers each request sets from its body and connection; a second value
-// would make it malformed.
+// perRequestHeader lists the headers each request sets from its body and connection.
 var perRequestHeader = map[string]bool{
 	"Content-Type": true, "Content-Length": true, "Content-Encoding": true, "Transfer-Encoding": true,
 	"Host": true, "Connection": true, "Te": true, "Trailer": true, "Upgrade": true,
@@ -271,18 +261,15 @@ func validHeaderName(k string) bool {
 	})
 }
 
-// WithResponseInto stores in *dst the last HTTP response a call received (the last attempt's, or a
-// search's last request), its body read and closed; no answer leaves *dst unchanged. Per call only.
+// WithResponseInto stores in *dst the last HTTP response a call received, its body closed. Per call only.
 func WithResponseInto(dst **http.Response) Option {
 	return oneCall("WithResponseInto", func(s *settings) error {
 		return nonNil(dst, "WithResponseInto: nil destination", &s.responseInto)
 	})
 }
 
-// WithWebhookURL asks the service to POST a signed event to u when a generation ([Client.CreateGeneration])
-// or a voice clone ([Client.CloneVoice]) first reaches a terminal state; other calls ignore it. The service
-// wants a public https URL; the reference server also takes http to a loopback host when allowed (clienttest
-// always allows it), so tests can receive on an httptest server.
+// WithWebhookURL asks the service to POST a signed event to u (public https; the reference server allows
+// loopback http) when a generation or a voice clone first reaches a terminal state.
 func WithWebhookURL(u string) Option {
 	return func(s *settings) error {
 		if u != "" {
@@ -296,9 +283,8 @@ func WithWebhookURL(u string) Option {
 	}
 }
 
-// WithLogger logs each request (method, path without query, status, duration) and retry at Debug, failures
-// and 5xx answers at Warn, and the billing-safe reconciliation's decisions at Debug. Never headers, bodies
-// or the API key.
+// WithLogger logs requests, retries and billing-safe decisions at Debug, failures and 5xx at Warn;
+// never headers, bodies or the API key.
 func WithLogger(l *slog.Logger) Option {
 	return func(s *settings) error {
 		s.logger = cmp.Or(l, slog.New(slog.DiscardHandler))
@@ -306,8 +292,8 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// Middleware wraps each attempt of each HTTP request, API and storage alike: call next to send req (change
-// a req.Clone, not req). Storage requests carry signed URLs: do not record their query.
+// Middleware wraps each attempt of each HTTP request, storage's too (do not record their signed query):
+// call next to send req, or a req.Clone you changed.
 type Middleware func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error)
 
 // WithMiddleware adds mw around every attempt, the first given outermost; a call's runs inside the client's.
@@ -321,39 +307,33 @@ func WithMiddleware(mw ...Middleware) Option {
 	}
 }
 
-// Clock is where the client, and packages upload and poll acting for it, read the time and wait: retry
-// backoffs, the search after an ambiguous failure, poll intervals. The default is the wall clock.
+// Clock is where the client, and packages waiting for it, read the time and wait; the wall clock by default.
 type Clock interface {
 	Now() time.Time
 	// Sleep waits d, or until ctx ends, and then returns ctx.Err().
 	Sleep(ctx context.Context, d time.Duration) error
 }
 
-// WithClock makes the client, and the packages waiting for it, read the time from clk and wait on it:
-// a test clock that moves when slept on makes their waits take no wall time (see package clienttest).
+// WithClock sets the [Clock]: a test clock that moves when slept on makes waits take no wall time.
 func WithClock(clk Clock) Option {
 	return func(s *settings) error { return nonNil(clk, "WithClock: nil clock", &s.clock) }
 }
 
-// WithTracerProvider makes the client trace with tp instead of the global provider: a span per generation
-// from submit to its terminal state and save, with a child per HTTP attempt, search, wait and save; see
-// the README. New only.
+// WithTracerProvider makes the client trace (see the README) with tp, not the global provider. New only.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return newOnly("WithTracerProvider", func(s *settings) error {
 		return nonNil(tp, "WithTracerProvider: nil provider", &s.tracerProvider)
 	})
 }
 
-// WithMeterProvider makes the client record its metrics (see the README) with mp instead of the global
-// provider. New only.
+// WithMeterProvider makes the client record its metrics (see the README) with mp. New only.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return newOnly("WithMeterProvider", func(s *settings) error {
 		return nonNil(mp, "WithMeterProvider: nil provider", &s.meterProvider)
 	})
 }
 
-// normalizeBaseURL checks u and strips a trailing slash and "/v3", as the request paths carry the version.
-// Its errors never quote credentials that u may carry.
+// normalizeBaseURL checks u and strips a trailing slash and "/v3". Its errors quote no credentials.
 func normalizeBaseURL(u string) (baseURL, error) {
 	p, err := url.Parse(strings.TrimSpace(u))
 	if err != nil {

@@ -17,10 +17,10 @@ type Resumable struct {
 	Generation *mediagen.Generation // as read from the service now
 }
 
-// Unfinished yields the keyed generations of the journal ([WithJournal]) not finished or not saved, oldest
-// first, read afresh, for a restarted program to wait on (package poll) and save ([Client.SaveOutput] with
-// [WithIdempotencyKey] records that). One found terminal is recorded as finished; one the service no longer
-// has is recorded as finished and saved, and yielded as an error matching [ErrNotFound]. Clones are not listed.
+// Unfinished yields the keyed generations of the journal not finished or not saved, oldest first, read
+// afresh, for a restarted program to wait on and save ([Client.SaveOutput] with [WithIdempotencyKey]).
+// One found terminal is recorded as finished; one the service no longer has, as finished and saved, and
+// is yielded as an error matching [ErrNotFound]. Voice clones are not listed.
 func (c *Client) Unfinished(ctx context.Context, opts ...Option) iter.Seq2[Resumable, error] {
 	return func(yield func(Resumable, error) bool) {
 		cfg, err := c.configure(opts)
