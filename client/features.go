@@ -17,10 +17,8 @@ func Features() []mediagen.Feature {
 
 // KindOf returns the kind of asset a feature in either spelling produces; "" when f is not a feature.
 func KindOf(f mediagen.Feature) mediagen.Kind {
-	if info, ok := feature.Lookup(string(f)); ok {
-		return mediagen.Kind(info.Kind)
-	}
-	return ""
+	info, _ := feature.Lookup(string(f)) // zero when f is not a feature
+	return mediagen.Kind(info.Kind)
 }
 
 // CanonicalFeature returns the canonical spelling of a feature in either spelling ("logo-reveal" gives
@@ -32,9 +30,6 @@ func CanonicalFeature(f mediagen.Feature) mediagen.Feature {
 // LegacyFeature returns the older flat spelling of a feature in either spelling ("video/logo-reveal"
 // gives "logo-reveal"); "" when f is not a feature.
 func LegacyFeature(f mediagen.Feature) mediagen.Feature {
-	info, ok := feature.Lookup(string(f))
-	if !ok {
-		return ""
-	}
+	info, _ := feature.Lookup(string(f))
 	return mediagen.Feature(info.Legacy)
 }
