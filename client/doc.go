@@ -7,28 +7,21 @@
 //
 //	g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "a lighthouse at dusk"})
 //
-// # Options
-//
-// One [Option] type configures the client in [New] and any single call: [WithTimeout], [WithHeader],
-// [WithMiddleware] and the like passed to a method apply to that call only, on top of the client's.
+// One [Option] type configures the client in [New] and any single call, on top of the client's.
 // Packages upload, poll and batch have option types of their own, so a misplaced option does not compile;
-// each carries client options to its requests in WithClientOptions, which [CheckOptions] checks first.
+// each carries client options to its requests in WithClientOptions, checked first by [CheckOptions].
 //
 // # Retries and billing
 //
 // Reads and deletes are retried on connection errors and on 429, 500, 502, 503 and 504, with jittered
-// exponential backoff that honours Retry-After and stops when the context ends ([RetryPolicy]). Requests
-// that charge (submitting a generation, cloning a voice) are resent blindly only when the service cannot
-// have accepted them: a 429, or a connection that never carried the request. After an ambiguous failure
-// (the connection broke after sending, or a 5xx) the client looks for what the attempt may have created
-// and returns it, submitting again only when there is none. The search reads the rows requested since the
-// attempt began, less a margin for the service's clocks learned from the rows this client created (at
-// least 3 s until it has seen 16); searches in a burst of failures share one listing. A search only
-// reads, so it has its own patience ([SearchBudget]). So a call that returns an error was not charged,
-// unless its context ended first or the service failed for longer than the search's budget
-// ([UncertainError], which [Client.FindGeneration] resolves).
-//
-// # Charged once across processes
+// exponential backoff that honours Retry-After and the context ([RetryPolicy]). Requests that charge
+// (submitting a generation, cloning a voice) are resent blindly only when the service cannot have
+// accepted them: a 429, or a connection that never carried the request. After an ambiguous failure (the
+// connection broke after sending, or a 5xx) the client searches the rows requested since the attempt began,
+// less a margin for the service's clocks that it learns from its own rows, and returns what the attempt
+// created, submitting again only when there is none. So a call that returns an error was not charged,
+// unless its context ended first or the service failed for longer than the search's own patience
+// ([SearchBudget]): an [UncertainError], which [Client.FindGeneration] resolves.
 //
 // The service has no idempotency key; [WithIdempotencyKey] gives a charging call one, recorded in a
 // journal ([WithJournal], package client/journal) that every client sharing it consults before sending:

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,9 +58,7 @@ func (e *APIError) Error() string {
 		b.WriteString(e.Method + " " + e.Path + ": ")
 	}
 	b.WriteString(strconv.Itoa(e.StatusCode))
-	if e.Code != "" {
-		b.WriteString(" " + e.Code)
-	} else if t := http.StatusText(e.StatusCode); t != "" {
+	if t := cmp.Or(e.Code, http.StatusText(e.StatusCode)); t != "" {
 		b.WriteString(" " + t)
 	}
 	if e.Message != "" {
@@ -123,16 +122,11 @@ type errorBody struct {
 // so an echo by a proxy or the service cannot leak it.
 func newAPIError(resp *http.Response, body []byte, secret string, now time.Time) error {
 	body = redact.Bytes(body, secret)
-	e := APIError{StatusCode: resp.StatusCode, Body: body}
-	if len(e.Body) > maxErrorBody {
-		e.Body = e.Body[:maxErrorBody]
-	}
+	e := APIError{StatusCode: resp.StatusCode, Body: body[:min(len(body), maxErrorBody)]}
 	if req := resp.Request; req != nil {
 		e.Method, e.Path = req.Method, req.URL.Path
 	}
-	if d, ok := retry.After(resp, now); ok {
-		e.RetryAfter = d
-	}
+	e.RetryAfter, _ = retry.After(resp, now) // 0 without one
 	var eb errorBody
 	if json.Unmarshal(body, &eb) == nil {
 		// Decoded text may hold what the body held escaped.

@@ -152,13 +152,10 @@ type priceCache struct{ atomic.Pointer[Pricing] }
 
 // estimate returns the most args may cost, or 0 when that is not known.
 func (pc *priceCache) estimate(args Args) float64 {
-	p := pc.Load()
-	if p == nil {
-		return 0
+	if p := pc.Load(); p != nil {
+		if e, err := p.Estimate(args); err == nil {
+			return e.Max
+		}
 	}
-	e, err := p.Estimate(args)
-	if err != nil {
-		return 0
-	}
-	return e.Max
+	return 0
 }
