@@ -86,14 +86,10 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 			s.transfer = t
 		}
 	}
-	c := &Client{
-		apiKey:  apiKey,
-		server:  base.url.String() + "/", // the generated builders need a prefix's trailing slash
-		baseURL: base,
-		tel:     &telemetry.T{TP: s.tracerProvider, MP: s.meterProvider},
-		proto:   charge.New(chargeErrors),
-		base:    resolve(s),
-	}
+	// The generated builders resolve paths against server: a path prefix needs its trailing slash.
+	c := &Client{apiKey: apiKey, server: base.url.String() + "/", baseURL: base, base: resolve(s)}
+	c.tel = &telemetry.T{TP: s.tracerProvider, MP: s.meterProvider}
+	c.proto = charge.New(chargeErrors)
 	c.eng = engine.New(s.httpClient, apiKey, c.tel)
 	c.search = c.searchConfig(c.base)
 	// A search waits for others to share its listing no longer than the client's retries wait.

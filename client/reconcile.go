@@ -196,10 +196,7 @@ func (s *generationSource) Key(g *mediagen.Generation) (string, bool) {
 		return "", false
 	}
 	b, err := json.Marshal(map[string]any(g.Params))
-	if err != nil {
-		return "", false
-	}
-	return string(b), true
+	return string(b), err == nil
 }
 
 func (s *generationSource) Clock() retry.Clock   { return s.cfg.call.Clock }
@@ -209,12 +206,9 @@ func (s *generationSource) Logger() *slog.Logger { return s.cfg.call.Logger }
 // header, clock or WithResponseInto), so a listing sent for another call serves it.
 func (c *Client) sharesListing(cfg *config) bool {
 	b := c.search
-	if cfg == b {
-		return true
-	}
-	return cfg.s.responseInto == nil && len(cfg.s.middleware) == len(b.s.middleware) &&
+	return cfg == b || (cfg.s.responseInto == nil && len(cfg.s.middleware) == len(b.s.middleware) &&
 		reflect.ValueOf(cfg.s.header).UnsafePointer() == reflect.ValueOf(b.s.header).UnsafePointer() &&
-		sameClock(cfg.s.clock, b.s.clock)
+		sameClock(cfg.s.clock, b.s.clock))
 }
 
 // sameClock compares two clocks without panicking on an incomparable one.
