@@ -28,8 +28,7 @@ const (
 	EnvBaseURL = "MEDIAGEN_BASE_URL"
 )
 
-// maxResponseBody caps a successful answer; the largest (a page of 100 generations, the voice catalog)
-// are a few MiB at most.
+// maxResponseBody caps a successful answer; the largest (a page of 100 generations) are a few MiB.
 const maxResponseBody = 8 << 20
 
 // Client talks to the service on behalf of one project. It is safe for concurrent use: create one and
@@ -103,8 +102,7 @@ func (c *Client) RetryPolicy() RetryPolicy { return c.base.s.retry }
 // Journal returns the journal the client records idempotency keys in: [WithJournal]'s, or its own in memory.
 func (c *Client) Journal() journal.Journal { return c.base.s.journal }
 
-// Clock returns the clock a call with opts reads the time from and waits on, for packages that wait
-// on the client's behalf (poll): [WithClock]'s among opts, else the client's.
+// Clock returns the [Clock] of a call with opts, for packages that wait on the client's behalf (poll).
 func (c *Client) Clock(opts ...Option) Clock {
 	if cfg, err := c.configure(opts); err == nil {
 		return cfg.s.clock
@@ -154,11 +152,9 @@ func (c *Client) do(ctx context.Context, cfg *config, r *engine.Request, out any
 		got = resp
 		return c.read(ctx, cfg, resp, out)
 	})
-	if err != nil && ctx.Err() == nil {
-		var se *engine.SendError
-		if errors.As(err, &se) {
-			err = fmt.Errorf("mediagen: %w", err)
-		}
+	var se *engine.SendError // Do returns ctx.Err() as it is
+	if errors.As(err, &se) {
+		err = fmt.Errorf("mediagen: %w", err)
 	}
 	return got, err
 }
@@ -188,8 +184,7 @@ func (c *Client) read(ctx context.Context, cfg *config, resp *http.Response, out
 	return nil
 }
 
-// ErrTooLarge matches the failure of an answer over 8 MiB or a download over [WithMaxDownload].
-// It is not transient: the same request would bring the same bytes.
+// ErrTooLarge matches an answer over 8 MiB or a download over [WithMaxDownload]; it is not transient.
 var ErrTooLarge = errors.New("mediagen: too large")
 
 func tooLarge(what string, limit, size int64) error {
@@ -199,8 +194,7 @@ func tooLarge(what string, limit, size int64) error {
 	return fmt.Errorf("%w: %s is over the %d bytes the client takes", ErrTooLarge, what, limit)
 }
 
-// capReader reads at most limit bytes of r and fails with [ErrTooLarge] past them, where a LimitReader
-// would end as if the body had.
+// capReader fails with [ErrTooLarge] past limit bytes of r, where a LimitReader would end as if r had.
 type capReader struct {
 	r     io.Reader
 	limit int64

@@ -16,7 +16,7 @@ import (
 
 // Sentinel errors for [errors.Is]; an [*APIError] matches the one of its status.
 var (
-	// ErrInvalidArgument: the client, or the service (400, 413, 415), refused an argument; nothing was charged.
+	// ErrInvalidArgument: the client or the service (400, 413, 415) refused an argument; nothing was charged.
 	ErrInvalidArgument = errors.New("mediagen: invalid argument")
 	// ErrUnauthorized: 401, the API key is missing or invalid.
 	ErrUnauthorized = errors.New("mediagen: unauthorized")
@@ -37,8 +37,7 @@ var (
 // maxErrorBody caps [APIError.Body] so a large error page cannot pin memory.
 const maxErrorBody = 4 << 10
 
-// APIError is an answer of the service other than success. It names the request by method and path only,
-// so it is safe to log.
+// APIError is an answer of the service other than success, safe to log: no headers, no query.
 type APIError struct {
 	StatusCode int           // HTTP status, e.g. 404
 	Code       string        // machine-readable code, e.g. "not_found"; "" when the body had none
@@ -90,8 +89,7 @@ func (e *APIError) Is(target error) bool {
 	return target != nil && sentinels[e.StatusCode] == target
 }
 
-// InsufficientBalanceError is a 402: the call costs Required USD and the project holds Balance.
-// Nothing was charged.
+// InsufficientBalanceError is a 402: the call costs Required USD, over the Balance. Nothing was charged.
 type InsufficientBalanceError struct {
 	APIError
 	Required float64 // cost of the refused call, USD
@@ -118,8 +116,7 @@ type errorBody struct {
 	} `json:"error"`
 }
 
-// newAPIError builds the error for a non-2xx answer received at now. The key is masked in the body,
-// so an echo by a proxy or the service cannot leak it.
+// newAPIError builds the error of a non-2xx answer, masking the key an echo of the request may carry.
 func newAPIError(resp *http.Response, body []byte, secret string, now time.Time) error {
 	body = redact.Bytes(body, secret)
 	e := APIError{StatusCode: resp.StatusCode, Body: body[:min(len(body), maxErrorBody)]}

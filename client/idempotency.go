@@ -15,21 +15,18 @@ import (
 	"github.com/mediagen/mediagen-go/internal/charge"
 )
 
-// ErrIdempotencyMismatch is the error of a call whose idempotency key was used with other arguments.
-// Nothing was sent.
+// ErrIdempotencyMismatch fails a call whose idempotency key was used with other arguments; nothing is sent.
 var ErrIdempotencyMismatch = charge.ErrMismatch
 
 // MaxIdempotencyKey is the longest idempotency key, in bytes.
 const MaxIdempotencyKey = 255
 
-// DefaultJournalHold is how long a caller holds a key while it sends, renewing the hold every third of it.
-// Others wait for a live holder; once a hold lapses (its holder died) the next caller searches for what
-// the holder may have sent before sending anything itself.
+// DefaultJournalHold is how long a caller holds a key, renewed every third of it. Once a hold lapses (its
+// holder died) the next caller searches for what the holder sent before sending anything itself.
 const DefaultJournalHold = time.Minute
 
-// WithJournal makes keyed calls ([WithIdempotencyKey]) record themselves in j, so a key charges once for
-// every client sharing j: in one process with [journal.NewMemory], across machines with a [journal.SQL].
-// Without it a client keeps its own journal in memory. New only.
+// WithJournal makes keyed calls record themselves in j, so a key charges once for every client sharing j
+// (across machines with a [journal.SQL]); by default a client keeps its own in memory. New only.
 func WithJournal(j journal.Journal) Option {
 	return newOnly("WithJournal", func(s *settings) error {
 		return nonNil(j, "WithJournal: nil journal", &s.journal)

@@ -46,8 +46,7 @@ var chargeErrors = charge.Errors{
 	},
 }
 
-// searchConfig returns cfg with the search's patience: [SearchBudget], not the caller's policy, bounds
-// its retries, and any Retry-After is waited out.
+// searchConfig returns cfg with the search's patience, [SearchBudget], in place of the caller's policy.
 func (c *Client) searchConfig(cfg *config) *config {
 	if cfg == c.base && c.search != nil {
 		return c.search
@@ -72,8 +71,7 @@ func ambiguous(err error) bool {
 	return errors.As(err, &be)
 }
 
-// refusedByService reports whether the service refused the call, charging nothing: 400, 402, 403,
-// or a 429 the retries did not outlast.
+// refusedByService reports whether the service refused the call, charging nothing (429: outlasting retries).
 func refusedByService(err error) bool {
 	var apiErr *APIError
 	if !errors.As(err, &apiErr) {
@@ -105,8 +103,7 @@ type UncertainError struct {
 	found *charge.Finding // what a Find call claimed, shared by copies of the error
 }
 
-// uncertain turns the protocol's uncertain outcome into an [*UncertainError] that blame completes with
-// the call's inputs; other errors pass.
+// uncertain turns the protocol's uncertain outcome into an [*UncertainError] that blame completes.
 func uncertain(err error, blame func(*UncertainError)) error {
 	u, ok := err.(*charge.Uncertain)
 	if !ok {
@@ -157,8 +154,7 @@ func (c *Client) FindVoiceClone(ctx context.Context, e *UncertainError, opts ...
 	return charge.Finish(ctx, c.proto, e.found, op, e.win)
 }
 
-// findGenerations returns the project's generations of feature whose params equal want, requested inside
-// win, oldest first, with the bound used. Searches whose requests are the client's own share listings.
+// findGenerations returns the generations of feature with params want requested in win, and the bound used.
 func (c *Client) findGenerations(ctx context.Context, cfg *config, feature mediagen.Feature, want map[string]any, win charge.Window) ([]*mediagen.Generation, time.Time, error) {
 	key, err := json.Marshal(want)
 	if err != nil {
@@ -189,8 +185,7 @@ func (s *generationSource) Page(ctx context.Context, cursor string) ([]*mediagen
 
 func (s *generationSource) Requested(g *mediagen.Generation) time.Time { return g.RequestDate }
 
-// Key is the row's params as canonical JSON, equal exactly when the decoded params are. The row must
-// echo the feature as the call spelled it.
+// Key is the row's params as canonical JSON, if the row echoes the feature as the call spelled it.
 func (s *generationSource) Key(g *mediagen.Generation) (string, bool) {
 	if g.Feature != s.feature {
 		return "", false
@@ -202,8 +197,7 @@ func (s *generationSource) Key(g *mediagen.Generation) (string, bool) {
 func (s *generationSource) Clock() retry.Clock   { return s.cfg.call.Clock }
 func (s *generationSource) Logger() *slog.Logger { return s.cfg.call.Logger }
 
-// sharesListing reports whether a call's list requests would be the client's own (no call's middleware,
-// header, clock or WithResponseInto), so a listing sent for another call serves it.
+// sharesListing reports whether a call's list requests are the client's own, so another's listing serves it.
 func (c *Client) sharesListing(cfg *config) bool {
 	b := c.search
 	return cfg == b || (cfg.s.responseInto == nil && len(cfg.s.middleware) == len(b.s.middleware) &&

@@ -11,9 +11,8 @@ import (
 	"github.com/mediagen/mediagen-go/internal/engine"
 )
 
-// The hot requests (get, list and create a generation) are built here from the base URL parsed once;
-// the others come from the generated builders ([fromGenerated]), which parse it on every call.
-// TestHandBuiltRequestsMatchGenerated holds the two to the same requests.
+// The hot requests (get, list, create a generation) are built here from the base URL parsed once, the
+// others by the generated builders ([fromGenerated]); TestHandBuiltRequestsMatchGenerated holds them equal.
 
 // baseURL is the service address, parsed once, its path prefix (often empty) without a trailing slash.
 type baseURL struct {
@@ -21,8 +20,7 @@ type baseURL struct {
 	rawPath string // the prefix as escaped, for paths that need escaping
 }
 
-// request returns a request for path below the base URL, escaped as escaped ("" when path needs no
-// escaping). A value, so it needs no allocation of its own.
+// request returns a request, by value, for path (escaped as escaped, if not "") below the base URL.
 func (c *Client) request(method, path, escaped, rawQuery string, class engine.Class) engine.Request {
 	r := engine.Request{Method: method, URL: c.baseURL.url, Class: class}
 	r.URL.Path = c.baseURL.url.Path + path
@@ -33,8 +31,7 @@ func (c *Client) request(method, path, escaped, rawQuery string, class engine.Cl
 	return r
 }
 
-// fromGenerated turns a request of the generated builders into one of class Safe for the engine, its
-// small JSON body read so that it can be sent again.
+// fromGenerated turns a generated builder's request into a Safe one for the engine, its body read.
 func fromGenerated(req *http.Request, err error) (*engine.Request, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
@@ -49,8 +46,7 @@ func fromGenerated(req *http.Request, err error) (*engine.Request, error) {
 	return r, nil
 }
 
-// jsonHeader is the header of a JSON body, shared by requests: net/http only reads it, and [Middleware]
-// changes a clone.
+// jsonHeader is shared by requests: net/http only reads it, and [Middleware] changes a clone.
 var jsonHeader = http.Header{"Content-Type": {"application/json"}}
 
 // getGenerationRequest is GET /v3/generations/{id}.
@@ -63,8 +59,7 @@ func (c *Client) getGenerationRequest(id string) engine.Request {
 	return c.request(http.MethodGet, prefix+id, escaped, "", engine.Safe)
 }
 
-// listGenerationsRequest is GET /v3/generations with the parameters that are set; the service reads
-// one left out as its default.
+// listGenerationsRequest is GET /v3/generations with the parameters set; the service defaults the others.
 func (c *Client) listGenerationsRequest(p ListParams) engine.Request {
 	q := url.Values{}
 	if p.Feature != "" {
@@ -79,8 +74,7 @@ func (c *Client) listGenerationsRequest(p ListParams) engine.Request {
 	return c.request(http.MethodGet, "/v3/generations", "", q.Encode(), engine.Safe)
 }
 
-// createGenerationRequestBody encodes the body of a create. a.raw is json.Marshal's output, compact and
-// valid: copied as it is, where json.RawMessage would scan it again.
+// createGenerationRequestBody encodes a create, copying a.raw (json.Marshal's) where RawMessage rescans it.
 func createGenerationRequestBody(a *encodedArgs, webhookURL string) []byte {
 	b := make([]byte, 0, len(a.raw)+len(a.feature)+len(webhookURL)+40)
 	b = append(b, `{"args":`...)

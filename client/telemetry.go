@@ -7,8 +7,7 @@ import (
 	"github.com/mediagen/mediagen-go/internal/telemetry"
 )
 
-// startJob starts the job span of a generation of feature, continuing the trace a keyed call's journal
-// record carries.
+// startJob starts the job span of a generation, continuing the trace of a keyed call's journal record.
 func (c *Client) startJob(ctx context.Context, cfg *config, feature string) (context.Context, *telemetry.Job) {
 	if c.tel.Get() == nil {
 		return ctx, nil
@@ -33,9 +32,8 @@ func (c *Client) Observed(ctx context.Context, g *mediagen.Generation) {
 	c.tel.Observe(ctx, g.ID, string(g.Feature), string(g.Kind), string(g.Status), g.BalanceUsed, g.RequestDate)
 }
 
-// Release records that this process hands generation id, not terminal, to another, as a job queue does
-// when it snoozes a job: its job span ends with a "released" event and does not count as finished. The next
-// follower continues the trace (from the journal for a keyed create, from ctx for Observed and SaveOutput).
+// Release records that this process hands generation id, not terminal, to another (a queue snoozing a job):
+// its job span ends "released", not finished, and the next follower continues the trace.
 func (c *Client) Release(id string) {
 	telemetry.Release(id)
 }
