@@ -210,10 +210,7 @@ func (c *capReader) Read(p []byte) (int, error) {
 		}
 		return 0, tooLarge(c.what, c.limit, -1)
 	}
-	if int64(len(p)) > c.limit-c.n {
-		p = p[:c.limit-c.n]
-	}
-	n, err := c.r.Read(p)
+	n, err := c.r.Read(p[:min(int64(len(p)), c.limit-c.n)])
 	c.n += int64(n)
 	return n, err
 }
