@@ -20,7 +20,7 @@ var (
 	ErrInvalidArgument = errors.New("mediagen: invalid argument")
 	// ErrUnauthorized: 401, the API key is missing or invalid.
 	ErrUnauthorized = errors.New("mediagen: unauthorized")
-	// ErrInsufficientBalance: 402, an [*InsufficientBalanceError].
+	// ErrInsufficientBalance: 402, the call costs more than the balance; an [*InsufficientBalanceError].
 	ErrInsufficientBalance = errors.New("mediagen: insufficient balance")
 	// ErrPermissionRequired: 403 permission_required, a likeness feature called without permissionConfirmed.
 	ErrPermissionRequired = errors.New("mediagen: permission required")

@@ -140,8 +140,8 @@ func nonNegative[T int | time.Duration](name string, v T, set func(*settings)) O
 	}
 }
 
-// RetryPolicy says how often and how patiently a failed request is retried; which ones is the package's
-// billing-safe rule.
+// RetryPolicy says how often and how patiently a failed request is retried; which failures are retried is
+// the package's billing-safe rule, which no setting loosens.
 type RetryPolicy struct {
 	// MaxRetries is how many times a failed request is sent again; 0 disables retries. For a charging
 	// request it also bounds how often the client submits again once an ambiguous attempt created nothing.
@@ -269,7 +269,7 @@ func WithResponseInto(dst **http.Response) Option {
 }
 
 // WithWebhookURL asks the service to POST a signed event to u (public https; the reference server allows
-// loopback http) when a generation or a voice clone first reaches a terminal state.
+// loopback http) when a generation or a voice clone first reaches a terminal state; other calls ignore it.
 func WithWebhookURL(u string) Option {
 	return func(s *settings) error {
 		if u != "" {
