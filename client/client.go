@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,26 +19,20 @@ import (
 	"github.com/mediagen/mediagen-go/internal/telemetry"
 )
 
-// Version is the version of this module, sent in the User-Agent header as
-// "mediagen-go/" + Version.
+// Version is the version of this module, sent in the User-Agent header as "mediagen-go/" + Version.
 const Version = "0.3.0"
 
-// Environment variables [New] reads when the matching argument or option is
-// not given.
+// Environment variables [New] reads when the matching argument or option is not given.
 const (
 	EnvAPIKey  = "MEDIAGEN_API_KEY"
 	EnvBaseURL = "MEDIAGEN_BASE_URL"
 )
 
-// maxResponseBody caps how much of a successful answer is read; the largest
-// legitimate answers (a page of 100 generations with long scripts, the
-// voice catalog) are a few MiB at most.
+// maxResponseBody caps a successful answer; the largest (a page of 100 generations) are a few MiB.
 const maxResponseBody = 8 << 20
 
-// Client talks to the service on behalf of one project. It is safe for
-// concurrent use; create one and share it. A Client remembers which
-// generations it has handed out, which is what lets billing-safe retries
-// tell its own generations from others: see [Client.CreateGeneration].
+// Client talks to the service on behalf of one project. It is safe for concurrent use: create one and
+// share it, as it remembers the generations it handed out, which billing-safe retries rely on.
 type Client struct {
 	apiKey  string
 	eng     *engine.Engine // every HTTP exchange
@@ -52,32 +47,24 @@ type Client struct {
 	tel     *telemetry.T                        // traces and metrics
 }
 
-// config is a resolved set of options: the client's, or a call's on top.
-// It is passed down explicitly to every request the call makes.
+// config is a resolved set of options (the client's, or a call's on top), passed to each request of a call.
 type config struct {
 	s      settings
 	call   engine.Call
 	charge charge.Call
 }
 
-// New returns a client for the project of apiKey. An empty apiKey is read
-// from MEDIAGEN_API_KEY; the base URL comes from [WithBaseURL] or else
-// MEDIAGEN_BASE_URL. New fails with [ErrNoAPIKey] or [ErrNoBaseURL] when
-// either is missing, and with a descriptive error when an option is invalid.
-// It makes no request.
+// New returns a client for the project of apiKey, else of MEDIAGEN_API_KEY, at [WithBaseURL] or else
+// MEDIAGEN_BASE_URL. It fails with [ErrNoAPIKey], [ErrNoBaseURL], or an option's error; it sends nothing.
 func New(apiKey string, opts ...Option) (*Client, error) {
 	s := defaultSettings()
 	if err := s.apply(opts); err != nil {
 		return nil, err
 	}
-	if apiKey == "" {
-		apiKey = os.Getenv(EnvAPIKey)
-	}
+	apiKey = cmp.Or(apiKey, os.Getenv(EnvAPIKey))
+	s.baseURL = cmp.Or(s.baseURL, os.Getenv(EnvBaseURL))
 	if apiKey == "" {
 		return nil, ErrNoAPIKey
-	}
-	if s.baseURL == "" {
-		s.baseURL = os.Getenv(EnvBaseURL)
 	}
 	if s.baseURL == "" {
 		return nil, ErrNoBaseURL
@@ -86,11 +73,9 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.httpClient == nil {
-		s.httpClient = &http.Client{}
-	}
+	s.httpClient = cmp.Or(s.httpClient, &http.Client{})
 	if s.journal == nil {
-		s.journal = journal.NewMemory() // the client's own
+		s.journal = journal.NewMemory()
 	}
 	if t := s.httpClient.Timeout; t > 0 {
 		if !s.timeoutSet {
@@ -100,28 +85,32 @@ func New(apiKey string, opts ...Option) (*Client, error) {
 			s.transfer = t
 		}
 	}
-	// The generated builders resolve their paths against the server URL:
-	// a path prefix needs its trailing slash.
-	c := &Client{apiKey: apiKey, server: base.url.String() + "/", baseURL: base, tel: &telemetry.T{TP: s.tracerProvider, MP: s.meterProvider}, proto: charge.New(chargeErrors)}
+	// The generated builders resolve paths against server: a path prefix needs its trailing slash.
+	c := &Client{apiKey: apiKey, server: base.url.String() + "/", baseURL: base, base: resolve(s)}
+	c.tel = &telemetry.T{TP: s.tracerProvider, MP: s.meterProvider}
+	c.proto = charge.New(chargeErrors)
 	c.eng = engine.New(s.httpClient, apiKey, c.tel)
-	c.base = resolve(s)
 	c.search = c.searchConfig(c.base)
-	// Held no longer than the client's retries wait: a client that
-	// retries within milliseconds asked not to be held a quarter second.
+	// A search waits for others to share its listing no longer than the client's retries wait.
 	c.listing.Gather = min(250*time.Millisecond, s.retry.WaitMax/4)
 	return c, nil
 }
 
-// RetryPolicy returns the client's retry policy, as [WithRetryPolicy] and
-// the other retry options set it.
+// RetryPolicy returns the client's retry policy.
 func (c *Client) RetryPolicy() RetryPolicy { return c.base.s.retry }
 
-// Journal returns the journal the client records idempotency keys in: the
-// one [WithJournal] gave, or else the client's own in memory. Code that
-// must share the client's keys, such as a job queue's worker, checks it.
+// Journal returns the journal the client records idempotency keys in: [WithJournal]'s, or its own in memory.
 func (c *Client) Journal() journal.Journal { return c.base.s.journal }
 
-// resolve turns settings into the engine's settings of a call.
+// Clock returns the [Clock] of a call with opts, for packages that wait on the client's behalf (poll).
+func (c *Client) Clock(opts ...Option) Clock {
+	if cfg, err := c.configure(opts); err == nil {
+		return cfg.s.clock
+	}
+	return c.base.s.clock
+}
+
+// resolve turns settings into the engine's and the charging protocol's settings of a call.
 func resolve(s settings) *config {
 	mw := make([]engine.Middleware, len(s.middleware))
 	for i, m := range s.middleware {
@@ -143,8 +132,7 @@ func resolve(s settings) *config {
 	}}
 }
 
-// configure returns the configuration of a call with opts; without any, the
-// client's own, allocating nothing.
+// configure returns the configuration of a call with opts; without any, the client's, allocating nothing.
 func (c *Client) configure(opts []Option) (*config, error) {
 	if len(opts) == 0 {
 		return c.base, nil
@@ -157,19 +145,16 @@ func (c *Client) configure(opts []Option) (*config, error) {
 	return resolve(s), nil
 }
 
-// do sends r under cfg and reads the answer: into out (nil for none) on
-// 2xx, into an error otherwise. It returns the answer, for its headers.
+// do sends r under cfg and reads the answer into out (nil for none), returning it for its headers.
 func (c *Client) do(ctx context.Context, cfg *config, r *engine.Request, out any) (*http.Response, error) {
 	var got *http.Response
 	err := c.eng.Do(ctx, &cfg.call, r, func(resp *http.Response) error {
 		got = resp
 		return c.read(ctx, cfg, resp, out)
 	})
-	if err != nil && ctx.Err() == nil {
-		var se *engine.SendError
-		if errors.As(err, &se) {
-			err = fmt.Errorf("mediagen: %w", err)
-		}
+	var se *engine.SendError // Do returns ctx.Err() as it is
+	if errors.As(err, &se) {
+		err = fmt.Errorf("mediagen: %w", err)
 	}
 	return got, err
 }
@@ -199,9 +184,7 @@ func (c *Client) read(ctx context.Context, cfg *config, resp *http.Response, out
 	return nil
 }
 
-// ErrTooLarge matches the failure of an answer or a download larger than
-// the client takes: [WithMaxDownload] for outputs, 8 MiB for API answers.
-// It is not transient: the same request would bring the same bytes.
+// ErrTooLarge matches an answer over 8 MiB or a download over [WithMaxDownload]; it is not transient.
 var ErrTooLarge = errors.New("mediagen: too large")
 
 func tooLarge(what string, limit, size int64) error {
@@ -211,8 +194,7 @@ func tooLarge(what string, limit, size int64) error {
 	return fmt.Errorf("%w: %s is over the %d bytes the client takes", ErrTooLarge, what, limit)
 }
 
-// capReader reads at most limit bytes of r and fails with [ErrTooLarge]
-// past them, where a LimitReader would end as if the body had.
+// capReader fails with [ErrTooLarge] past limit bytes of r, where a LimitReader would end as if r had.
 type capReader struct {
 	r     io.Reader
 	limit int64
@@ -228,10 +210,7 @@ func (c *capReader) Read(p []byte) (int, error) {
 		}
 		return 0, tooLarge(c.what, c.limit, -1)
 	}
-	if int64(len(p)) > c.limit-c.n {
-		p = p[:c.limit-c.n]
-	}
-	n, err := c.r.Read(p)
+	n, err := c.r.Read(p[:min(int64(len(p)), c.limit-c.n)])
 	c.n += int64(n)
 	return n, err
 }
@@ -256,11 +235,8 @@ func (e *bodyError) Error() string {
 
 func (e *bodyError) Unwrap() error { return e.err }
 
-// Transient is true unless the answer was too large: the answer may come
-// whole next time. For a charging request it is ambiguous instead: the
-// service did accept it.
+// Transient is true unless the answer was too large. For a charging request it is ambiguous instead.
 func (e *bodyError) Transient() bool { return !errors.Is(e.err, ErrTooLarge) }
 
-// errNoID is the failure of a 2xx answer to a charging request that names no
-// row: the service accepted something the caller could not follow.
+// errNoID is the failure of a 2xx answer to a charging request that names no row.
 var errNoID = errors.New("the answer carries no id")

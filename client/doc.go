@@ -1,59 +1,33 @@
 // Package client is the Go client of the media generation service.
 //
-// Create a [Client] with [New], then submit generations with
-// [Client.CreateGeneration], passing typed arguments that know their
-// feature ([LogoRevealArgs], [VoiceoverArgs], ...) or [RawArgs]. Follow them
-// with package poll, [Client.GetGeneration] or a webhook, save what they
-// produce with [Client.SaveOutput] (or [Client.SaveOutputFunc], to any
-// writer), and read prices with [Client.Pricing]
-// and [Pricing.Estimate].
+// Create a [Client] with [New] and submit generations with [Client.CreateGeneration], passing typed
+// arguments that know their feature ([LogoRevealArgs], [VoiceoverArgs], ...) or [RawArgs]. Follow them with
+// package poll, [Client.GetGeneration] or a webhook; save their outputs with [Client.SaveOutput] (or
+// [Client.SaveOutputFunc], to any writer); read prices with [Client.Pricing] and [Pricing.Estimate].
 //
 //	g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "a lighthouse at dusk"})
 //
-// # Options
-//
-// One [Option] type configures the client in [New] and any single call:
-// pass [WithTimeout], [WithTransferTimeout], [WithMaxRetries], [WithHeader], [WithResponseInto],
-// [WithWebhookURL] or [WithMiddleware] to a method and it applies to that
-// call only, on top of the client's. Packages upload, poll and batch
-// have option types of their own, so an option given where it does not
-// apply does not compile; each carries client options to the requests it
-// makes in one option, WithClientOptions, which [CheckOptions] checks
-// before anything is sent.
+// One [Option] type configures the client in [New] and any single call, on top of the client's.
+// Packages upload, poll and batch have option types of their own, so a misplaced option does not compile;
+// each carries client options to its requests in WithClientOptions, checked first by [CheckOptions].
 //
 // # Retries and billing
 //
-// Reads and deletes (GET, DELETE, PUT) are retried on connection errors and
-// on 429, 500, 502, 503 and 504, with jittered exponential backoff that honours
-// Retry-After and stops when the context ends ([RetryPolicy] sets how often
-// and how patiently). Requests that charge the balance (submitting a
-// generation, cloning a voice) are resent blindly only when the service
-// cannot have accepted them: a 429, or a connection that never carried the
-// request. After an ambiguous failure (the connection broke after the
-// request was sent, or a 5xx) the client looks for the generation or clone
-// the attempt may have created and returns it; it submits again only when
-// there is none. The search reads the rows requested since the attempt
-// began, less a margin for the service's clocks: how far the clock that
-// dates its rows runs behind its Date header, and how far its replicas'
-// clocks disagree, both learned from the rows this client created (at
-// least 3 s until it has seen 16); in a burst of creates, the rows of the
-// last 30 s place the attempt on the service's clock more closely than the
-// Date header's whole seconds. Searches in a burst of failures share one
-// listing. A search only reads, so it has its own patience
-// ([SearchBudget]), whatever the retry policy. So a call that returns an
-// error was not charged, unless its context ended first or the service
-// failed for longer than the search's budget ([UncertainError], which
-// [Client.FindGeneration] resolves): see [Client.CreateGeneration].
+// Reads and deletes are retried on connection errors and on 429, 500, 502, 503 and 504, with jittered
+// exponential backoff that honours Retry-After and the context ([RetryPolicy]). Requests that charge
+// (submitting a generation, cloning a voice) are resent blindly only when the service cannot have
+// accepted them: a 429, or a connection that never carried the request. After an ambiguous failure (the
+// connection broke after sending, or a 5xx) the client searches the rows requested since the attempt began,
+// less a margin for the service's clocks that it learns from its own rows, and returns what the attempt
+// created, submitting again only when there is none. So a call that returns an error was not charged,
+// unless its context ended first or the service failed for longer than the search's own patience
+// ([SearchBudget]): an [UncertainError], which [Client.FindGeneration] resolves.
 //
-// # Charged once across processes
+// The service has no idempotency key; [WithIdempotencyKey] gives a charging call one, recorded in a
+// journal ([WithJournal], package client/journal) that every client sharing it consults before sending:
+// a key charges once across goroutines, processes, restarts and replicas, and [Client.Unfinished] lists
+// what a restarted program still has to wait for or save.
 //
-// The service has no idempotency key; [WithIdempotencyKey] gives a charging
-// call one, recorded in a journal ([WithJournal], package client/journal)
-// that every client sharing it consults before sending: a key charges once
-// across goroutines, processes, restarts and replicas, and
-// [Client.Unfinished] lists what a restarted program still has to wait for
-// or save.
-//
-// The API key is sent in the Authorization header only. It never appears in
-// an error, a log line, or a request to the storage host.
+// The API key is sent in the Authorization header only, never in an error, a log line, or a request to
+// the storage host.
 package client

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,28 +14,19 @@ import (
 	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
-// Sentinel errors for [errors.Is]. An [*APIError] matches the sentinel of its
-// status: ErrInvalidArgument for 400, 413 (an upload over the size limit)
-// and 415 (a content type not accepted), ErrUnauthorized for 401,
-// ErrInsufficientBalance for 402, ErrPermissionRequired for a 403 with code
-// permission_required, ErrNotFound for 404 and ErrRateLimited for 429.
+// Sentinel errors for [errors.Is]; an [*APIError] matches the one of its status.
 var (
-	// ErrInvalidArgument means the service or the client refused an argument;
-	// nothing was charged.
+	// ErrInvalidArgument: the client or the service (400, 413, 415) refused an argument; nothing was charged.
 	ErrInvalidArgument = errors.New("mediagen: invalid argument")
-	// ErrUnauthorized means the API key is missing or invalid.
+	// ErrUnauthorized: 401, the API key is missing or invalid.
 	ErrUnauthorized = errors.New("mediagen: unauthorized")
-	// ErrInsufficientBalance means the call costs more than the balance; the
-	// error is also an [*InsufficientBalanceError] with the amounts.
+	// ErrInsufficientBalance: 402, the call costs more than the balance; an [*InsufficientBalanceError].
 	ErrInsufficientBalance = errors.New("mediagen: insufficient balance")
-	// ErrPermissionRequired means a likeness-producing feature was called
-	// without permissionConfirmed.
+	// ErrPermissionRequired: 403 permission_required, a likeness feature called without permissionConfirmed.
 	ErrPermissionRequired = errors.New("mediagen: permission required")
-	// ErrNotFound means the generation, voice or preview does not exist, was
-	// deleted, or expired.
+	// ErrNotFound: 404, the generation, voice or preview does not exist, was deleted, or expired.
 	ErrNotFound = errors.New("mediagen: not found")
-	// ErrRateLimited means the service asked to slow down and the client gave up
-	// waiting; [APIError.RetryAfter] says when to try again.
+	// ErrRateLimited: 429 outlasting the retries; [APIError.RetryAfter] says when to try again.
 	ErrRateLimited = errors.New("mediagen: rate limited")
 	// ErrNoAPIKey means [New] found no API key.
 	ErrNoAPIKey = errors.New("mediagen: no API key: pass one to client.New or set MEDIAGEN_API_KEY")
@@ -45,9 +37,7 @@ var (
 // maxErrorBody caps [APIError.Body] so a large error page cannot pin memory.
 const maxErrorBody = 4 << 10
 
-// APIError is an answer of the service other than success. It names the
-// request that failed by method and path only, never its headers, so it is
-// safe to log. Use [errors.Is] with the sentinels above to branch on it.
+// APIError is an answer of the service other than success, safe to log: no headers, no query.
 type APIError struct {
 	StatusCode int           // HTTP status, e.g. 404
 	Code       string        // machine-readable code, e.g. "not_found"; "" when the body had none
@@ -67,9 +57,7 @@ func (e *APIError) Error() string {
 		b.WriteString(e.Method + " " + e.Path + ": ")
 	}
 	b.WriteString(strconv.Itoa(e.StatusCode))
-	if e.Code != "" {
-		b.WriteString(" " + e.Code)
-	} else if t := http.StatusText(e.StatusCode); t != "" {
+	if t := cmp.Or(e.Code, http.StatusText(e.StatusCode)); t != "" {
 		b.WriteString(" " + t)
 	}
 	if e.Message != "" {
@@ -81,45 +69,34 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
-// Transient reports whether the same request may succeed later: a 429, 500,
-// 502, 503 or 504. For a request that charges, a 5xx is ambiguous instead:
-// the service may have accepted it.
+// Transient reports whether the same request may succeed later: a 429, 500, 502, 503 or 504.
+// For a charging request a 5xx is ambiguous instead.
 func (e *APIError) Transient() bool { return retry.TransientStatus(e.StatusCode) }
+
+// sentinels maps a status to the sentinel its [*APIError] matches; a 403 only with permission_required.
+var sentinels = map[int]error{
+	http.StatusBadRequest: ErrInvalidArgument, http.StatusRequestEntityTooLarge: ErrInvalidArgument,
+	http.StatusUnsupportedMediaType: ErrInvalidArgument, http.StatusUnauthorized: ErrUnauthorized,
+	http.StatusPaymentRequired: ErrInsufficientBalance, http.StatusForbidden: ErrPermissionRequired,
+	http.StatusNotFound: ErrNotFound, http.StatusTooManyRequests: ErrRateLimited,
+}
 
 // Is reports whether target is the sentinel of e's status.
 func (e *APIError) Is(target error) bool {
-	switch target {
-	case ErrInvalidArgument:
-		switch e.StatusCode {
-		case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType:
-			return true
-		}
+	if e.StatusCode == http.StatusForbidden && e.Code != "permission_required" {
 		return false
-	case ErrUnauthorized:
-		return e.StatusCode == http.StatusUnauthorized
-	case ErrInsufficientBalance:
-		return e.StatusCode == http.StatusPaymentRequired
-	case ErrPermissionRequired:
-		return e.StatusCode == http.StatusForbidden && e.Code == "permission_required"
-	case ErrNotFound:
-		return e.StatusCode == http.StatusNotFound
-	case ErrRateLimited:
-		return e.StatusCode == http.StatusTooManyRequests
 	}
-	return false
+	return target != nil && sentinels[e.StatusCode] == target
 }
 
-// InsufficientBalanceError is a 402: the call costs Required USD and the
-// project holds Balance. Nothing was charged. errors.As finds both it and
-// its embedded [APIError].
+// InsufficientBalanceError is a 402: the call costs Required USD, over the Balance. Nothing was charged.
 type InsufficientBalanceError struct {
 	APIError
 	Required float64 // cost of the refused call, USD
 	Balance  float64 // balance at the time, USD
 }
 
-// Error describes the shortfall once, from Required and Balance, which the
-// interface document guarantees (the service's wording is not).
+// Error describes the shortfall from Required and Balance, which the contract guarantees (its wording not).
 func (e *InsufficientBalanceError) Error() string {
 	a := e.APIError
 	a.Message = fmt.Sprintf("this call costs %g USD; the balance is %g USD", e.Required, e.Balance)
@@ -129,32 +106,24 @@ func (e *InsufficientBalanceError) Error() string {
 // Unwrap returns the embedded [*APIError], so errors.As(err, &apiErr) works.
 func (e *InsufficientBalanceError) Unwrap() error { return &e.APIError }
 
-// errorBody is the service's error envelope; required and balance come
-// with a 402.
+// errorBody is the service's error envelope; required and balance come with a 402.
 type errorBody struct {
 	Error struct {
-		Code     string   `json:"code"`
-		Message  string   `json:"message"`
-		Required *float64 `json:"required"`
-		Balance  *float64 `json:"balance"`
+		Code     string  `json:"code"`
+		Message  string  `json:"message"`
+		Required float64 `json:"required"`
+		Balance  float64 `json:"balance"`
 	} `json:"error"`
 }
 
-// newAPIError builds the error for a non-2xx answer, received at now on the
-// client's clock. The key is masked in the body, so an echo by a proxy or
-// the service cannot leak it.
+// newAPIError builds the error of a non-2xx answer, masking the key an echo of the request may carry.
 func newAPIError(resp *http.Response, body []byte, secret string, now time.Time) error {
 	body = redact.Bytes(body, secret)
-	e := APIError{StatusCode: resp.StatusCode, Body: body}
-	if len(e.Body) > maxErrorBody {
-		e.Body = e.Body[:maxErrorBody]
-	}
+	e := APIError{StatusCode: resp.StatusCode, Body: body[:min(len(body), maxErrorBody)]}
 	if req := resp.Request; req != nil {
 		e.Method, e.Path = req.Method, req.URL.Path
 	}
-	if d, ok := retry.After(resp, now); ok {
-		e.RetryAfter = d
-	}
+	e.RetryAfter, _ = retry.After(resp, now) // 0 without one
 	var eb errorBody
 	if json.Unmarshal(body, &eb) == nil {
 		// Decoded text may hold what the body held escaped.
@@ -164,14 +133,7 @@ func newAPIError(resp *http.Response, body []byte, secret string, now time.Time)
 		e.Message = strings.TrimSpace(string(e.Body[:min(len(e.Body), 200)]))
 	}
 	if resp.StatusCode == http.StatusPaymentRequired {
-		ib := &InsufficientBalanceError{APIError: e}
-		if eb.Error.Required != nil {
-			ib.Required = *eb.Error.Required
-		}
-		if eb.Error.Balance != nil {
-			ib.Balance = *eb.Error.Balance
-		}
-		return ib
+		return &InsufficientBalanceError{APIError: e, Required: eb.Error.Required, Balance: eb.Error.Balance}
 	}
 	return &e
 }

@@ -5,10 +5,8 @@ import (
 	"github.com/mediagen/mediagen-go/internal/feature"
 )
 
-// Features returns every feature's canonical spelling, in the order of the
-// interface document. The constants are [mediagen.FeatureImageSelfPortrait]
-// and its siblings; the service also accepts older flat spellings (see
-// [LegacyFeature]) and echoes a feature as submitted.
+// Features returns every feature's canonical spelling ([mediagen.FeatureImageSelfPortrait] and its
+// siblings), in the contract's order. The service also accepts [LegacyFeature] spellings.
 func Features() []mediagen.Feature {
 	out := make([]mediagen.Feature, len(feature.All))
 	for i, f := range feature.All {
@@ -17,29 +15,21 @@ func Features() []mediagen.Feature {
 	return out
 }
 
-// KindOf returns the kind of asset a feature produces, for either spelling;
-// "" when f is not a feature.
+// KindOf returns the kind of asset a feature in either spelling produces; "" when f is not a feature.
 func KindOf(f mediagen.Feature) mediagen.Kind {
-	if info, ok := feature.Lookup(string(f)); ok {
-		return mediagen.Kind(info.Kind)
-	}
-	return ""
+	info, _ := feature.Lookup(string(f)) // zero when f is not a feature
+	return mediagen.Kind(info.Kind)
 }
 
-// CanonicalFeature returns the canonical spelling of a feature given in
-// either spelling ("logo-reveal" gives "video/logo-reveal"); "" when f is
-// not a feature. Matching is exact, as on the service.
+// CanonicalFeature returns the canonical spelling of a feature in either spelling ("logo-reveal" gives
+// "video/logo-reveal"), matched exactly as on the service; "" when f is not a feature.
 func CanonicalFeature(f mediagen.Feature) mediagen.Feature {
 	return mediagen.Feature(feature.Canonical(string(f)))
 }
 
-// LegacyFeature returns the older flat spelling of a feature given in either
-// spelling ("video/logo-reveal" gives "logo-reveal"); "" when f is not a
-// feature.
+// LegacyFeature returns the older flat spelling of a feature in either spelling ("video/logo-reveal"
+// gives "logo-reveal"); "" when f is not a feature.
 func LegacyFeature(f mediagen.Feature) mediagen.Feature {
-	info, ok := feature.Lookup(string(f))
-	if !ok {
-		return ""
-	}
+	info, _ := feature.Lookup(string(f))
 	return mediagen.Feature(info.Legacy)
 }

@@ -1,9 +1,8 @@
 package client
 
 import (
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
-
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,24 +14,20 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mediagen/mediagen-go/client/journal"
 	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
-// Default per-attempt timeouts; see [WithTimeout].
+// Default per-attempt timeouts; see [WithTimeout] and [WithTransferTimeout].
 const (
-	// DefaultTimeout bounds each attempt of an API request.
-	DefaultTimeout = 60 * time.Second
-	// DefaultTransferTimeout bounds each attempt of a transfer of bytes: a
-	// signed upload's PUT, a multipart upload or a download.
-	DefaultTransferTimeout = 10 * time.Minute
+	DefaultTimeout         = 60 * time.Second // each attempt of an API request
+	DefaultTransferTimeout = 10 * time.Minute // each attempt of an upload or a download
 )
 
-// Option configures a [Client] in [New], or one call when passed to a
-// method: per-call options apply on top of the client's for that call only.
-// An option given a bad value makes New, or the call, fail with an error
-// naming it. [WithBaseURL] and [WithHTTPClient] belong to New alone; passed
-// to a call they fail it.
+// Option configures a [Client] in [New], or one call on top of the client's; a bad value fails with an error.
 type Option func(*settings) error
 
 // settings is what the options configure.
@@ -49,7 +44,7 @@ type settings struct {
 	transferSet  bool
 	userAgent    string
 	logger       *slog.Logger
-	header       http.Header // extra API request headers; shared, cloned on write
+	header       http.Header // shared, cloned on write
 	responseInto **http.Response
 	webhookURL   string
 	middleware   []Middleware // shared, clipped on append
@@ -89,146 +84,136 @@ func (s *settings) apply(opts []Option) error {
 	return errors.Join(errs...)
 }
 
-// newOnly fails an option that configures the client itself when it is
-// passed to one call.
-func (s *settings) newOnly(name string) error {
-	if s.perCall {
-		return fmt.Errorf("mediagen: %s configures the client; pass it to New, not to a call", name)
+// CheckOptions reports the errors opts would fail a call with, without making one: for packages that carry
+// client options to their requests (poll, upload, batch), to fail before sending anything.
+func CheckOptions(opts ...Option) error { return check(false, opts) }
+
+// CheckSharedOptions is [CheckOptions] for options applied to many calls (package batch): it also refuses
+// those of one call, [WithIdempotencyKey] and [WithResponseInto].
+func CheckSharedOptions(opts ...Option) error { return check(true, opts) }
+
+func check(shared bool, opts []Option) error {
+	s := defaultSettings()
+	s.perCall, s.shared = true, shared
+	return s.apply(opts)
+}
+
+// newOnly makes the option set fail when passed to a call.
+func newOnly(name string, set func(*settings) error) Option {
+	return func(s *settings) error {
+		if s.perCall {
+			return fmt.Errorf("mediagen: %s configures the client; pass it to New, not to a call", name)
+		}
+		return set(s)
 	}
+}
+
+// oneCall makes the option set fail given to New or to options of many calls, which would share its state.
+func oneCall(name string, set func(*settings) error) Option {
+	return func(s *settings) error {
+		if !s.perCall || s.shared {
+			return fmt.Errorf("mediagen: %s applies to one call; "+
+				"pass it to the call, not to New or to options shared by many calls", name)
+		}
+		return set(s)
+	}
+}
+
+// nonNil stores v in *dst, or fails with "mediagen: "+msg when v is nil.
+func nonNil[T comparable](v T, msg string, dst *T) error {
+	var zero T
+	if v == zero {
+		return errors.New("mediagen: " + msg)
+	}
+	*dst = v
 	return nil
 }
 
-// RetryPolicy says how often and how patiently a failed request is retried.
-// Which failures are retried is not part of it: that is the billing-safe
-// rule of the package documentation, which no setting can loosen.
+// nonNegative returns an option that calls set unless v is negative.
+func nonNegative[T int | time.Duration](name string, v T, set func(*settings)) Option {
+	return func(s *settings) error {
+		if v < 0 {
+			return fmt.Errorf("mediagen: %s(%v): negative", name, v)
+		}
+		set(s)
+		return nil
+	}
+}
+
+// RetryPolicy says how often and how patiently a failed request is retried; which failures are retried is
+// the package's billing-safe rule, which no setting loosens.
 type RetryPolicy struct {
-	// MaxRetries is how many times a failed request is sent again; 0
-	// disables retries. For a request that charges, it also bounds how
-	// often the client submits again after finding that an ambiguous
-	// attempt created nothing.
+	// MaxRetries is how many times a failed request is sent again; 0 disables retries. For a charging
+	// request it also bounds how often the client submits again once an ambiguous attempt created nothing.
 	MaxRetries int
-	// WaitMin is the first backoff step; steps double up to WaitMax, with
-	// jitter. A Retry-After the service sends is waited for when it is at
-	// most WaitMax; a longer one ends the retries and the call returns an
-	// [*APIError] carrying it.
+	// WaitMin is the first backoff step; steps double up to WaitMax, with jitter. A Retry-After of at
+	// most WaitMax is waited for; a longer one ends the retries with an [*APIError] carrying it.
 	WaitMin, WaitMax time.Duration
 }
 
-// DefaultRetryPolicy returns the policy a client has unless told otherwise:
-// 4 retries, waits from 0.5 s up to 10 s.
+// DefaultRetryPolicy returns the policy a client has unless told otherwise: 4 retries, waits of 0.5-10 s.
 func DefaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{MaxRetries: 4, WaitMin: 500 * time.Millisecond, WaitMax: 10 * time.Second}
 }
 
-func (p RetryPolicy) check(name string) error {
+// set makes p the policy of s, or fails naming the option.
+func (p RetryPolicy) set(name string, s *settings) error {
 	if p.MaxRetries < 0 {
 		return fmt.Errorf("mediagen: %s: negative MaxRetries %d", name, p.MaxRetries)
 	}
 	if p.WaitMin < 0 || p.WaitMax < p.WaitMin {
 		return fmt.Errorf("mediagen: %s(%s, %s): want 0 <= min <= max", name, p.WaitMin, p.WaitMax)
 	}
+	s.retry = p
 	return nil
 }
 
-// WithRetryPolicy replaces the retry policy; [Client.RetryPolicy] reads the
-// current one.
+// WithRetryPolicy replaces the retry policy; [Client.RetryPolicy] reads the current one.
 func WithRetryPolicy(p RetryPolicy) Option {
-	return func(s *settings) error {
-		if err := p.check("WithRetryPolicy"); err != nil {
-			return err
-		}
-		s.retry = p
-		return nil
-	}
+	return func(s *settings) error { return p.set("WithRetryPolicy", s) }
 }
 
 // WithMaxRetries sets [RetryPolicy.MaxRetries].
 func WithMaxRetries(n int) Option {
-	return func(s *settings) error {
-		if n < 0 {
-			return fmt.Errorf("mediagen: WithMaxRetries(%d): negative", n)
-		}
-		s.retry.MaxRetries = n
-		return nil
-	}
+	return nonNegative("WithMaxRetries", n, func(s *settings) { s.retry.MaxRetries = n })
 }
 
-// WithRetryWait sets [RetryPolicy.WaitMin] and [RetryPolicy.WaitMax]; a
-// min of 0 retries without waiting.
+// WithRetryWait sets [RetryPolicy.WaitMin] and [RetryPolicy.WaitMax]; a min of 0 retries without waiting.
 func WithRetryWait(min, max time.Duration) Option {
 	return func(s *settings) error {
 		p := s.retry
 		p.WaitMin, p.WaitMax = min, max
-		if err := p.check("WithRetryWait"); err != nil {
-			return err
-		}
-		s.retry = p
-		return nil
+		return p.set("WithRetryWait", s)
 	}
 }
 
-// WithTimeout bounds each attempt of an API request, from sending it to
-// the end of reading the answer; a retry gets a fresh d. The default is
-// [DefaultTimeout], or the Timeout of the client given to [WithHTTPClient]
-// when it has one. Transfers of bytes (a signed upload's PUT, a multipart
-// upload, a download) have their own bound: see [WithTransferTimeout]. 0
-// means no per-attempt bound: only the context's.
+// WithTimeout bounds each attempt of an API request, to the end of its answer; 0 leaves the context's
+// bound alone. The default is [DefaultTimeout], or the Timeout of [WithHTTPClient]'s client.
 func WithTimeout(d time.Duration) Option {
-	return func(s *settings) error {
-		if d < 0 {
-			return fmt.Errorf("mediagen: WithTimeout(%s): negative", d)
-		}
-		s.timeout, s.timeoutSet = d, true
-		return nil
-	}
+	return nonNegative("WithTimeout", d, func(s *settings) { s.timeout, s.timeoutSet = d, true })
 }
 
-// WithTransferTimeout bounds each attempt of a transfer of bytes: a signed
-// upload's PUT, a multipart upload to the API, a download. Files take
-// longer than API answers, so the default is [DefaultTransferTimeout], or
-// the Timeout of the client given to [WithHTTPClient] when it has one. 0
-// means no per-attempt bound: only the context's.
+// WithTransferTimeout is [WithTimeout] for uploads and downloads; the default is [DefaultTransferTimeout].
 func WithTransferTimeout(d time.Duration) Option {
-	return func(s *settings) error {
-		if d < 0 {
-			return fmt.Errorf("mediagen: WithTransferTimeout(%s): negative", d)
-		}
-		s.transfer, s.transferSet = d, true
-		return nil
-	}
+	return nonNegative("WithTransferTimeout", d, func(s *settings) { s.transfer, s.transferSet = d, true })
 }
 
-// WithBaseURL sets the service address, for example
-// "https://api.example.com" (a trailing "/v3" is accepted and dropped). It
-// takes precedence over MEDIAGEN_BASE_URL. New only.
+// WithBaseURL sets the service address, such as "https://api.example.com", over MEDIAGEN_BASE_URL. New only.
 func WithBaseURL(u string) Option {
-	return func(s *settings) error {
-		if err := s.newOnly("WithBaseURL"); err != nil {
-			return err
-		}
+	return newOnly("WithBaseURL", func(s *settings) error {
 		s.baseURL = u
 		return nil
-	}
+	})
 }
 
-// WithHTTPClient sets the HTTP client whose transport and redirect policy
-// every request uses; retries, timeouts and middleware are layered on top
-// of it. New only.
+// WithHTTPClient sets the HTTP client under the client's retries, timeouts and middleware. New only.
 func WithHTTPClient(hc *http.Client) Option {
-	return func(s *settings) error {
-		if err := s.newOnly("WithHTTPClient"); err != nil {
-			return err
-		}
-		if hc == nil {
-			return errors.New("mediagen: WithHTTPClient: nil *http.Client")
-		}
-		s.httpClient = hc
-		return nil
-	}
+	return newOnly("WithHTTPClient", func(s *settings) error {
+		return nonNil(hc, "WithHTTPClient: nil *http.Client", &s.httpClient)
+	})
 }
 
-// WithUserAgent sets the User-Agent header of API requests; the default is
-// "mediagen-go/" + [Version].
+// WithUserAgent sets the User-Agent header of API requests; the default is "mediagen-go/" + [Version].
 func WithUserAgent(ua string) Option {
 	return func(s *settings) error {
 		if strings.ContainsAny(ua, "\r\n") {
@@ -239,12 +224,8 @@ func WithUserAgent(ua string) Option {
 	}
 }
 
-// WithHeader adds a header to every API request (not to storage, whose
-// signed requests must carry exactly the signed headers). Values add to
-// those of the same name given before, to New or to the call. Authorization
-// and User-Agent are the client's own, and the headers that describe the
-// body or the connection (Content-Type, Content-Length, Host and the like)
-// follow each request: they are refused here.
+// WithHeader adds a header value to every API request (storage's are signed). Authorization, User-Agent
+// and the headers of the body or the connection (Content-Type, Host, ...) are the client's: refused.
 func WithHeader(key, value string) Option {
 	return func(s *settings) error {
 		k := textproto.CanonicalMIMEHeaderKey(key)
@@ -268,51 +249,27 @@ func WithHeader(key, value string) Option {
 	}
 }
 
-// perRequestHeader lists the headers each request sets from its own body
-// and connection; a second value would make the request malformed.
+// perRequestHeader lists the headers each request sets from its body and connection.
 var perRequestHeader = map[string]bool{
 	"Content-Type": true, "Content-Length": true, "Content-Encoding": true, "Transfer-Encoding": true,
 	"Host": true, "Connection": true, "Te": true, "Trailer": true, "Upgrade": true,
 }
 
 func validHeaderName(k string) bool {
-	if k == "" {
-		return false
-	}
-	for _, r := range k {
-		if r <= ' ' || r >= 0x7f || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) {
-			return false
-		}
-	}
-	return true
+	return k != "" && !strings.ContainsFunc(k, func(r rune) bool {
+		return r <= ' ' || r >= 0x7f || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r)
+	})
 }
 
-// WithResponseInto stores in *dst the last HTTP response a call received
-// (the last attempt's, or the last request of a search), for its status and
-// headers. Its body has been read and closed. A call that received no
-// answer leaves *dst unchanged. It applies to one call: given to New, calls
-// from many goroutines would write to *dst at once, so New refuses it.
+// WithResponseInto stores in *dst the last HTTP response a call received, its body closed. Per call only.
 func WithResponseInto(dst **http.Response) Option {
-	return func(s *settings) error {
-		if !s.perCall || s.shared {
-			return errors.New("mediagen: WithResponseInto applies to one call; pass it to the call, not to New or to options shared by many calls")
-		}
-		if dst == nil {
-			return errors.New("mediagen: WithResponseInto: nil destination")
-		}
-		s.responseInto = dst
-		return nil
-	}
+	return oneCall("WithResponseInto", func(s *settings) error {
+		return nonNil(dst, "WithResponseInto: nil destination", &s.responseInto)
+	})
 }
 
-// WithWebhookURL asks the service to POST a signed event to u when a
-// generation ([Client.CreateGeneration]) or voice clone
-// ([Client.CloneVoice]) first reaches a terminal state. For the service, u
-// must be https and publicly reachable; it refuses anything else with 400.
-// The reference server also accepts http to a loopback host when allowed
-// (clienttest always allows it; the command takes -allow-http-webhooks), so
-// tests can receive on an httptest server. Given to New it applies to every
-// generation and clone; other calls ignore it.
+// WithWebhookURL asks the service to POST a signed event to u (public https; the reference server allows
+// loopback http) when a generation or a voice clone first reaches a terminal state; other calls ignore it.
 func WithWebhookURL(u string) Option {
 	return func(s *settings) error {
 		if u != "" {
@@ -326,44 +283,57 @@ func WithWebhookURL(u string) Option {
 	}
 }
 
-// WithLogger logs every request (method, path without query, status,
-// duration) at Debug, each retry at Debug, failures and 5xx answers at
-// Warn, and the decisions of billing-safe reconciliation at Debug. Headers,
-// bodies and the API key are never logged.
+// WithLogger logs requests, retries and billing-safe decisions at Debug, failures and 5xx at Warn;
+// never headers, bodies or the API key.
 func WithLogger(l *slog.Logger) Option {
 	return func(s *settings) error {
-		if l == nil {
-			l = slog.New(slog.DiscardHandler)
-		}
-		s.logger = l
+		s.logger = cmp.Or(l, slog.New(slog.DiscardHandler))
 		return nil
 	}
 }
 
-// Middleware wraps each attempt of each HTTP request the client sends, API
-// and storage alike, for tracing, metrics or logging of your own: call next
-// to send req and return what it returns (or an error instead). To change
-// the request, change a clone (req.Clone). Storage requests carry signed
-// URLs: do not record their query.
+// Middleware wraps each attempt of each HTTP request, storage's too (do not record their signed query):
+// call next to send req, or a req.Clone you changed.
 type Middleware func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error)
 
-// WithMiddleware adds mw around every attempt; the first given is the
-// outermost. Per-call middleware runs inside the client's.
+// WithMiddleware adds mw around every attempt, the first given outermost; a call's runs inside the client's.
 func WithMiddleware(mw ...Middleware) Option {
 	return func(s *settings) error {
-		for _, m := range mw {
-			if m == nil {
-				return errors.New("mediagen: WithMiddleware: nil middleware")
-			}
+		if slices.ContainsFunc(mw, func(m Middleware) bool { return m == nil }) {
+			return errors.New("mediagen: WithMiddleware: nil middleware")
 		}
 		s.middleware = append(slices.Clip(s.middleware), mw...)
 		return nil
 	}
 }
 
-// normalizeBaseURL checks u and strips a trailing slash and "/v3", as the
-// request paths carry the version. Its errors never quote credentials that u
-// may carry.
+// Clock is where the client, and packages waiting for it, read the time and wait; the wall clock by default.
+type Clock interface {
+	Now() time.Time
+	// Sleep waits d, or until ctx ends, and then returns ctx.Err().
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// WithClock sets the [Clock]: a test clock that moves when slept on makes waits take no wall time.
+func WithClock(clk Clock) Option {
+	return func(s *settings) error { return nonNil(clk, "WithClock: nil clock", &s.clock) }
+}
+
+// WithTracerProvider makes the client trace (see the README) with tp, not the global provider. New only.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return newOnly("WithTracerProvider", func(s *settings) error {
+		return nonNil(tp, "WithTracerProvider: nil provider", &s.tracerProvider)
+	})
+}
+
+// WithMeterProvider makes the client record its metrics (see the README) with mp. New only.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return newOnly("WithMeterProvider", func(s *settings) error {
+		return nonNil(mp, "WithMeterProvider: nil provider", &s.meterProvider)
+	})
+}
+
+// normalizeBaseURL checks u and strips a trailing slash and "/v3". Its errors quote no credentials.
 func normalizeBaseURL(u string) (baseURL, error) {
 	p, err := url.Parse(strings.TrimSpace(u))
 	if err != nil {

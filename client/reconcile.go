@@ -2,9 +2,13 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"reflect"
+	"slices"
 	"time"
 
 	"github.com/mediagen/mediagen-go"
@@ -13,10 +17,8 @@ import (
 	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
-// SearchBudget is how long the search after an ambiguous failure keeps
-// trying while the service fails, whatever the caller's retry policy: the
-// search only reads, so patience costs nothing, while giving up leaves the
-// caller not knowing whether it was charged. The context still bounds it.
+// SearchBudget is how long the search after an ambiguous failure keeps trying while the service fails,
+// whatever the retry policy: it only reads, while giving up leaves the caller unsure it was charged.
 const SearchBudget = 5 * time.Minute
 
 // Backoff of the search's own retries; a Retry-After wins when longer.
@@ -34,8 +36,7 @@ var chargeErrors = charge.Errors{
 		var se *engine.SendError
 		return errors.As(err, &se) && !se.MaybeSent
 	},
-	// The search waits out a Retry-After as its own retries do, within
-	// its budget.
+	// The search waits out a Retry-After, within its budget.
 	RetryAfter: func(err error) time.Duration {
 		var e *APIError
 		if errors.As(err, &e) {
@@ -45,9 +46,7 @@ var chargeErrors = charge.Errors{
 	},
 }
 
-// searchConfig returns cfg with the search's patience: retries of its
-// listings are bounded by [SearchBudget], not by the caller's policy, and
-// any Retry-After is waited out.
+// searchConfig returns cfg with the search's patience, [SearchBudget], in place of the caller's policy.
 func (c *Client) searchConfig(cfg *config) *config {
 	if cfg == c.base && c.search != nil {
 		return c.search
@@ -57,9 +56,8 @@ func (c *Client) searchConfig(cfg *config) *config {
 	return &sc
 }
 
-// ambiguous reports whether a failed charging request may have been
-// accepted: the connection broke after the request may have been sent, the
-// service or a proxy answered 5xx, or a 2xx answer could not be read.
+// ambiguous reports whether a failed charging request may have been accepted: the connection broke
+// after it may have been sent, a 5xx, or a 2xx answer that could not be read.
 func ambiguous(err error) bool {
 	var se *engine.SendError
 	if errors.As(err, &se) {
@@ -73,19 +71,13 @@ func ambiguous(err error) bool {
 	return errors.As(err, &be)
 }
 
-// refusedByService reports whether err is the service refusing the call,
-// which charged nothing: 400, 402, 403, or a 429 the retries did not
-// outlast.
+// refusedByService reports whether the service refused the call, charging nothing (429: outlasting retries).
 func refusedByService(err error) bool {
 	var apiErr *APIError
 	if !errors.As(err, &apiErr) {
 		return errors.Is(err, ErrInvalidArgument)
 	}
-	switch apiErr.StatusCode {
-	case 400, 402, 403, 429:
-		return true
-	}
-	return false
+	return slices.Contains([]int{400, 402, 403, 429}, apiErr.StatusCode)
 }
 
 // serverDate reads the Date header of an answer.
@@ -93,16 +85,13 @@ func serverDate(resp *http.Response) time.Time {
 	if resp == nil {
 		return time.Time{}
 	}
-	t, _ := http.ParseTime(resp.Header.Get("Date")) // zero when unreadable
+	t, _ := http.ParseTime(resp.Header.Get("Date"))
 	return t
 }
 
-// UncertainError is returned when a charging request failed ambiguously and
-// the search for what it may have created did not finish: the service kept
-// failing for [SearchBudget]. The call may or may not have been charged.
-// Finish the search with [Client.FindGeneration] or [Client.FindVoiceClone]
-// before submitting again: it returns what the call created, or nil when it
-// created nothing and submitting again is safe.
+// UncertainError is a charging request that failed ambiguously and whose search for what it may have
+// created and charged did not finish: the service kept failing for [SearchBudget]. Finish the search with
+// [Client.FindGeneration] or [Client.FindVoiceClone] before submitting again.
 type UncertainError struct {
 	Op         string            // "generation" or "voice clone"
 	Args       Args              // the generation's arguments (Op "generation")
@@ -114,9 +103,7 @@ type UncertainError struct {
 	found *charge.Finding // what a Find call claimed, shared by copies of the error
 }
 
-// uncertain turns the protocol's uncertain outcome into an
-// [*UncertainError] that blame completes with the call's inputs; other
-// errors pass.
+// uncertain turns the protocol's uncertain outcome into an [*UncertainError] that blame completes.
 func uncertain(err error, blame func(*UncertainError)) error {
 	u, ok := err.(*charge.Uncertain)
 	if !ok {
@@ -135,12 +122,9 @@ func (e *UncertainError) Error() string {
 // Unwrap returns the underlying failures.
 func (e *UncertainError) Unwrap() error { return e.Err }
 
-// FindGeneration finishes the search an [*UncertainError] of
-// [Client.CreateGeneration] left open, with the same patience: it returns
-// the generation the failed call created, claimed for this caller, or nil
-// and no error when the call created nothing, so that submitting again
-// charges once. Calling it again with the same e returns that generation
-// again, read afresh. Use the Client that returned e.
+// FindGeneration finishes the search an [*UncertainError] of [Client.CreateGeneration] left open: it
+// returns the generation the call created (again, read afresh, for the same e), or nil and no error when
+// it created nothing and submitting again is safe. Use the Client that returned e.
 func (c *Client) FindGeneration(ctx context.Context, e *UncertainError, opts ...Option) (*mediagen.Generation, error) {
 	if e == nil || e.Args == nil {
 		return nil, fmt.Errorf("%w: FindGeneration needs the *UncertainError of a CreateGeneration", ErrInvalidArgument)
@@ -157,8 +141,7 @@ func (c *Client) FindGeneration(ctx context.Context, e *UncertainError, opts ...
 	return charge.Finish(ctx, c.proto, e.found, op, e.win)
 }
 
-// FindVoiceClone is [Client.FindGeneration] for an [*UncertainError] of
-// [Client.CloneVoice].
+// FindVoiceClone is [Client.FindGeneration] for an [*UncertainError] of [Client.CloneVoice].
 func (c *Client) FindVoiceClone(ctx context.Context, e *UncertainError, opts ...Option) (*mediagen.Voice, error) {
 	if e == nil || e.Clone == nil {
 		return nil, fmt.Errorf("%w: FindVoiceClone needs the *UncertainError of a CloneVoice", ErrInvalidArgument)
@@ -169,4 +152,61 @@ func (c *Client) FindVoiceClone(ctx context.Context, e *UncertainError, opts ...
 	}
 	op := &cloneOp{c: c, cfg: cfg, p: *e.Clone}
 	return charge.Finish(ctx, c.proto, e.found, op, e.win)
+}
+
+// findGenerations returns the generations of feature with params want requested in win, and the bound used.
+func (c *Client) findGenerations(ctx context.Context, cfg *config, feature mediagen.Feature, want map[string]any, win charge.Window) ([]*mediagen.Generation, time.Time, error) {
+	key, err := json.Marshal(want)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("mediagen: search: %w", err)
+	}
+	shared := c.sharesListing(cfg)
+	if shared {
+		cfg = c.search
+	}
+	src := &generationSource{c: c, cfg: cfg, feature: feature}
+	return c.listing.Find(ctx, string(feature), src, string(key), win, shared)
+}
+
+// generationSource pages the generations of one feature for a search.
+type generationSource struct {
+	c       *Client
+	cfg     *config
+	feature mediagen.Feature
+}
+
+func (s *generationSource) Page(ctx context.Context, cursor string) ([]*mediagen.Generation, string, time.Time, error) {
+	pg, resp, err := s.c.listGenerations(ctx, s.cfg, ListParams{Feature: s.feature, Limit: maxPageSize, Cursor: cursor})
+	if err != nil {
+		return nil, "", time.Time{}, err
+	}
+	return pg.Generations, pg.NextCursor, serverDate(resp), nil
+}
+
+func (s *generationSource) Requested(g *mediagen.Generation) time.Time { return g.RequestDate }
+
+// Key is the row's params as canonical JSON, if the row echoes the feature as the call spelled it.
+func (s *generationSource) Key(g *mediagen.Generation) (string, bool) {
+	if g.Feature != s.feature {
+		return "", false
+	}
+	b, err := json.Marshal(map[string]any(g.Params))
+	return string(b), err == nil
+}
+
+func (s *generationSource) Clock() retry.Clock   { return s.cfg.call.Clock }
+func (s *generationSource) Logger() *slog.Logger { return s.cfg.call.Logger }
+
+// sharesListing reports whether a call's list requests are the client's own, so another's listing serves it.
+func (c *Client) sharesListing(cfg *config) bool {
+	b := c.search
+	return cfg == b || (cfg.s.responseInto == nil && len(cfg.s.middleware) == len(b.s.middleware) &&
+		reflect.ValueOf(cfg.s.header).UnsafePointer() == reflect.ValueOf(b.s.header).UnsafePointer() &&
+		sameClock(cfg.s.clock, b.s.clock))
+}
+
+// sameClock compares two clocks without panicking on an incomparable one.
+func sameClock(a, b Clock) bool {
+	ta := reflect.TypeOf(a)
+	return ta == reflect.TypeOf(b) && ta.Comparable() && a == b
 }

@@ -7,26 +7,20 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/mediagen/mediagen-go/internal/engine"
 )
 
-// The hot requests (get, list and create a generation) are built here from
-// the base URL parsed once; the others come from the generated builders
-// ([fromGenerated]), which parse it on every call.
-// TestHandBuiltRequestsMatchGenerated holds the two to the same requests.
+// The hot requests (get, list, create a generation) are built here from the base URL parsed once, the
+// others by the generated builders ([fromGenerated]); TestHandBuiltRequestsMatchGenerated holds them equal.
 
-// baseURL is the service address, parsed once: the scheme and host, and a
-// path prefix without a trailing slash (often empty).
+// baseURL is the service address, parsed once, its path prefix (often empty) without a trailing slash.
 type baseURL struct {
 	url     url.URL
 	rawPath string // the prefix as escaped, for paths that need escaping
 }
 
-// request returns a request for path below the base URL, whose escaped
-// form is escaped ("" when nothing in path needs escaping). A value, so a
-// call's request needs no allocation of its own.
+// request returns a request, by value, for path (escaped as escaped, if not "") below the base URL.
 func (c *Client) request(method, path, escaped, rawQuery string, class engine.Class) engine.Request {
 	r := engine.Request{Method: method, URL: c.baseURL.url, Class: class}
 	r.URL.Path = c.baseURL.url.Path + path
@@ -37,9 +31,7 @@ func (c *Client) request(method, path, escaped, rawQuery string, class engine.Cl
 	return r
 }
 
-// fromGenerated turns a request of the generated builders into one for the
-// engine, of class Safe; its body, small JSON, is read so that it can be
-// sent again.
+// fromGenerated turns a generated builder's request into a Safe one for the engine, its body read.
 func fromGenerated(req *http.Request, err error) (*engine.Request, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
@@ -54,9 +46,7 @@ func fromGenerated(req *http.Request, err error) (*engine.Request, error) {
 	return r, nil
 }
 
-// jsonHeader is the header of a JSON body. Requests share it, never
-// modified: net/http only reads it, and middleware that changes a header
-// replaces the slice (see [Middleware]).
+// jsonHeader is shared by requests: net/http only reads it, and [Middleware] changes a clone.
 var jsonHeader = http.Header{"Content-Type": {"application/json"}}
 
 // getGenerationRequest is GET /v3/generations/{id}.
@@ -69,33 +59,22 @@ func (c *Client) getGenerationRequest(id string) engine.Request {
 	return c.request(http.MethodGet, prefix+id, escaped, "", engine.Safe)
 }
 
-// listGenerationsRequest is GET /v3/generations with the parameters that
-// are set; a zero one is left out, which the service reads as its default.
+// listGenerationsRequest is GET /v3/generations with the parameters set; the service defaults the others.
 func (c *Client) listGenerationsRequest(p ListParams) engine.Request {
-	var q strings.Builder
-	add := func(name, value string) {
-		if q.Len() > 0 {
-			q.WriteByte('&')
-		}
-		q.WriteString(name)
-		q.WriteByte('=')
-		q.WriteString(url.QueryEscape(value))
-	}
+	q := url.Values{}
 	if p.Feature != "" {
-		add("feature", string(p.Feature))
+		q.Set("feature", string(p.Feature))
 	}
 	if p.Limit != 0 {
-		add("limit", strconv.Itoa(p.Limit))
+		q.Set("limit", strconv.Itoa(p.Limit))
 	}
 	if p.Cursor != "" {
-		add("cursor", p.Cursor)
+		q.Set("cursor", p.Cursor)
 	}
-	return c.request(http.MethodGet, "/v3/generations", "", q.String(), engine.Safe)
+	return c.request(http.MethodGet, "/v3/generations", "", q.Encode(), engine.Safe)
 }
 
-// createGenerationRequestBody encodes the body of a create. a.raw is
-// json.Marshal's output, compact and valid, so it is copied in as it is,
-// where json.RawMessage would scan it again.
+// createGenerationRequestBody encodes a create, copying a.raw (json.Marshal's) where RawMessage rescans it.
 func createGenerationRequestBody(a *encodedArgs, webhookURL string) []byte {
 	b := make([]byte, 0, len(a.raw)+len(a.feature)+len(webhookURL)+40)
 	b = append(b, `{"args":`...)
