@@ -3,6 +3,7 @@ package riverjob
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -18,8 +19,9 @@ const Kind = "mediagen_generation"
 // under which idempotency key, and where to save it.
 type Args struct {
 	// Key is the idempotency key the job submits with, such as an order
-	// number; "" means "job-<River job id>". Jobs with a key are unique by
-	// it: inserting one whose key a job already has adds nothing.
+	// number; "" means "job-<River job id>", so keys of that form are
+	// refused. Jobs with a key are unique by it: inserting one whose key a
+	// job already has adds nothing.
 	Key string `json:"key,omitempty" river:"unique"`
 	// Feature is the feature, canonical ("image/generation") or legacy.
 	Feature mediagen.Feature `json:"feature"`
@@ -53,6 +55,9 @@ func NewArgs(key string, args client.Args) (Args, error) {
 	if args == nil {
 		return Args{}, fmt.Errorf("riverjob: no args: %w", client.ErrInvalidArgument)
 	}
+	if reserved(key) {
+		return Args{}, fmt.Errorf("riverjob: key %q has the form of a job's default key: %w", key, client.ErrInvalidArgument)
+	}
 	if len(key) > client.MaxIdempotencyKey {
 		return Args{}, fmt.Errorf("riverjob: key of %d bytes, over %d: %w", len(key), client.MaxIdempotencyKey, client.ErrInvalidArgument)
 	}
@@ -68,7 +73,17 @@ func (a Args) key(id int64) string {
 	if a.Key != "" {
 		return a.Key
 	}
-	return fmt.Sprintf("job-%d", id)
+	return defaultKey(id)
+}
+
+// defaultKey is the idempotency key of the job with id and no Key.
+func defaultKey(id int64) string { return fmt.Sprintf("job-%d", id) }
+
+// reserved reports whether key has the form of a default key, "job-<digits>":
+// given to another job, it would share that job's generation and charge.
+func reserved(key string) bool {
+	n, ok := strings.CutPrefix(key, "job-")
+	return ok && n != "" && strings.Trim(n, "0123456789") == ""
 }
 
 // raw returns the arguments the client sends.

@@ -144,6 +144,9 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		return river.JobCancel(err)
 	}
 	rec, err := w.store.journal.Get(ctx, key)
+	if errors.Is(err, journal.ErrNotFound) && key != defaultKey(job.ID) && reserved(key) {
+		return river.JobCancel(fmt.Errorf("riverjob: key %q has the form of a job's default key: %w", key, client.ErrInvalidArgument))
+	}
 	ctx = attemptContext(ctx, job.Metadata, rec.Trace)
 	kind := client.KindOf(args.FeatureName)
 	var g *mediagen.Generation
