@@ -5,19 +5,15 @@ import (
 	"time"
 )
 
-// lag learns how far the clock that dates rows runs behind the service's
-// Date header, which a search's window is converted to, so a search after
-// an ambiguous failure reads few rows (and seldom takes another caller's
-// twin requested just before) where clocks agree, yet never misses its row
-// where they do not. An answer's Date is stamped after its row and rounded
-// down to the second, so Date - requested + 1 s bounds the lag of the
-// replica that answered; each answer also bounds the Date clock against
-// the client's (d - received <= offset < d + 1 s - sent). When the largest
-// lower bound passes the smallest upper one, replicas' Date clocks (or the
-// client's, stepped) disagree by that much, and a search listed by a
-// replica ahead of the one that dated the row would miss it: the margin
-// adds it. The last created rows bound a lost row more closely in a burst
-// ([lag.earliest]). The zero value is ready; safe for concurrent use.
+// lag learns how far the clock dating rows runs behind the Date header, so
+// a search reads few rows (seldom taking another caller's twin) where the
+// service's clocks agree, yet finds its row where they do not. A Date is
+// stamped after the row, rounded down: Date - requested + 1 s bounds the
+// answering replica's lag. Answers also bound the Date clock against the
+// client's (d - received <= offset < d + 1 s - sent); bounds that cross
+// show Date clocks apart (replicas, or the client's stepped), which the
+// margin adds, lest a replica ahead list past the row. The zero value is
+// ready; safe for concurrent use.
 type lag struct {
 	mu      sync.Mutex
 	n       int
@@ -63,10 +59,9 @@ func (r rowSample) bounds() (lo, hi time.Duration) {
 	return r.requested.Sub(r.received), hi
 }
 
-// since is how long before start (client's clock), began (real clock) r's
-// answer arrived: the lesser, since the service's clock follows the real
-// one or, a test server's, the client's, and a test clock may move alone;
-// false when longer ago than rowFresh.
+// since is how long before start (client's clock), began (real) r's answer
+// arrived, the lesser (the service's clock follows the real one, or a test
+// server's the client's); false when over rowFresh ago.
 func (r rowSample) since(start, began time.Time) (time.Duration, bool) {
 	d, real := start.Sub(r.received), began.Sub(r.real)
 	return min(d, real), d.Abs() <= rowFresh && real.Abs() <= rowFresh
@@ -132,15 +127,13 @@ func (l *lag) margin() time.Duration {
 }
 
 // earliest bounds, on the service's clock, the request date of a row of
-// kind that an attempt begun at start (client's clock), began (real clock)
-// may have created; zero unless lagSamples rows of kind were created within
-// rowFresh. A row is dated between its request and its answer, so each
-// recent row's requested - received bounds its clock's offset from the
-// client's; the smallest holds for every clock they came from, unrounded,
-// so a burst's search reads a fraction of the Date margin's rows. Kept
-// narrow: only rows of kind (another kind may have other clocks), fresh on
-// both clocks, and nothing once clocks over rowApart apart were seen
-// (replicas: the one behind may be missing from the last rows).
+// kind an attempt begun at start (client's clock), began (real) may have
+// created; zero unless lagSamples rows of kind were created within
+// rowFresh. Each recent row's requested - received bounds its clock's
+// offset, unrounded, so a burst's search reads far fewer rows than the
+// Date margin's. Only rows of kind count (another may have other clocks),
+// and none once clocks over rowApart apart were seen: the one behind may
+// be missing from the last rows.
 func (l *lag) earliest(kind string, start, began time.Time) time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -114,8 +114,9 @@ func (l *Listing[T]) Idle() bool {
 // run lists for group's waiters, a batch at a time, until none waits; one
 // arriving mid-listing waits for the next.
 func (l *Listing[T]) run(group string, src Source[T]) {
-	for {
-		l.mu.Lock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for len(l.waiting[group]) > 0 {
 		recent := time.Since(l.last[group]) < burst
 		l.mu.Unlock()
 		if recent {
@@ -127,15 +128,9 @@ func (l *Listing[T]) run(group string, src Source[T]) {
 		listShared(src, group, ws)
 		l.mu.Lock()
 		l.last[group] = time.Now()
-		rest := l.waiting[group][len(ws):]
-		if len(rest) == 0 {
-			delete(l.waiting, group)
-			l.mu.Unlock()
-			return
-		}
-		l.waiting[group] = slices.Clone(rest)
-		l.mu.Unlock()
+		l.waiting[group] = slices.Clone(l.waiting[group][len(ws):])
 	}
+	delete(l.waiting, group)
 }
 
 // listShared lists for ws until each has its answer or stopped waiting.
