@@ -126,17 +126,13 @@ func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*ht
 		actx, span := e.tel.StartAttempt(ctx, r.Method, &r.URL, n)
 		o := e.attempt(actx, call, r, tr, handle)
 		span.End(o.resp, o.Err)
-		if sa, ok := o.Err.(*statusAnswer); ok {
-			pending, last = sa, sa.resp
-			if sa.resp.StatusCode != http.StatusTooManyRequests {
-				r.Acted = true
-			}
-		} else if o.resp != nil {
-			last = o.resp
+		failed = o.Err
+		if o.resp != nil {
+			last, failed = o.resp, nil
 		}
-		failed = nil
-		if o.resp == nil {
-			failed = o.Err
+		if sa, ok := o.Err.(*statusAnswer); ok {
+			pending = sa
+			r.Acted = r.Acted || sa.resp.StatusCode != http.StatusTooManyRequests
 		}
 		return o.Outcome
 	}, func(err error, n int, wait time.Duration) {
@@ -239,10 +235,8 @@ func (e *Engine) attempt(ctx context.Context, call *Call, r *Request, tr *tracer
 	}
 	defer e.watch.release(b)
 	defer drain(resp.Body)
-	if herr := handle(resp); herr != nil {
-		return outcome{Outcome: retry.Outcome{Err: herr, Retry: r.Class == Safe && retry.Transient(herr)}, resp: resp}
-	}
-	return outcome{resp: resp}
+	herr := handle(resp)
+	return outcome{Outcome: retry.Outcome{Err: herr, Retry: r.Class == Safe && retry.Transient(herr)}, resp: resp}
 }
 
 // statusAnswer is a transient answer (429, or 5xx for a Safe request) the
