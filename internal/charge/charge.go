@@ -10,7 +10,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -87,9 +86,7 @@ func New(errs Errors) *Protocol {
 // part for two clients of one process.
 func newHolder() string {
 	host, _ := os.Hostname()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:10])
 }
 
 // Submit runs op so that it charges at most once per row it hands back,

@@ -47,15 +47,13 @@ func (cs *claims) takeFirst(ids []string, cl claim) (string, bool) {
 	defer cs.mu.Unlock()
 	free := make(map[string]bool, len(ids))
 	for _, id := range ids {
-		if _, ok := cs.found[id]; !ok {
-			free[id] = true
-		}
+		free[id] = true
 	}
 	for _, id := range cs.handed.ids {
 		delete(free, id)
 	}
 	for _, id := range ids {
-		if free[id] {
+		if _, taken := cs.found[id]; free[id] && !taken {
 			cs.found[id] = cl
 			if old, ok := cs.order.push(id); ok {
 				delete(cs.found, old)
