@@ -11,12 +11,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
 	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -262,18 +262,9 @@ func (s *statusAnswer) Error() string {
 // drain reads up to 64 KiB left of a body, so its connection is reused,
 // and closes it.
 func drain(body io.ReadCloser) {
-	bp := drainBufs.Get().(*[]byte)
-	for n := 0; n < 64<<10; {
-		m, err := body.Read(*bp)
-		if n += m; err != nil {
-			break
-		}
-	}
-	drainBufs.Put(bp)
+	_, _ = io.CopyN(io.Discard, body, 64<<10)
 	_ = body.Close()
 }
-
-var drainBufs = sync.Pool{New: func() any { b := make([]byte, 4<<10); return &b }}
 
 // newRequest builds one attempt of r, and returns its body to close.
 func (e *Engine) newRequest(ctx context.Context, call *Call, r *Request) (*http.Request, *body, error) {
@@ -283,9 +274,7 @@ func (e *Engine) newRequest(ctx context.Context, call *Call, r *Request) (*http.
 	}
 	*req.URL = r.URL
 	req.Host = r.URL.Host
-	for k, vs := range r.Header {
-		req.Header[k] = vs
-	}
+	maps.Copy(req.Header, r.Header)
 	if !r.Storage {
 		for k, vs := range call.Header {
 			req.Header[k] = append(req.Header[k], vs...)
