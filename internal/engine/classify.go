@@ -62,11 +62,8 @@ func (t *tracer) reset() {
 
 // traces reports whether rt is net/http's, known to report through httptrace.
 func traces(rt http.RoundTripper) bool {
-	switch rt.(type) {
-	case nil, *http.Transport:
-		return true
-	}
-	return false
+	_, ok := rt.(*http.Transport)
+	return ok || rt == nil
 }
 
 // progress shows how far an attempt got: its body, read or not, or the
