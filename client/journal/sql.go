@@ -166,7 +166,8 @@ func (s *SQL) Claim(ctx context.Context, r Record) (Record, bool, error) {
 			return have, false, err
 		}
 	}
-	return Record{}, false, s.fail(ctx, "claim", errors.New("the key was released and claimed again too often"))
+	err := errors.New("the key was released and claimed again too often")
+	return Record{}, false, s.fail(ctx, "claim", err)
 }
 
 // Get implements [Journal].
@@ -187,7 +188,8 @@ func (s *SQL) Get(ctx context.Context, key string) (Record, error) {
 
 // Take implements [Journal]; prev.HeldUntil is compared at the millisecond.
 func (s *SQL) Take(ctx context.Context, key string, prev Record, holder string, until, started time.Time) (bool, error) {
-	n, err := s.exec(ctx, "take", s.take, holder, millis(until), millis(started), key, prev.Holder, millis(prev.HeldUntil))
+	n, err := s.exec(ctx, "take", s.take, holder, millis(until), millis(started),
+		key, prev.Holder, millis(prev.HeldUntil))
 	return n == 1, err
 }
 

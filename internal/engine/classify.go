@@ -164,9 +164,8 @@ func retryableTransportError(err error) bool {
 	if errors.As(err, &certErr) || errors.As(err, &verifyErr) {
 		return false
 	}
-	msg := err.Error()
-	return !slices.ContainsFunc([]string{"unsupported protocol scheme", "stopped after", "invalid header", "certificate"},
-		func(s string) bool { return strings.Contains(msg, s) })
+	final := []string{"unsupported protocol scheme", "stopped after", "invalid header", "certificate"}
+	return !slices.ContainsFunc(final, func(s string) bool { return strings.Contains(err.Error(), s) })
 }
 
 // refusedError is a middleware's failure without calling next: the request
