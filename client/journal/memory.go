@@ -3,6 +3,7 @@ package journal
 import (
 	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -28,8 +29,7 @@ func (m *Memory) Claim(_ context.Context, r Record) (Record, bool, error) {
 	if have, ok := m.recs[r.Key]; ok {
 		return *have, false, nil
 	}
-	c := r
-	m.recs[r.Key] = &c
+	m.recs[r.Key] = &r
 	return r, true, nil
 }
 
@@ -97,12 +97,12 @@ func (m *Memory) Mark(_ context.Context, key string, finished, saved bool) error
 	if !ok {
 		return ErrNotFound
 	}
-	r.Finished = r.Finished || finished
-	r.Saved = r.Saved || saved
+	r.Finished, r.Saved = r.Finished || finished, r.Saved || saved
 	return nil
 }
 
-// Unfinished implements [Journal].
+// Unfinished implements [Journal]; records of one instant come in key
+// order, as in SQL.
 func (m *Memory) Unfinished(_ context.Context) ([]Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -112,7 +112,6 @@ func (m *Memory) Unfinished(_ context.Context) ([]Record, error) {
 			out = append(out, *r)
 		}
 	}
-	// Keys order records of one instant, as in SQL, not the map's iteration.
 	slices.SortFunc(out, func(a, b Record) int { return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.Key, b.Key)) })
 	return out, nil
 }
@@ -121,12 +120,7 @@ func (m *Memory) Unfinished(_ context.Context) ([]Record, error) {
 func (m *Memory) Cleanup(_ context.Context, before time.Time) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n := 0
-	for k, r := range m.recs {
-		if r.Created.Before(before) {
-			delete(m.recs, k)
-			n++
-		}
-	}
-	return n, nil
+	n := len(m.recs)
+	maps.DeleteFunc(m.recs, func(_ string, r *Record) bool { return r.Created.Before(before) })
+	return n - len(m.recs), nil
 }

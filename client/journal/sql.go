@@ -10,24 +10,19 @@ import (
 	"github.com/mediagen/mediagen-go"
 )
 
-// DefaultTable is the table an SQL journal keeps its records in unless
-// WithTable names another.
+// DefaultTable is the table an SQL journal uses unless WithTable names another.
 const DefaultTable = "mediagen_journal"
 
-// ErrInvalidOption is wrapped by the error of Open when an argument or an
-// option is invalid.
+// ErrInvalidOption is wrapped by Open's error for an invalid argument or option.
 var ErrInvalidOption = errors.New("journal: invalid option")
 
-// Option configures Open, in the shape of every option of the SDK: it
-// returns an error for a value it refuses, and Open reports all of them.
+// Option configures Open; Open reports every value an option refuses.
 type Option func(*SQL) error
 
-// WithTable sets the table the journal keeps its records in; the default is
-// DefaultTable. The name is a plain identifier (letters, digits and
-// underscores, not starting with a digit, at most 48 bytes), since it is
-// written into the statements, quoted, so case is kept and a reserved word
-// works. To use another PostgreSQL schema, set the search_path of the
-// connection.
+// WithTable sets the journal's table (default DefaultTable): a plain
+// identifier of at most 48 bytes, quoted in the statements, so case is kept
+// and a reserved word works. For another PostgreSQL schema, set the
+// connection's search_path.
 func WithTable(name string) Option {
 	return func(s *SQL) error {
 		if err := mediagen.CheckTable(name); err != nil {
@@ -42,20 +37,19 @@ func invalidOption(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
 }
 
-// cleanupBatch is the most rows one DELETE of Cleanup removes, so that a
-// large backlog never holds long locks on the table.
-const cleanupBatch = 1000
+const (
+	// cleanupBatch caps the rows one DELETE of Cleanup removes, so a large
+	// backlog never holds long locks on the table.
+	cleanupBatch = 1000
+	// claimAttempts bounds Claim's INSERTs while the row it finds is
+	// released each time before it is read.
+	claimAttempts = 100
+)
 
-// claimAttempts bounds Claim's INSERTs when the row it found is released
-// each time before it reads it.
-const claimAttempts = 100
-
-// SQL is a Journal in a database reached through database/sql, shared by
-// every process that opens the same database and table: a key charges once
-// across all of them. Any driver works; the [mediagen.Dialect] picks the
-// SQL.
-//
-// It keeps one row per key in one table:
+// SQL is a Journal in a database/sql table, shared by every process that
+// opens the same database and table: a key charges once across all of
+// them. Any driver works; the [mediagen.Dialect] picks the SQL. One row per
+// key:
 //
 //	key                            text primary key (keys of the client are at most 255 bytes)
 //	op, feature, fingerprint       text
@@ -67,20 +61,15 @@ const claimAttempts = 100
 //	created                        bigint, unix milliseconds
 //	trace                          text; a W3C traceparent, '' for none
 //
-// and an index on created, which serves Cleanup and the order of
-// Unfinished.
+// and an index on created (Cleanup, the order of Unfinished). Times are
+// integer milliseconds, so no time zone setting takes part: they come back
+// in UTC at the millisecond, Claim's included, and the zero time as 0.
 //
-// Times are stored as integer milliseconds since the Unix epoch, so no
-// time zone setting takes part; they come back in UTC, truncated to the
-// millisecond, Claim's included. The zero time (and the epoch) is stored
-// as 0 and read back as the zero time.
-//
-// SQLite serves the processes of one host sharing the file. Open it with WAL
-// journaling and a busy timeout (modernc.org/sqlite:
-// "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)"), so that a
-// writer waits for another connection's lock instead of failing. SQLite's
-// wait does not end when a context is cancelled. A statement SQLite still
-// answers busy is tried again through [mediagen.Dialect.Retry].
+// SQLite serves the processes of one host sharing the file: open it with
+// WAL and a busy timeout (modernc.org/sqlite:
+// "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)"), so a writer
+// waits for another's lock. That wait ignores contexts; a statement still
+// answered busy is tried again through [mediagen.Dialect.Retry].
 type SQL struct {
 	db      *sql.DB
 	dialect mediagen.Dialect
@@ -93,15 +82,14 @@ type SQL struct {
 
 var _ Journal = (*SQL)(nil)
 
-// columns are the table's columns in the order of Record's fields, as
-// every statement writes and reads them.
+// columns are the table's columns in the order of Record's fields.
 const columns = `key, op, feature, fingerprint, estimate, holder, held_until, started, id, finished, saved, created, trace`
 
 // Open returns a journal over db in the table of WithTable, creating the
-// table and its index when they do not exist yet (see
-// [mediagen.Dialect.CreateTable]), so that every process may call it at
-// start-up. A table an earlier version created gains the trace column. The error wraps ErrInvalidOption, for each invalid argument or
-// option, joined, or is the database's.
+// table and its index when missing ([mediagen.Dialect.CreateTable]), so
+// every process may call it at start-up; an older table gains the trace
+// column. The error joins one wrapping ErrInvalidOption per invalid
+// argument or option, or is the database's.
 func Open(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...Option) (*SQL, error) {
 	s := &SQL{db: db, dialect: d, table: DefaultTable}
 	var errs []error
@@ -112,11 +100,8 @@ func Open(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...Option) (
 		errs = append(errs, invalidOption("Open: %v", err))
 	}
 	for _, opt := range opts {
-		if opt == nil {
-			continue
-		}
-		if err := opt(s); err != nil {
-			errs = append(errs, err)
+		if opt != nil {
+			errs = append(errs, opt(s))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -135,15 +120,11 @@ func Open(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...Option) (
 // prepare writes the statements once; the table name was validated.
 func (s *SQL) prepare() {
 	t := `"` + s.table + `"`
-	// Keys of one instant come in byte order, as SQLite's BINARY has them,
-	// not in the order of PostgreSQL's collation.
-	byteOrder := ""
+	// Keys of one instant come in byte order, SQLite's BINARY, whatever
+	// PostgreSQL's collation.
+	text, float, flag, byteOrder := "TEXT NOT NULL", "REAL NOT NULL", "INTEGER NOT NULL", ""
 	if s.dialect == mediagen.PostgreSQL {
-		byteOrder = ` COLLATE "C"`
-	}
-	text, float, flag := "TEXT NOT NULL", "REAL NOT NULL", "INTEGER NOT NULL"
-	if s.dialect == mediagen.PostgreSQL {
-		float, flag = "DOUBLE PRECISION NOT NULL", "BOOLEAN NOT NULL"
+		float, flag, byteOrder = "DOUBLE PRECISION NOT NULL", "BOOLEAN NOT NULL", ` COLLATE "C"`
 	}
 	s.create = []string{
 		`CREATE TABLE IF NOT EXISTS ` + t + ` (key TEXT PRIMARY KEY, op ` + text + `, feature ` + text +
@@ -152,33 +133,30 @@ func (s *SQL) prepare() {
 			`, created BIGINT NOT NULL, trace TEXT NOT NULL DEFAULT '')`,
 		`CREATE INDEX IF NOT EXISTS "` + s.table + `_created" ON ` + t + ` (created)`,
 	}
-	s.claim = s.dialect.Rebind(`INSERT INTO ` + t + ` (` + columns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`)
-	s.get = s.dialect.Rebind(`SELECT ` + columns + ` FROM ` + t + ` WHERE key = ?`)
-	s.take = s.dialect.Rebind(`UPDATE ` + t + ` SET holder = ?, held_until = ?, started = ? WHERE key = ? AND id = '' AND holder = ? AND held_until = ?`)
-	s.renew = s.dialect.Rebind(`UPDATE ` + t + ` SET held_until = ? WHERE key = ? AND holder = ? AND id = ''`)
-	s.settle = s.dialect.Rebind(`UPDATE ` + t + ` SET id = ?, held_until = 0 WHERE key = ? AND holder = ? AND id = ''`)
-	s.release = s.dialect.Rebind(`DELETE FROM ` + t + ` WHERE key = ? AND holder = ? AND id = ''`)
-	// OR keeps a flag that is set: Mark only ever sets them.
-	s.mark = s.dialect.Rebind(`UPDATE ` + t + ` SET finished = (finished OR ?), saved = (saved OR ?) WHERE key = ?`)
-	// finished and saved are booleans in PostgreSQL and 0/1 in SQLite; NOT
-	// and AND read both.
+	q := s.dialect.Rebind
+	s.claim = q(`INSERT INTO ` + t + ` (` + columns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`)
+	s.get = q(`SELECT ` + columns + ` FROM ` + t + ` WHERE key = ?`)
+	s.take = q(`UPDATE ` + t + ` SET holder = ?, held_until = ?, started = ? WHERE key = ? AND id = '' AND holder = ? AND held_until = ?`)
+	s.renew = q(`UPDATE ` + t + ` SET held_until = ? WHERE key = ? AND holder = ? AND id = ''`)
+	s.settle = q(`UPDATE ` + t + ` SET id = ?, held_until = 0 WHERE key = ? AND holder = ? AND id = ''`)
+	s.release = q(`DELETE FROM ` + t + ` WHERE key = ? AND holder = ? AND id = ''`)
+	// OR keeps a flag that is set. Flags are booleans in PostgreSQL, 0/1 in
+	// SQLite: OR, NOT and AND read both.
+	s.mark = q(`UPDATE ` + t + ` SET finished = (finished OR ?), saved = (saved OR ?) WHERE key = ?`)
 	s.unfinished = `SELECT ` + columns + ` FROM ` + t + ` WHERE id <> '' AND NOT (finished AND saved) ORDER BY created, key` + byteOrder
-	s.cleanup = s.dialect.Rebind(`DELETE FROM ` + t + ` WHERE key IN (SELECT key FROM ` + t + ` WHERE created < ? LIMIT ?)`)
+	s.cleanup = q(`DELETE FROM ` + t + ` WHERE key IN (SELECT key FROM ` + t + ` WHERE created < ? LIMIT ?)`)
 }
 
 // Claim implements [Journal]: an INSERT that does nothing when the key has
-// a row, then, if it did nothing, a SELECT of that row. Should the row be
-// released between the two, the INSERT is tried again.
+// a row, then a SELECT of that row; should the row be released between the
+// two, the INSERT is tried again.
 func (s *SQL) Claim(ctx context.Context, r Record) (Record, bool, error) {
 	r = stored(r)
-	for attempt := 0; ; attempt++ {
-		if attempt == claimAttempts {
-			return Record{}, false, s.fail(ctx, "claim", errors.New("the key was released and claimed again too often"))
-		}
-		n, err := s.exec(ctx, s.claim, r.Key, r.Op, r.Feature, r.Fingerprint, r.Estimate, r.Holder,
+	for range claimAttempts {
+		n, err := s.exec(ctx, "claim", s.claim, r.Key, r.Op, r.Feature, r.Fingerprint, r.Estimate, r.Holder,
 			millis(r.HeldUntil), millis(r.Started), r.ID, r.Finished, r.Saved, millis(r.Created), r.Trace)
 		if err != nil {
-			return Record{}, false, s.fail(ctx, "claim", err)
+			return Record{}, false, err
 		}
 		if n == 1 {
 			return r, true, nil
@@ -188,6 +166,8 @@ func (s *SQL) Claim(ctx context.Context, r Record) (Record, bool, error) {
 			return have, false, err
 		}
 	}
+	err := errors.New("the key was released and claimed again too often")
+	return Record{}, false, s.fail(ctx, "claim", err)
 }
 
 // Get implements [Journal].
@@ -206,59 +186,37 @@ func (s *SQL) Get(ctx context.Context, key string) (Record, error) {
 	return r, nil
 }
 
-// Take implements [Journal]. prev.HeldUntil is compared at the
-// millisecond, as stored.
+// Take implements [Journal]; prev.HeldUntil is compared at the millisecond.
 func (s *SQL) Take(ctx context.Context, key string, prev Record, holder string, until, started time.Time) (bool, error) {
-	n, err := s.exec(ctx, s.take, holder, millis(until), millis(started), key, prev.Holder, millis(prev.HeldUntil))
-	if err != nil {
-		return false, s.fail(ctx, "take", err)
-	}
-	return n == 1, nil
+	n, err := s.exec(ctx, "take", s.take, holder, millis(until), millis(started),
+		key, prev.Holder, millis(prev.HeldUntil))
+	return n == 1, err
 }
 
 // Renew implements [Journal].
 func (s *SQL) Renew(ctx context.Context, key, holder string, until time.Time) (bool, error) {
-	n, err := s.exec(ctx, s.renew, millis(until), key, holder)
-	if err != nil {
-		return false, s.fail(ctx, "renew", err)
-	}
-	return n == 1, nil
+	n, err := s.exec(ctx, "renew", s.renew, millis(until), key, holder)
+	return n == 1, err
 }
 
 // Settle implements [Journal].
 func (s *SQL) Settle(ctx context.Context, key, holder, id string) error {
-	n, err := s.exec(ctx, s.settle, id, key, holder)
-	if err != nil {
-		return s.fail(ctx, "settle", err)
-	}
-	if n == 0 {
-		return ErrNotHeld
-	}
-	return nil
+	return s.execOne(ctx, "settle", ErrNotHeld, s.settle, id, key, holder)
 }
 
 // Release implements [Journal].
 func (s *SQL) Release(ctx context.Context, key, holder string) error {
-	if _, err := s.exec(ctx, s.release, key, holder); err != nil {
-		return s.fail(ctx, "release", err)
-	}
-	return nil
+	_, err := s.exec(ctx, "release", s.release, key, holder)
+	return err
 }
 
 // Mark implements [Journal].
 func (s *SQL) Mark(ctx context.Context, key string, finished, saved bool) error {
-	n, err := s.exec(ctx, s.mark, finished, saved, key)
-	if err != nil {
-		return s.fail(ctx, "mark", err)
-	}
-	if n == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return s.execOne(ctx, "mark", ErrNotFound, s.mark, finished, saved, key)
 }
 
-// Unfinished implements [Journal]. Records created in the same millisecond
-// come in the byte order of their keys.
+// Unfinished implements [Journal]; records of one millisecond come in the
+// byte order of their keys.
 func (s *SQL) Unfinished(ctx context.Context) ([]Record, error) {
 	var out []Record
 	err := s.dialect.Retry(ctx, func() error {
@@ -283,10 +241,9 @@ func (s *SQL) Unfinished(ctx context.Context) ([]Record, error) {
 	return out, nil
 }
 
-// Cleanup implements [Journal]. It deletes at most 1,000 rows per
-// statement, each its own transaction, so it may be stopped through ctx at
-// any point without losing what it did. A record counts as created before
-// before when it was at the nanosecond, as Memory has it.
+// Cleanup implements [Journal]. Each DELETE of at most cleanupBatch rows is
+// its own transaction, so ctx may stop it anywhere without losing what it
+// did. Created before before is at the nanosecond, as Memory has it.
 func (s *SQL) Cleanup(ctx context.Context, before time.Time) (int, error) {
 	limit := before.UnixMilli()
 	if before.Nanosecond()%int(time.Millisecond) != 0 {
@@ -294,20 +251,17 @@ func (s *SQL) Cleanup(ctx context.Context, before time.Time) (int, error) {
 	}
 	total := 0
 	for {
-		n, err := s.exec(ctx, s.cleanup, limit, cleanupBatch)
-		if err != nil {
-			return total, s.fail(ctx, "cleanup", err)
-		}
+		n, err := s.exec(ctx, "cleanup", s.cleanup, limit, cleanupBatch)
 		total += int(n)
-		if n < cleanupBatch {
-			return total, nil
+		if err != nil || n < cleanupBatch {
+			return total, err
 		}
 	}
 }
 
-// exec runs one statement, retried while SQLite is busy, and returns the
-// rows it affected.
-func (s *SQL) exec(ctx context.Context, q string, args ...any) (n int64, err error) {
+// exec runs one statement of op, retried while SQLite is busy, and returns
+// the rows it affected.
+func (s *SQL) exec(ctx context.Context, op, q string, args ...any) (n int64, err error) {
 	err = s.dialect.Retry(ctx, func() error {
 		res, err := s.db.ExecContext(ctx, q, args...)
 		if err == nil {
@@ -315,7 +269,19 @@ func (s *SQL) exec(ctx context.Context, q string, args ...any) (n int64, err err
 		}
 		return err
 	})
-	return n, err
+	if err != nil {
+		return 0, s.fail(ctx, op, err)
+	}
+	return n, nil
+}
+
+// execOne is exec for a statement that must affect a row, or fail with none.
+func (s *SQL) execOne(ctx context.Context, op string, none error, q string, args ...any) error {
+	n, err := s.exec(ctx, op, q, args...)
+	if err == nil && n == 0 {
+		return none
+	}
+	return err
 }
 
 // scan reads a row of columns.
@@ -350,8 +316,8 @@ func fromMillis(ms int64) time.Time {
 	return time.UnixMilli(ms).UTC()
 }
 
-// fail wraps a database error; when ctx ended, that is the error, as the
-// drivers' own words for it vary.
+// fail wraps a database error naming op; when ctx ended, that is the error,
+// as drivers word it variously.
 func (s *SQL) fail(ctx context.Context, op string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		err = ctxErr

@@ -1,23 +1,20 @@
-// Package charge is the SDK's charging protocol: when a request that
-// charges the balance (a generation, a voice clone) is sent, sent again,
-// searched for after an ambiguous failure, waited for while another caller
-// holds its idempotency key, and recorded in the journal.
-//
-// The rule: a call charges at most once per row it hands back. After an
-// ambiguous failure the protocol searches for the row the attempt may have
-// created, claims it so that no other caller of the same [Protocol] gets
-// it, and submits again only when there is none. With an idempotency key
-// the journal extends that across processes.
+// Package charge is the SDK's charging protocol for requests that charge
+// the balance (a generation, a voice clone): a call charges at most once per
+// row it hands back. After an ambiguous failure it searches for the row the
+// attempt may have created, claims it so no other caller of the [Protocol]
+// gets it, and submits again only when there is none. With an idempotency
+// key the journal extends that across processes.
 package charge
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -28,35 +25,31 @@ import (
 
 // Op is one charging call, as the client describes it.
 type Op[T any] interface {
-	// What names the call in logs and errors: "generation", "voice clone".
-	What() string
-	// Post sends the request once (429s aside): a row and the Date of the
-	// answer (zero when it had none), or an error.
+	What() string // names the call in logs and errors: "generation"
+	// Post sends the request once (429s aside): a row and the answer's
+	// Date (zero for none), or an error.
 	Post(ctx context.Context) (*T, time.Time, error)
-	// ID returns a row's id.
 	ID(row *T) string
-	// Requested returns when the service recorded a row's request, on its
-	// clock; zero when the row does not say.
+	// Requested is when the service recorded a row's request, on its clock;
+	// zero when the row does not say.
 	Requested(row *T) time.Time
-	// Key identifies the rows that are interchangeable: same feature and
-	// arguments. Built only by a search.
+	// Key identifies interchangeable rows (same feature and arguments);
+	// only a search builds it.
 	Key() string
 	// Find returns the matching rows requested inside win, oldest first,
 	// and the bound it used on the service's clock.
 	Find(ctx context.Context, win Window) ([]*T, time.Time, error)
-	// Get reads a recorded row afresh.
-	Get(ctx context.Context, id string) (*T, error)
+	Get(ctx context.Context, id string) (*T, error) // reads a row afresh
 }
 
 // Call is what the protocol reads of the call's settings.
 type Call struct {
 	Clock  retry.Clock
 	Logger *slog.Logger
-	// Retry bounds how often the call submits again after a search found
-	// nothing, and paces those searches.
-	Retry retry.Policy
-	// Key is the idempotency key, "" for none; Journal and Hold serve it.
-	Key     string
+	// Retry bounds the resubmissions after a search found nothing, and
+	// paces the searches.
+	Retry   retry.Policy
+	Key     string // the idempotency key, "" for none; Journal and Hold serve it
 	Journal journal.Journal
 	Hold    time.Duration
 
@@ -65,18 +58,11 @@ type Call struct {
 
 // Errors is how the protocol reads the client's errors.
 type Errors struct {
-	// Ambiguous: the failed request may have been accepted.
-	Ambiguous func(error) bool
-	// Refused: the service refused the call and charged nothing.
-	Refused func(error) bool
-	// NotFound: the row is gone (expired or deleted).
-	NotFound func(error) bool
-	// Unsent: the request surely never reached the service (a
-	// connection refused).
-	Unsent func(error) bool
-	// RetryAfter: how long the failure asked the caller to wait, 0 for
-	// no ask.
-	RetryAfter func(error) time.Duration
+	Ambiguous  func(error) bool          // the failed request may have been accepted
+	Refused    func(error) bool          // the service refused it and charged nothing
+	NotFound   func(error) bool          // the row is gone (expired or deleted)
+	Unsent     func(error) bool          // it surely never reached the service
+	RetryAfter func(error) time.Duration // the wait the failure asked for, 0 for none
 }
 
 // Protocol is one client's charging state: the rows it handed out, its
@@ -96,13 +82,11 @@ func New(errs Errors) *Protocol {
 	return &Protocol{errs: errs, claims: newClaims(), locks: newSearchLocks(), holder: newHolder()}
 }
 
-// newHolder names a client in the records it holds: host, process and a
-// random part, so two clients of one process are told apart.
+// newHolder names a client in the journal: host, process and a random
+// part for two clients of one process.
 func newHolder() string {
 	host, _ := os.Hostname()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:10])
 }
 
 // Submit runs op so that it charges at most once per row it hands back,
@@ -115,10 +99,10 @@ func Submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T], rec j
 }
 
 // submit sends op; after an ambiguous failure it waits a backoff, searches
-// for the row the attempt may have created, claims and returns it, and
-// sends again only when there is none, at most call.Retry.MaxRetries times.
+// for the row the attempt may have created and claims it, and sends again
+// only when there is none, at most call.Retry.MaxRetries times.
 func submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T]) (*T, error) {
-	log := call.Logger
+	log, what := call.Logger, slog.String("what", op.What())
 	for attempt := 0; ; attempt++ {
 		start, began := call.Clock.Now(), time.Now()
 		row, date, err := op.Post(ctx)
@@ -130,10 +114,10 @@ func submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T]) (*T, 
 			if ok {
 				return row, nil
 			}
-			// Another caller's search took our row while our answer was on
-			// its way; the row its own attempt created is ours to find.
+			// A search took our row while our answer was on its way: the row
+			// the searcher's attempt created is ours to find.
 			log.DebugContext(ctx, "mediagen: created row already claimed by a search; searching for the one it left",
-				slog.String("what", op.What()), slog.String("id", op.ID(row)))
+				what, slog.String("id", op.ID(row)))
 			win = Window{Start: start, Floor: prev.bound}
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
@@ -141,13 +125,12 @@ func submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T]) (*T, 
 			return nil, err
 		default:
 			log.DebugContext(ctx, "mediagen: ambiguous failure; searching for a row the attempt may have created",
-				slog.String("what", op.What()), slog.String("error", err.Error()))
+				what, slog.String("error", err.Error()))
 			win = Window{Start: start, Margin: p.lag.margin(), Earliest: p.lag.earliest(op.What(), start, began)}
 		}
-		// A gateway can give up (504, a reset) while the service is still
-		// storing what it accepted; the backoff is spent before looking,
-		// not before resubmitting, so a row on its way has time to show.
-		// A Retry-After (a 503 under load) is honoured by the search too.
+		// The backoff is spent before searching, not before resubmitting: a
+		// gateway can give up (504, a reset) while the service still stores
+		// the row. A Retry-After (a 503 under load) holds the search too.
 		wait := retry.Backoff(call.Retry.WaitMin, call.Retry.WaitMax, attempt)
 		if err != nil {
 			wait = max(wait, p.errs.RetryAfter(err))
@@ -157,14 +140,11 @@ func submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T]) (*T, 
 		}
 		found, ferr := Search(ctx, p, op, win)
 		if ferr != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, newUncertain(op.What(), start, call.Clock.Now(), errors.Join(err, ferr), win)
+			return nil, uncertain(ctx, op.What(), start, call.Clock.Now(), errors.Join(err, ferr), win)
 		}
 		if found != nil {
 			log.DebugContext(ctx, "mediagen: found and claimed the row of an earlier attempt",
-				slog.String("what", op.What()), slog.String("id", op.ID(found)))
+				what, slog.String("id", op.ID(found)))
 			return found, nil
 		}
 		if attempt >= call.Retry.MaxRetries {
@@ -178,18 +158,17 @@ func submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T]) (*T, 
 				err = errors.New("the row it created went to a concurrent call")
 			}
 			// Another caller may have taken the key over and be sending:
-			// sending too could charge twice. The next call with the key
-			// searches for what was sent.
+			// sending too could charge twice.
 			return nil, fmt.Errorf("mediagen: the hold of idempotency key %q lapsed or was taken over while the %s was retried; not sent again: %w", call.Key, op.What(), err)
 		}
-		log.DebugContext(ctx, "mediagen: no row found; submitting again", slog.String("what", op.What()), slog.Int("attempt", attempt+2))
+		log.DebugContext(ctx, "mediagen: no row found; submitting again", what, slog.Int("attempt", attempt+2))
 	}
 }
 
 // Search claims the first unclaimed row op's search finds in win: the row
-// an ambiguous attempt created, or nil when it created none. Searches for
-// one key run one at a time: a concurrent one could otherwise take this
-// caller's row while its own, created after this listing, is out of sight.
+// an ambiguous attempt created, or nil. Searches for one key run one at a
+// time, or one could take another's row while its own, created after that
+// listing, is out of sight.
 func Search[T any](ctx context.Context, p *Protocol, op Op[T], win Window) (row *T, err error) {
 	ctx, span := telemetry.StartSearch(ctx)
 	defer func() { span.EndSearch(row != nil, err) }()
@@ -210,48 +189,35 @@ func Search[T any](ctx context.Context, p *Protocol, op Op[T], win Window) (row 
 	if !ok {
 		return nil, nil
 	}
-	for _, r := range rows {
-		if op.ID(r) == id {
-			return r, nil
-		}
-	}
-	return nil, nil
+	return rows[slices.Index(ids, id)], nil
 }
 
-// clockSkew is how far the clock that stamps rows may run behind the
-// service's Date header, or the service's clock behind the client's when
-// an answer has no Date, until the client has seen enough rows to know
-// ([lag]).
+// clockSkew is how far the clock that dates rows may run behind the Date
+// header (or, without one, the client's), until [lag] knows better.
 const clockSkew = 3 * time.Second
 
-// Window is where a search looks: rows requested after the attempt began,
-// at local time Start, or, when Floor is set, after Floor on the service's
-// clock.
+// Window is where a search looks: rows requested after local time Start
+// or, when set, after Floor on the service's clock.
 type Window struct {
-	Start time.Time
-	Floor time.Time
-	// Margin is how far the clock that stamps rows may run behind the
-	// service's Date header; 0 means clockSkew.
+	Start, Floor time.Time
+	// Margin is how far the clock dating rows may run behind the Date
+	// header; 0 means clockSkew.
 	Margin time.Duration
-	// Earliest, when set, is a bound the client's recent rows give
-	// ([lag.earliest]); the later of it and the Date's is used.
+	// Earliest, when set, is the bound of recent rows ([lag.earliest]); the
+	// later of it and the Date's is used.
 	Earliest time.Time
 }
 
-// Bound converts the window to the service's clock. serverNow is the Date
-// of an answer received at local time received; without one the local
-// clock is taken as the service's.
+// Bound converts the window to the service's clock, from the Date
+// serverNow of an answer received at local time received (without one,
+// the local clock is the service's).
 func (w Window) Bound(serverNow, received time.Time) time.Time {
 	if !w.Floor.IsZero() {
 		return w.Floor
 	}
 	b := w.Start.Add(-clockSkew)
 	if !serverNow.IsZero() {
-		margin := w.Margin
-		if margin == 0 {
-			margin = clockSkew
-		}
-		b = serverNow.Add(-received.Sub(w.Start)).Add(-margin)
+		b = serverNow.Add(-received.Sub(w.Start)).Add(-cmp.Or(w.Margin, clockSkew))
 	}
 	if w.Earliest.After(b) {
 		return w.Earliest

@@ -6,14 +6,14 @@ import (
 	"time"
 )
 
-// maxClaims bounds the memory of handed-out ids. An id forgotten this way is
-// old enough that the time bound of a search excludes it anyway.
+// maxClaims bounds the ids remembered; one forgotten is old enough that a
+// search's time bound excludes it anyway.
 const maxClaims = 50_000
 
-// claims remembers which rows a client has handed to a caller, so that a
-// search never hands the same one to two callers. Rows calls created are
-// many and looked up only by the rare search: a ring, without hashing.
-// Rows searches claimed are few and looked up by every call: a map.
+// claims remembers the rows a client handed to a caller, so a search never
+// hands one to two callers. Rows calls created are many and read only by
+// the rare search: a ring, without hashing. Rows searches claimed are few
+// and read by every call: a map.
 type claims struct {
 	mu     sync.Mutex
 	handed ring             // ids handed out by the calls that created them
@@ -21,16 +21,12 @@ type claims struct {
 	order  ring             // found's ids, to forget the oldest
 }
 
-// claim records how a search claimed an id. The id may belong to another
-// caller whose answer is still on its way; that caller then searches from
-// bound, where the searcher's own creation must lie.
-type claim struct {
-	bound time.Time
-}
+// claim is a search's claim of an id that may be another caller's whose
+// answer is on its way; that caller then searches from bound, where the
+// searcher's own row must lie.
+type claim struct{ bound time.Time }
 
-func newClaims() *claims {
-	return &claims{found: map[string]claim{}}
-}
+func newClaims() *claims { return &claims{found: map[string]claim{}} }
 
 // take records that the call that created id hands it out; false when a
 // search claimed it first, with that claim.
@@ -44,23 +40,20 @@ func (cs *claims) take(id string) (claim, bool) {
 	return claim{}, true
 }
 
-// takeFirst claims for a search the first candidate not handed out yet;
-// candidates come oldest first, so a search prefers the row nearest its
-// own attempt over rows of calls that started later.
+// takeFirst claims for a search the first candidate not handed out;
+// oldest first, so a search prefers the row nearest its own attempt.
 func (cs *claims) takeFirst(ids []string, cl claim) (string, bool) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	free := make(map[string]bool, len(ids))
 	for _, id := range ids {
-		if _, ok := cs.found[id]; !ok {
-			free[id] = true
-		}
+		free[id] = true
 	}
 	for _, id := range cs.handed.ids {
 		delete(free, id)
 	}
 	for _, id := range ids {
-		if free[id] {
+		if _, taken := cs.found[id]; free[id] && !taken {
 			cs.found[id] = cl
 			if old, ok := cs.order.push(id); ok {
 				delete(cs.found, old)
@@ -89,8 +82,7 @@ func (r *ring) push(id string) (string, bool) {
 	return old, true
 }
 
-// searchLocks serializes the searches of each key; waiting honours the
-// context.
+// searchLocks serializes each key's searches; waiting honours the context.
 type searchLocks struct {
 	mu sync.Mutex
 	m  map[string]*searchLock
@@ -102,9 +94,7 @@ type searchLock struct {
 	refs int
 }
 
-func newSearchLocks() *searchLocks {
-	return &searchLocks{m: map[string]*searchLock{}}
-}
+func newSearchLocks() *searchLocks { return &searchLocks{m: map[string]*searchLock{}} }
 
 func (l *searchLocks) lock(ctx context.Context, key string) (func(), error) {
 	l.mu.Lock()

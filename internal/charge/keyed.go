@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,30 +16,24 @@ import (
 )
 
 // ErrMismatch is the error of a call whose idempotency key was already used
-// with other arguments. Nothing was sent.
+// with other arguments; nothing was sent.
 var ErrMismatch = errors.New("mediagen: idempotency key already used with other arguments")
 
-// submitKeyed runs the journal protocol of an idempotency key around
-// submit. Nothing is sent until the key is recorded as held by this call:
-//
-//   - a key that holds an id returns that row, read afresh, and charges
-//     nothing;
-//   - a key held by a live caller is waited for;
-//   - a key whose holder stopped renewing it (it died) is taken over, and
-//     what the holder may have sent is searched for before anything is sent;
-//   - the key with another fingerprint fails with [ErrMismatch];
-//   - a call the service refused frees the key.
+// submitKeyed runs submit as the holder of an idempotency key: nothing is
+// sent before the journal records the hold. A settled key returns its row
+// afresh, charging nothing; a live holder is waited for; a dead one's key
+// is taken over after a search for what it sent; another fingerprint is
+// [ErrMismatch]; a call the service refused frees the key.
 func submitKeyed[T any](ctx context.Context, p *Protocol, call *Call, op Op[T], rec journal.Record) (*T, error) {
 	j, key := call.Journal, call.Key
-	// Each call holds in its own name, so two goroutines of this client
-	// racing on a key are told apart as two processes are.
+	// Each call holds in its own name: two goroutines racing on a key are
+	// told apart as two processes are.
 	holder := p.holder + "/" + strconv.FormatUint(p.calls.Add(1), 10)
 	log := call.Logger.With(slog.String("idempotency_key", key))
 	for n := 0; ; n++ {
 		// A hold is a lease between processes, on the wall clock: a test
-		// clock, which waits move forward, must not lapse a live holder.
-		// Started bounds a search, so it is on the client's clock, the one
-		// its searches compare with the service's.
+		// clock that waits move must not lapse a live holder. Started bounds
+		// a search, so it is on the client's clock, as searches compare.
 		now, started := time.Now(), call.Clock.Now()
 		r := rec
 		r.Key, r.Holder, r.HeldUntil, r.Started, r.Created = key, holder, now.Add(call.Hold), started, now
@@ -65,8 +60,8 @@ func submitKeyed[T any](ctx context.Context, p *Protocol, call *Call, op Op[T], 
 				}
 				continue
 			}
-			// The search window keeps the key's first start: every earlier
-			// holder's send, not only the last one's, must stay findable.
+			// Keep the key's first start: every earlier holder's send must
+			// stay findable, not only the last one's.
 			took, err := j.Take(ctx, key, got, holder, now.Add(call.Hold), got.Started)
 			if err != nil {
 				return nil, fmt.Errorf("mediagen: journal: taking over a lapsed key: %w", err)
@@ -75,18 +70,16 @@ func submitKeyed[T any](ctx context.Context, p *Protocol, call *Call, op Op[T], 
 				continue // another caller took it first: wait for that one
 			}
 			log.DebugContext(ctx, "mediagen: took over a key whose holder stopped; searching for what it sent", slog.String("holder", got.Holder))
-			// The margin learned for the service's clocks, as after an
-			// ambiguous failure, and clockSkew more: Started is on the dead
-			// holder's clock, maybe another machine's.
+			// clockSkew more than after an ambiguous failure: Started is on
+			// the dead holder's clock, maybe another machine's.
 			win = &Window{Start: got.Started, Margin: p.lag.margin() + clockSkew}
 		}
 		return sendKeyed(ctx, p, call, j, holder, op, win, rec.Op, log)
 	}
 }
 
-// sendKeyed runs the call as the key's holder: it first searches for what a
-// dead holder sent (win), renews the hold while it works, and records the
-// outcome.
+// sendKeyed runs the call as the key's holder: it searches first for what
+// a dead holder sent (win), renews the hold meanwhile, and records the outcome.
 func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Journal, holder string, op Op[T], win *Window, kind string, log *slog.Logger) (*T, error) {
 	key := call.Key
 	stop, held := renewHold(ctx, call.Hold, j, key, holder, log)
@@ -97,11 +90,8 @@ func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Jo
 	var err error
 	if win != nil {
 		row, err = Search(ctx, p, op, *win)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, newUncertain(op.What(), win.Start, call.Clock.Now(), err, *win) // the hold lapses: the next call searches again
+		if err != nil { // the hold lapses: the next call searches again
+			return nil, uncertain(ctx, op.What(), win.Start, call.Clock.Now(), err, *win)
 		}
 	}
 	if row == nil {
@@ -109,8 +99,8 @@ func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Jo
 	}
 	switch {
 	case err == nil:
-		// A failure to record leaves the key held; once the hold lapses,
-		// the next call finds this row by searching, so it is not sent twice.
+		// Unrecorded, the key stays held; once it lapses, the next call finds
+		// this row by searching rather than sending again.
 		if serr := j.Settle(context.WithoutCancel(ctx), key, holder, op.ID(row)); serr != nil {
 			log.WarnContext(ctx, "mediagen: journal: could not record the id; the next call with the key will search for it",
 				slog.String("id", op.ID(row)), slog.String("error", serr.Error()))
@@ -122,8 +112,8 @@ func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Jo
 		p.cleanJournal(ctx, j, log)
 		return row, nil
 	case p.errs.Refused(err), p.errs.Unsent(err):
-		// Nothing was charged, so the next call with the key need not wait
-		// out the hold and search: its key is freed.
+		// Nothing was charged: the next call need not wait out the hold and
+		// search.
 		if rerr := j.Release(context.WithoutCancel(ctx), key, holder); rerr != nil {
 			log.WarnContext(ctx, "mediagen: journal: could not free the key of a call that charged nothing", slog.String("error", rerr.Error()))
 		}
@@ -132,18 +122,16 @@ func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Jo
 }
 
 // renewHold renews the hold every third of it, on the wall clock, until
-// stop is called. held reports whether the hold is surely still this
-// holder's: no renewal found it taken, and a third of it is left since the
-// last that went through, so a caller whose renewals fail (a journal that
-// stopped answering) stops sending before another may take the key over.
+// stop. held reports whether the hold is surely still the holder's (never
+// found taken, a third of it left since the last renewal), so a caller
+// whose renewals fail stops sending before another may take the key over.
 func renewHold(ctx context.Context, hold time.Duration, j journal.Journal, key, holder string, log *slog.Logger) (stop func(), held func() bool) {
 	done := make(chan struct{})
-	stopped := make(chan struct{})
+	var wg sync.WaitGroup
 	var until atomic.Int64 // unix ns the hold surely lasts to
 	var lost atomic.Bool
 	until.Store(time.Now().Add(hold).UnixNano())
-	go func() {
-		defer close(stopped)
+	wg.Go(func() {
 		t := time.NewTicker(hold / 3)
 		defer t.Stop()
 		for {
@@ -164,10 +152,10 @@ func renewHold(ctx context.Context, hold time.Duration, j journal.Journal, key, 
 				log.WarnContext(ctx, "mediagen: journal: could not renew the hold", slog.Bool("held", ok), slog.Any("error", err))
 			}
 		}
-	}()
+	})
 	stop = func() {
 		close(done)
-		<-stopped
+		wg.Wait()
 	}
 	held = func() bool {
 		return !lost.Load() && time.Now().Add(hold/3).UnixNano() < until.Load()
@@ -178,9 +166,8 @@ func renewHold(ctx context.Context, hold time.Duration, j journal.Journal, key, 
 // cleanupEvery is how often a client deletes the journal's old records.
 const cleanupEvery = time.Hour
 
-// cleanJournal deletes, at most once per cleanupEvery for this client,
-// the records older than journal.Retention, so the table stays small
-// without a scheduled job. A failure only logs.
+// cleanJournal deletes the records older than journal.Retention, at most
+// once per cleanupEvery, so the table stays small without a scheduled job.
 func (p *Protocol) cleanJournal(ctx context.Context, j journal.Journal, log *slog.Logger) {
 	now := time.Now()
 	last := p.lastCleanup.Load()

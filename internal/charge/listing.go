@@ -12,10 +12,9 @@ import (
 	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
-// maxSearchPages only stops a search of a list that never reaches its time
-// bound (a cursor that cycles): a search reads as deep as the rows
-// requested since its attempt began, however fast they were created.
-// A variable so a test can lower it.
+// maxSearchPages only stops a list that never reaches its time bound (a
+// cursor that cycles): a search reads every row requested since its attempt
+// began, however many.
 var maxSearchPages = 10_000
 
 // SetMaxSearchPages sets the page cap of searches and returns the old one,
@@ -29,13 +28,11 @@ func SetMaxSearchPages(n int) int {
 // Source pages the rows of one group (a feature), newest first, under the
 // settings of the call that lists.
 type Source[T any] interface {
-	// Page returns the page at cursor ("" for the newest), the next
-	// cursor ("" after the last page) and the Date of the answer.
+	// Page returns the page at cursor ("" for the newest), the next cursor
+	// ("" after the last page) and the answer's Date.
 	Page(ctx context.Context, cursor string) (rows []*T, next string, date time.Time, err error)
-	// Requested returns when a row was requested, on the service's clock.
-	Requested(row *T) time.Time
-	// Key returns what a search matches a row by; false for a row no
-	// search of the group can match.
+	Requested(row *T) time.Time // on the service's clock
+	// Key returns what a search matches a row by; false when none can.
 	Key(row *T) (string, bool)
 	// Clock and Logger are the listing call's.
 	Clock() retry.Clock
@@ -43,15 +40,13 @@ type Source[T any] interface {
 }
 
 // Listing runs the listings searches share, one group at a time: after a
-// crash many keys are searched at once over the same newest rows, and one
-// listing serves them all at the cost of the deepest. The zero value is
-// ready.
+// crash many keys are searched over the same newest rows, and one listing
+// serves them all at the cost of the deepest. The zero value is ready.
 type Listing[T any] struct {
 	// Gather is how long a listing of a group listed less than burst ago
-	// first waits for more searches: ambiguous failures come in bursts (a
-	// service that drops one connection drops many), and one listing of a
-	// page serves them all. A lone failure searches at once. On the wall
-	// clock: it paces this client's own callers, not the service.
+	// first waits for more searches: ambiguous failures come in bursts, and
+	// a lone one searches at once. On the wall clock: it paces this
+	// client's callers, not the service.
 	Gather time.Duration
 
 	mu      sync.Mutex
@@ -74,11 +69,10 @@ type waiter[T any] struct {
 	err   error
 }
 
-// Find lists group through src newest first and returns the rows whose key
-// is key and that were requested inside win, oldest first, with the bound
-// used. A shared search waits for the next listing of the group, which
-// serves every shared search waiting at that moment through the first
-// one's src: share only when every such src is the client's own.
+// Find lists group through src newest first and returns the rows of key
+// requested inside win, oldest first, with the bound used. A shared search
+// joins the group's next listing, run through the first waiter's src:
+// share only when every such src is the client's own.
 func (l *Listing[T]) Find(ctx context.Context, group string, src Source[T], key string, win Window, shared bool) ([]*T, time.Time, error) {
 	w := &waiter[T]{ctx: ctx, key: key, win: win, done: make(chan struct{})}
 	if !shared {
@@ -88,7 +82,7 @@ func (l *Listing[T]) Find(ctx context.Context, group string, src Source[T], key 
 	l.mu.Lock()
 	first := len(l.waiting[group]) == 0
 	if l.waiting == nil {
-		l.waiting = map[string][]*waiter[T]{}
+		l.waiting, l.last = map[string][]*waiter[T]{}, map[string]time.Time{}
 	}
 	l.waiting[group] = append(l.waiting[group], w)
 	l.mu.Unlock()
@@ -117,11 +111,12 @@ func (l *Listing[T]) Idle() bool {
 	return len(l.waiting) == 0
 }
 
-// run serves the waiters of group, one listing per batch of them, until
-// none waits; a waiter arriving mid-listing waits for the next.
+// run lists for group's waiters, a batch at a time, until none waits; one
+// arriving mid-listing waits for the next.
 func (l *Listing[T]) run(group string, src Source[T]) {
-	for {
-		l.mu.Lock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for len(l.waiting[group]) > 0 {
 		recent := time.Since(l.last[group]) < burst
 		l.mu.Unlock()
 		if recent {
@@ -132,23 +127,13 @@ func (l *Listing[T]) run(group string, src Source[T]) {
 		l.mu.Unlock()
 		listShared(src, group, ws)
 		l.mu.Lock()
-		if l.last == nil {
-			l.last = map[string]time.Time{}
-		}
 		l.last[group] = time.Now()
-		rest := l.waiting[group][len(ws):]
-		if len(rest) == 0 {
-			delete(l.waiting, group)
-			l.mu.Unlock()
-			return
-		}
-		l.waiting[group] = slices.Clone(rest)
-		l.mu.Unlock()
+		l.waiting[group] = slices.Clone(l.waiting[group][len(ws):])
 	}
+	delete(l.waiting, group)
 }
 
-// listShared lists for ws until every waiter has its answer or has stopped
-// waiting.
+// listShared lists for ws until each has its answer or stopped waiting.
 func listShared[T any](src Source[T], group string, ws []*waiter[T]) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -165,8 +150,8 @@ func listShared[T any](src Source[T], group string, ws []*waiter[T]) {
 	list(ctx, src, group, ws)
 }
 
-// list pages group newest first until every waiter's bound is passed,
-// hands each waiter its matches and closes done.
+// list pages group newest first past every waiter's bound, hands each its
+// matches and closes done.
 func list[T any](ctx context.Context, src Source[T], group string, ws []*waiter[T]) {
 	defer func() {
 		for _, w := range ws {

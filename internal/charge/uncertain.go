@@ -5,9 +5,8 @@ import (
 	"time"
 )
 
-// Uncertain is a charging call that failed ambiguously and whose search for
-// what it may have created did not finish. The client turns it into its
-// public UncertainError.
+// Uncertain is a call that failed ambiguously and whose search for what it
+// may have created did not finish: the client's UncertainError.
 type Uncertain struct {
 	What       string
 	Start, End time.Time // the attempt began at Start; the search gave up at End
@@ -16,8 +15,13 @@ type Uncertain struct {
 	Found      *Finding
 }
 
-func newUncertain(what string, start, end time.Time, err error, win Window) *Uncertain {
-	return &Uncertain{What: what, Start: start, End: end, Err: err, Window: win, Found: &Finding{turn: make(chan struct{}, 1)}}
+// uncertain is the error of a call whose search failed: ctx's once it ended.
+func uncertain(ctx context.Context, what string, start, end time.Time, err error, win Window) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	found := &Finding{turn: make(chan struct{}, 1)}
+	return &Uncertain{What: what, Start: start, End: end, Err: err, Window: win, Found: found}
 }
 
 func (e *Uncertain) Error() string {
@@ -27,17 +31,15 @@ func (e *Uncertain) Error() string {
 func (e *Uncertain) Unwrap() error { return e.Err }
 
 // Finding remembers the id a later search claimed for an uncertain call, so
-// that finishing it again returns that row rather than nil (which would
-// read as "nothing was created"), and runs those searches one at a time.
+// finishing it again returns that row, not nil ("nothing was created"); its
+// searches run one at a time.
 type Finding struct {
 	turn chan struct{}
 	id   string // guarded by turn
 }
 
-// Finish runs the search in win of an uncertain call once per finding:
-// when an earlier call claimed a row, op reads it again; otherwise the
-// search runs, and the id of a row it returns is remembered. A nil f
-// remembers nothing.
+// Finish runs an uncertain call's search in win, or, once a row was
+// claimed through f, reads that row again. A nil f remembers nothing.
 func Finish[T any](ctx context.Context, p *Protocol, f *Finding, op Op[T], win Window) (*T, error) {
 	if f == nil {
 		return Search(ctx, p, op, win)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,9 +20,9 @@ import (
 	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
-// tracer learns from the transport, through httptrace, how far an attempt
-// got. A transport that does not trace leaves traced false, so sent alone
-// cannot prove that a request never left.
+// tracer learns through httptrace how far an attempt got. A transport that
+// does not trace leaves traced false: sent alone cannot prove a request
+// never left.
 type tracer struct {
 	traced  atomic.Bool // the attempt asked for a connection
 	sent    atomic.Bool // the attempt holds one: it may have reached the service
@@ -41,9 +43,9 @@ func newTracer() *tracer {
 
 var tracers = sync.Pool{New: func() any { return newTracer() }}
 
-// start readies t for a call; unknown, for a transport that may not trace,
-// adds the hook that tells whether it does. The hooks are set afresh, as
-// WithClientTrace chains a caller's own into them.
+// start readies t for a call; unknown (a transport that may not trace) adds
+// the hook that tells whether it does. Hooks are set afresh: WithClientTrace
+// chains a caller's own into them.
 func (t *tracer) start(unknown bool) {
 	t.unknown = unknown
 	t.trace = httptrace.ClientTrace{GotConn: t.gotConn}
@@ -58,26 +60,22 @@ func (t *tracer) reset() {
 	t.sent.Store(false)
 }
 
-// traces reports whether rt is known to report its progress through
-// httptrace: net/http's transport does.
+// traces reports whether rt is net/http's, known to report through httptrace.
 func traces(rt http.RoundTripper) bool {
-	switch rt.(type) {
-	case nil, *http.Transport:
-		return true
-	}
-	return false
+	_, ok := rt.(*http.Transport)
+	return ok || rt == nil
 }
 
-// progress is what an attempt shows of how far it got: its body, read or
-// not, or the transport's trace of a bodiless request; either may be nil.
+// progress shows how far an attempt got: its body, read or not, or the
+// trace of a bodiless request; either may be nil.
 type progress struct {
 	tr   *tracer
 	body *body
 }
 
-// mayHaveSent reports whether an attempt that failed with the transport
-// error err may have reached the service: a body never read, or no traced
-// connection, means no; otherwise only a failed dial or name lookup does.
+// mayHaveSent reports whether an attempt that failed with err may have
+// reached the service: not with a body never read or no traced connection,
+// nor after a failed dial or name lookup.
 func (p progress) mayHaveSent(err error) bool {
 	if refused(err) {
 		return false
@@ -85,10 +83,8 @@ func (p progress) mayHaveSent(err error) bool {
 	if p.body != nil {
 		return p.body.read.Load()
 	}
-	if t := p.tr; t != nil && t.sent.Load() {
-		return true
-	} else if t != nil && t.traced.Load() {
-		return false
+	if t := p.tr; t != nil && (t.sent.Load() || t.traced.Load()) {
+		return t.sent.Load()
 	}
 	var opErr *net.OpError
 	var dnsErr *net.DNSError
@@ -99,14 +95,14 @@ func (p progress) mayHaveSent(err error) bool {
 // out, or a middleware refused it.
 type SendError struct {
 	Err error
-	// MaybeSent is true when the request may have reached the service,
-	// so a charging request may have been accepted.
+	// MaybeSent: the request may have reached the service, so a charging
+	// one may have been accepted.
 	MaybeSent bool
 	transient bool
 }
 
-// Error is the transport's error, without the URL of a *url.Error: a signed
-// URL's query is its credential.
+// Error is the transport's, without the URL: a signed one's query is its
+// credential.
 func (e *SendError) Error() string { return e.Err.Error() }
 
 func (e *SendError) Unwrap() error { return e.Err }
@@ -140,10 +136,9 @@ func classifyError(r *Request, p progress, err error) retry.Outcome {
 	return o
 }
 
-// transientStatus reports whether an answer is one to retry, and the wait
-// it asks for: 429 for every class that may resend; 500, 502, 503 and 504
-// for Safe requests only, since a charging request they answer may have
-// been accepted.
+// transientStatus reports whether to retry an answer, and the wait it asks
+// for: 429 for every class that may resend; 500, 502, 503, 504 for Safe
+// only, since a charging request they answer may have been accepted.
 func transientStatus(r *Request, resp *http.Response, now time.Time) (time.Duration, bool) {
 	switch {
 	case r.Class == Once:
@@ -158,8 +153,7 @@ func transientStatus(r *Request, resp *http.Response, now time.Time) (time.Durat
 }
 
 // retryableTransportError is false for failures a retry cannot fix: bad
-// certificates, an unsupported scheme, a redirect loop, a middleware that
-// refused the request.
+// certificates, an unsupported scheme, a redirect loop, a refusing middleware.
 func retryableTransportError(err error) bool {
 	var re *RedirectError
 	if refused(err) || errors.Is(err, context.Canceled) || errors.As(err, &re) {
@@ -170,18 +164,12 @@ func retryableTransportError(err error) bool {
 	if errors.As(err, &certErr) || errors.As(err, &verifyErr) {
 		return false
 	}
-	msg := err.Error()
-	for _, s := range []string{"unsupported protocol scheme", "stopped after", "invalid header", "certificate"} {
-		if strings.Contains(msg, s) {
-			return false
-		}
-	}
-	return true
+	final := []string{"unsupported protocol scheme", "stopped after", "invalid header", "certificate"}
+	return !slices.ContainsFunc(final, func(s string) bool { return strings.Contains(err.Error(), s) })
 }
 
-// refusedError is the error of a middleware that failed an attempt without
-// calling next: the request never left, so it is neither retried nor
-// searched for; the caller sees the middleware's error.
+// refusedError is a middleware's failure without calling next: the request
+// never left, so it is neither retried nor searched for.
 type refusedError struct{ err error }
 
 func (e *refusedError) Error() string { return e.err.Error() }
@@ -204,10 +192,9 @@ func (r *Request) what() string {
 	return r.Method + " " + r.URL.Path
 }
 
-// RedirectError is an API request the engine did not let follow a
-// redirect: to another origin (scheme, host and port) the key would go
-// along, and a POST (a create, a clone) is answered where it was sent or
-// not at all, so an answer from elsewhere is never taken for its own.
+// RedirectError is an API request not let follow a redirect: to another
+// origin (scheme, host, port) the key would go along, and a POST is
+// answered where it was sent or not at all, never from elsewhere.
 type RedirectError struct {
 	Method   string
 	From, To string // origins
@@ -220,9 +207,8 @@ func (e *RedirectError) Error() string {
 	return "mediagen: redirected from " + e.From + " to " + e.To + "; not followed: the API key stays with the service's origin"
 }
 
-// apiRedirects returns the redirect policy of API requests: the rules of
-// [RedirectError], then next, the caller's policy (net/http's default when
-// nil).
+// apiRedirects is API requests' redirect policy: [RedirectError]'s rules,
+// then next, the caller's (net/http's default when nil).
 func apiRedirects(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		first := via[0]
@@ -242,10 +228,7 @@ func apiRedirects(next func(*http.Request, []*http.Request) error) func(*http.Re
 
 // origin is a URL's scheme, host and port, the port spelled out.
 func origin(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-	}
+	port := cmp.Or(u.Port(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
 	return u.Scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
@@ -261,11 +244,8 @@ func logResult(ctx context.Context, l *slog.Logger, r *Request, start time.Time,
 	if !l.Enabled(ctx, level) {
 		return
 	}
-	attrs := []slog.Attr{
-		slog.String("method", r.Method),
-		slog.String("path", r.URL.Path),
-		slog.Duration("duration", time.Since(start)),
-	}
+	attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.Duration("duration", time.Since(start))}
 	if err != nil {
 		attrs = append(attrs, slog.String("error", err.Error()))
 	} else if resp != nil {

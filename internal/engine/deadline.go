@@ -7,16 +7,11 @@ import (
 	"time"
 )
 
-// Attempts are many and short and their bounds long, so rather than a
-// timer each (context.WithTimeout), one engine keeps one timer that fires
-// at the earliest bound, cancels what is past its bound, and moves on.
-
 // errAttemptTimeout is the cause of an attempt cancelled at its bound.
 var errAttemptTimeout = errors.New("attempt timed out")
 
-// timeoutError is the failure of an attempt that ran out of time: like
-// http.Client.Timeout's, its Timeout method reports true, and it matches
-// context.DeadlineExceeded.
+// timeoutError is an attempt out of time: like http.Client.Timeout's, it
+// reports Timeout and matches context.DeadlineExceeded.
 type timeoutError struct{ d time.Duration }
 
 func (e *timeoutError) Error() string   { return "attempt timed out after " + e.d.String() }
@@ -24,7 +19,9 @@ func (e *timeoutError) Timeout() bool   { return true }
 func (e *timeoutError) Temporary() bool { return true }
 func (e *timeoutError) Unwrap() error   { return context.DeadlineExceeded }
 
-// watchdog cancels attempts past their bound, on one timer.
+// watchdog cancels attempts past their bound on one timer, set to the
+// earliest: attempts are many and short and bounds long, so a timer each
+// (context.WithTimeout) would cost more.
 type watchdog struct {
 	mu    sync.Mutex
 	slots []watched
@@ -46,8 +43,7 @@ type bound struct {
 	slot   int
 }
 
-// watch returns ctx bounded by d from now. A context that already ends
-// sooner needs no bound of its own.
+// watch returns ctx bounded by d from now, unless ctx ends sooner.
 func (w *watchdog) watch(ctx context.Context, d time.Duration) bound {
 	deadline := time.Now().Add(d)
 	if dl, ok := ctx.Deadline(); ok && !dl.After(deadline) {
@@ -75,8 +71,8 @@ func (w *watchdog) watch(ctx context.Context, d time.Duration) bound {
 	return bound{ctx: actx, cancel: cancel, slot: i}
 }
 
-// boundCtx reports the attempt's bound as its deadline, as a context of
-// context.WithTimeout would, for middleware and transports that read it.
+// boundCtx reports the attempt's bound as its deadline, for middleware and
+// transports that read it.
 type boundCtx struct {
 	context.Context
 	deadline time.Time
@@ -101,8 +97,7 @@ func (b bound) timedOut() bool {
 	return b.slot >= 0 && context.Cause(b.ctx) == errAttemptTimeout
 }
 
-// fire cancels the attempts past their bound and sets the timer to the
-// next bound.
+// fire cancels the attempts past their bound and sets the timer to the next.
 func (w *watchdog) fire() {
 	now := time.Now()
 	var expired []context.CancelCauseFunc

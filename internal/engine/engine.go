@@ -1,8 +1,7 @@
-// Package engine is the one way the SDK sends HTTP: every request goes
-// through [Engine.Do], which retries, classifies each attempt (not sent,
-// may have been sent, transient, final), bounds it, runs middleware, and
-// refuses what no request may do: follow a redirect off the base URL's
-// origin (or, for a POST, at all), or carry the key into an error.
+// Package engine is the one way the SDK sends HTTP: [Engine.Do] retries,
+// classifies each attempt (not sent, may have been sent, transient, final),
+// bounds it, runs middleware, and refuses to follow a redirect off the
+// base URL's origin (or, for a POST, at all) or to put the key in an error.
 // Per-call settings are an explicit [Call], never context values.
 package engine
 
@@ -12,11 +11,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,8 +28,8 @@ import (
 // Middleware wraps each attempt; see client.Middleware.
 type Middleware func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error)
 
-// Call is the resolved settings of one call: the client's, with the call's
-// options on top. It is shared read-only by every request of the call.
+// Call is one call's settings (the client's, the call's options on top),
+// shared read-only by its requests.
 type Call struct {
 	Timeout      time.Duration // per attempt of an API request; 0 is none
 	Transfer     time.Duration // per attempt of a transfer of bytes; 0 is none
@@ -46,15 +46,13 @@ type Call struct {
 type Class uint8
 
 const (
-	// Safe requests change nothing billable when repeated (GET, DELETE,
-	// the upload-url reservation, a storage PUT): retried on connection
-	// errors, 429, 500, 502, 503 and 504.
+	// Safe requests change nothing billable when repeated (GET, DELETE, a
+	// storage PUT): retried on connection errors, 429, 500, 502, 503, 504.
 	Safe Class = iota
 	// Charging requests charge the balance: retried only when they cannot
-	// have been received (no connection, or a 429); never redirected.
+	// have been received (no connection, a 429); never redirected.
 	Charging
-	// Once requests are sent once: their body streams and cannot be sent
-	// again.
+	// Once requests stream a body that cannot be sent again.
 	Once
 )
 
@@ -64,17 +62,17 @@ type Request struct {
 	URL    url.URL     // copied into each attempt
 	Header http.Header // headers of this request's body (Content-Type), shared
 	Body   []byte      // a body that can be sent again, or nil
-	// Open, when set instead of Body, returns each attempt's body and its
-	// length (-1 when unknown). A body whose Err method reports a failure
-	// of its own ends the request with it: the network is not to blame.
+	// Open, set instead of Body, returns each attempt's body and length (-1
+	// unknown). A body whose Err method reports a failure ends the request
+	// with it: the network is not to blame.
 	Open     func() (io.ReadCloser, int64, error)
 	Class    Class
 	Storage  bool // to the storage host: no key, no API headers, no cookies
 	Transfer bool // bounded by Call.Transfer rather than Call.Timeout
 
-	// Acted is set by Do when an attempt that was retried may have taken
-	// effect (it broke after sending, or a gateway answered 5xx), so a
-	// retried DELETE that finds nothing knows why.
+	// Acted is set by Do when a retried attempt may have taken effect (it
+	// broke after sending, a gateway answered 5xx): a retried DELETE that
+	// finds nothing knows why.
 	Acted bool
 }
 
@@ -89,8 +87,8 @@ type Engine struct {
 }
 
 // New returns an engine over hc's transport, redirect policy and cookie
-// jar; the storage host gets no jar. apiKey goes in every API request's
-// Authorization header; tel traces and counts each attempt.
+// jar (none for the storage host). apiKey is every API request's
+// Authorization; tel traces and counts each attempt.
 func New(hc *http.Client, apiKey string, tel *telemetry.T) *Engine {
 	return &Engine{
 		api:     &http.Client{Transport: hc.Transport, CheckRedirect: apiRedirects(hc.CheckRedirect), Jar: hc.Jar},
@@ -102,10 +100,9 @@ func New(hc *http.Client, apiKey string, tel *telemetry.T) *Engine {
 }
 
 // Do sends r under call's settings, retrying what its class allows, and
-// hands the answer that is not retried to handle, whatever its status.
-// handle reads the body (the engine drains and closes it afterwards); an
-// error it returns that is transient ([retry.Transient]: an answer cut
-// short) is retried for a Safe request. Do returns handle's error, a
+// hands the answer not retried to handle, whatever its status; the engine
+// drains and closes the body after. A transient error of handle (an answer
+// cut short) is retried for a Safe request. Do returns handle's error, a
 // [*SendError] when no answer came, or ctx.Err() once ctx ended.
 func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*http.Response) error) error {
 	// Was a charging request sent? Did a retried DELETE act? The transport
@@ -119,8 +116,7 @@ func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*ht
 		ctx = httptrace.WithClientTrace(ctx, &tr.trace)
 	}
 	var start time.Time // only a log line needs it
-	logged := call.Logger.Enabled(ctx, slog.LevelWarn) || call.Logger.Enabled(ctx, slog.LevelDebug)
-	if logged {
+	if call.Logger.Enabled(ctx, slog.LevelWarn) || call.Logger.Enabled(ctx, slog.LevelDebug) {
 		start = time.Now()
 	}
 	var last *http.Response   // the last answer received
@@ -130,17 +126,13 @@ func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*ht
 		actx, span := e.tel.StartAttempt(ctx, r.Method, &r.URL, n)
 		o := e.attempt(actx, call, r, tr, handle)
 		span.End(o.resp, o.Err)
-		if sa, ok := o.Err.(*statusAnswer); ok {
-			pending, last = sa, sa.resp
-			if sa.resp.StatusCode != http.StatusTooManyRequests {
-				r.Acted = true
-			}
-		} else if o.resp != nil {
-			last = o.resp
+		failed = o.Err
+		if o.resp != nil {
+			last, failed = o.resp, nil
 		}
-		failed = nil
-		if o.resp == nil {
-			failed = o.Err
+		if sa, ok := o.Err.(*statusAnswer); ok {
+			pending = sa
+			r.Acted = r.Acted || sa.resp.StatusCode != http.StatusTooManyRequests
 		}
 		return o.Outcome
 	}, func(err error, n int, wait time.Duration) {
@@ -176,7 +168,7 @@ func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*ht
 	if call.ResponseInto != nil && last != nil {
 		*call.ResponseInto = last
 	}
-	if logged {
+	if !start.IsZero() {
 		logResult(ctx, call.Logger, r, start, last, failed)
 	}
 	if err != nil && ctx.Err() != nil {
@@ -191,9 +183,9 @@ type outcome struct {
 	resp *http.Response
 }
 
-// attempt sends r once. A transient answer it returns unread, as a
-// *statusAnswer, for the loop to retry or to hand over; any other answer
-// it reads with handle.
+// attempt sends r once. It returns a transient answer unread, a
+// *statusAnswer for the loop to retry or hand over, and reads any other
+// with handle.
 func (e *Engine) attempt(ctx context.Context, call *Call, r *Request, tr *tracer, handle func(*http.Response) error) outcome {
 	if tr != nil {
 		tr.reset()
@@ -225,11 +217,12 @@ func (e *Engine) attempt(ctx context.Context, call *Call, r *Request, tr *tracer
 				return outcome{Outcome: retry.Outcome{Err: be.Err()}} // the body's own failure
 			}
 		}
-		// A transport's error may quote what a server sent (a malformed
-		// status line): never the key.
+		// Without the URL (a signed one's query is its credential); and a
+		// transport's error may quote the server (a malformed status line):
+		// never the key.
 		var ue *url.Error
 		if errors.As(err, &ue) {
-			err = ue.Err // without the URL: a signed one's query is its credential
+			err = ue.Err
 		}
 		if msg := err.Error(); redact.Carries([]byte(msg), e.auth[0]) {
 			err = errors.New(redact.String(msg, e.auth[0]))
@@ -242,14 +235,12 @@ func (e *Engine) attempt(ctx context.Context, call *Call, r *Request, tr *tracer
 	}
 	defer e.watch.release(b)
 	defer drain(resp.Body)
-	if herr := handle(resp); herr != nil {
-		return outcome{Outcome: retry.Outcome{Err: herr, Retry: r.Class == Safe && retry.Transient(herr)}, resp: resp}
-	}
-	return outcome{resp: resp}
+	herr := handle(resp)
+	return outcome{Outcome: retry.Outcome{Err: herr, Retry: r.Class == Safe && retry.Transient(herr)}, resp: resp}
 }
 
-// statusAnswer is a transient answer (429, or 5xx for a Safe request) that
-// the loop may retry; when it does not, the caller's handle reads it.
+// statusAnswer is a transient answer (429, or 5xx for a Safe request) the
+// loop may retry; when not, handle reads it.
 type statusAnswer struct {
 	resp *http.Response
 	w    *watchdog
@@ -268,21 +259,12 @@ func (s *statusAnswer) Error() string {
 	return "answered " + strconv.Itoa(s.resp.StatusCode) + " " + http.StatusText(s.resp.StatusCode)
 }
 
-// drain reads what is left of a body, up to 64 KiB, so its connection is
-// reused, and closes it.
+// drain reads up to 64 KiB left of a body, so its connection is reused,
+// and closes it.
 func drain(body io.ReadCloser) {
-	bp := drainBufs.Get().(*[]byte)
-	for n := 0; n < 64<<10; {
-		m, err := body.Read(*bp)
-		if n += m; err != nil {
-			break
-		}
-	}
-	drainBufs.Put(bp)
+	_, _ = io.CopyN(io.Discard, body, 64<<10)
 	_ = body.Close()
 }
-
-var drainBufs = sync.Pool{New: func() any { b := make([]byte, 4<<10); return &b }}
 
 // newRequest builds one attempt of r, and returns its body to close.
 func (e *Engine) newRequest(ctx context.Context, call *Call, r *Request) (*http.Request, *body, error) {
@@ -292,9 +274,7 @@ func (e *Engine) newRequest(ctx context.Context, call *Call, r *Request) (*http.
 	}
 	*req.URL = r.URL
 	req.Host = r.URL.Host
-	for k, vs := range r.Header {
-		req.Header[k] = vs
-	}
+	maps.Copy(req.Header, r.Header)
 	if !r.Storage {
 		for k, vs := range call.Header {
 			req.Header[k] = append(req.Header[k], vs...)
@@ -322,8 +302,8 @@ func (e *Engine) newRequest(ctx context.Context, call *Call, r *Request) (*http.
 	return req, b, nil
 }
 
-// body is an attempt's streamed body: that the transport read it shows
-// the request reached a connection.
+// body is an attempt's streamed body: read, it shows the request reached a
+// connection.
 type body struct {
 	rc   io.ReadCloser
 	read atomic.Bool
@@ -349,19 +329,17 @@ func (e *Engine) send(call *Call, r *Request, req *http.Request) (*http.Response
 		return hc.Do(req)
 	}
 	reached := false
-	var next func(i int) func(*http.Request) (*http.Response, error)
-	next = func(i int) func(*http.Request) (*http.Response, error) {
-		return func(req *http.Request) (*http.Response, error) {
-			if i == len(call.Middleware) {
-				reached = true
-				return hc.Do(req)
-			}
-			return call.Middleware[i](req, next(i+1))
-		}
+	next := func(req *http.Request) (*http.Response, error) {
+		reached = true
+		return hc.Do(req)
 	}
-	resp, err := next(0)(req)
-	// A middleware that returns because the attempt's context ended was
-	// cut short by a timeout or the caller, not refusing.
+	for _, mw := range slices.Backward(call.Middleware) {
+		inner := next
+		next = func(req *http.Request) (*http.Response, error) { return mw(req, inner) }
+	}
+	resp, err := next(req)
+	// A middleware that returns because the attempt's context ended was cut
+	// short, not refusing.
 	if err != nil && !reached && req.Context().Err() == nil {
 		err = &refusedError{err: err}
 	}

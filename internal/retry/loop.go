@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// Clock is where a loop reads the time and waits. A test clock that moves
-// when slept on makes a backoff advance it instead of taking wall time.
+// Clock is where a loop reads the time and waits; a test clock that moves
+// when slept on makes a backoff take no wall time.
 type Clock interface {
 	Now() time.Time
 	// Sleep waits d, or until ctx ends, and then returns ctx.Err().
@@ -16,8 +16,8 @@ type Clock interface {
 
 // Policy says how often and how patiently a failed attempt is tried again.
 type Policy struct {
-	// MaxRetries bounds the retries after the first attempt; a negative
-	// value leaves only Budget to bound them.
+	// MaxRetries bounds the retries after the first attempt; negative leaves
+	// only Budget to bound them.
 	MaxRetries int
 	// WaitMin is the first backoff step; steps double up to WaitMax.
 	WaitMin, WaitMax time.Duration
@@ -25,8 +25,7 @@ type Policy struct {
 	// it, counted from the first attempt.
 	Budget time.Duration
 	// Patient waits out any Retry-After; otherwise one longer than WaitMax
-	// ends the retries, so the caller sees it instead of a long silent
-	// sleep.
+	// ends the retries, so the caller sees it rather than a long silence.
 	Patient bool
 }
 
@@ -37,8 +36,7 @@ type Outcome struct {
 	After time.Duration // what the answer asked to wait, 0 if nothing
 }
 
-// BudgetError is the last failure of retries that ran out of their
-// [Policy.Budget].
+// BudgetError is the last failure of retries that ran out of [Policy.Budget].
 type BudgetError struct {
 	Budget time.Duration
 	Err    error
@@ -50,11 +48,10 @@ func (e *BudgetError) Error() string {
 
 func (e *BudgetError) Unwrap() error { return e.Err }
 
-// Do is the SDK's one retry loop: it calls try with the attempt number,
-// from 0, until it succeeds, fails for good, or p allows no more retries,
-// waiting on clock between attempts. It returns the last error, ctx.Err()
-// once the context ended, or a [*BudgetError] when the budget ran out.
-// onRetry, when not nil, sees each failure that is retried and its wait.
+// Do is the SDK's one retry loop: it calls try with the attempt number from
+// 0 until it succeeds, fails for good or p allows no more retries, waiting
+// on clock between attempts. It returns the last error, ctx.Err() once ctx
+// ended, or a [*BudgetError]. onRetry, if set, sees each retried failure.
 func Do(ctx context.Context, clock Clock, p Policy, try func(n int) Outcome, onRetry func(err error, n int, wait time.Duration)) error {
 	var start time.Time // only a budget needs it
 	if p.Budget > 0 {
@@ -67,10 +64,7 @@ func Do(ctx context.Context, clock Clock, p Policy, try func(n int) Outcome, onR
 			return nil
 		case ctx.Err() != nil:
 			return ctx.Err()
-		case !o.Retry:
-			return o.Err
-		}
-		if p.MaxRetries >= 0 && n >= p.MaxRetries || o.After > p.WaitMax && !p.Patient {
+		case !o.Retry, p.MaxRetries >= 0 && n >= p.MaxRetries, o.After > p.WaitMax && !p.Patient:
 			return o.Err
 		}
 		wait := max(Backoff(p.WaitMin, p.WaitMax, n), o.After)
@@ -86,11 +80,9 @@ func Do(ctx context.Context, clock Clock, p Policy, try func(n int) Outcome, onR
 	}
 }
 
-// Transient reports whether err is a failure that the same attempt may not
-// meet again: the one test of the SDK. An error says so by a method
-// Transient() bool ([*client.APIError] for 429 and 5xx, a broken
-// connection, an answer cut short); an ended context and anything that
-// does not say are final.
+// Transient reports whether err says, by a method Transient() bool, that
+// the same attempt may not meet it again (a 429 or 5xx, a broken connection,
+// an answer cut short); an ended context and errors that do not say are final.
 func Transient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
@@ -108,18 +100,15 @@ func (wallClock) Now() time.Time { return time.Now() }
 
 func (wallClock) Sleep(ctx context.Context, d time.Duration) error { return Sleep(ctx, d) }
 
-// Sleep waits d, or until ctx ends, in which case it returns ctx.Err().
-// A d of zero or less returns at once, with ctx.Err().
+// Sleep waits d, or until ctx ends, and returns ctx.Err(); at once for d <= 0.
 func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-t.C:
+	case <-time.After(d): // collected once unreferenced, as of Go 1.23
 		return nil
 	}
 }

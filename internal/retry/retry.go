@@ -1,6 +1,6 @@
-// Package retry is the one backoff, Retry-After reading and sleep the SDK's
-// packages share: the client's API requests, the upload's storage PUTs,
-// downloads and the search after an ambiguous failure all wait through it.
+// Package retry is the one backoff, Retry-After reading, sleep and retry
+// loop of the SDK: API requests, storage PUTs, downloads and the search
+// after an ambiguous failure all wait through it.
 package retry
 
 import (
@@ -12,10 +12,9 @@ import (
 	"time"
 )
 
-// Backoff returns the wait before retry attempt (0 for the first retry): an
-// exponential step from lo, doubling per attempt and capped at hi, with its
-// upper half jittered so that clients failing together do not retry
-// together. A step of zero or less is no wait.
+// Backoff returns the wait before retry attempt (0 for the first): a step
+// from lo doubling per attempt up to hi, its upper half jittered so that
+// clients failing together do not retry together. A step <= 0 is no wait.
 func Backoff(lo, hi time.Duration, attempt int) time.Duration {
 	step := lo
 	for i := 0; i < attempt && step < hi; i++ {
@@ -29,14 +28,11 @@ func Backoff(lo, hi time.Duration, attempt int) time.Duration {
 	return half + rand.N(step-half+1)
 }
 
-// ParseRetryAfter reads a Retry-After value, delay seconds or an HTTP date,
-// relative to now. Unparsable and negative values give false; a delay past
-// what a Duration holds is clamped, since it means "very long".
+// ParseRetryAfter reads a Retry-After value (seconds or an HTTP date)
+// relative to now; false when unparsable or negative. A delay past what a
+// Duration holds is clamped: it means "very long".
 func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
 	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
 		if secs < 0 {
 			return 0, false
@@ -57,12 +53,13 @@ func After(resp *http.Response, now time.Time) (time.Duration, bool) {
 	return ParseRetryAfter(resp.Header.Get("Retry-After"), now)
 }
 
-// TransientStatus reports whether an answer with code may succeed when the
-// same request is sent again: 429, 500 and the gateway failures 502, 503,
-// 504. Only a request that charges nothing may be resent on 500.
+// TransientStatus reports whether an answer with code may succeed when sent
+// again: 429, 500, 502, 503, 504. Only a request that charges nothing may be
+// resent on 500.
 func TransientStatus(code int) bool {
 	switch code {
-	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return true
 	}
 	return false
