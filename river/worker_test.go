@@ -207,6 +207,33 @@ func TestRefusedCallIsCancelled(t *testing.T) {
 	assert.NotEmpty(t, jobs[rivertype.JobStateCancelled][0].Errors)
 }
 
+// A key of the form of a job's default key ("job-<digits>") is refused,
+// by NewArgs and by the worker before anything is sent: it would share
+// the other job's generation and charge.
+func TestDefaultKeyFormRefused(t *testing.T) {
+	args := client.ImageGenerationArgs{Prompt: "r1 a lighthouse"}
+	_, err := riverjob.NewArgs("job-12", args)
+	require.ErrorIs(t, err, client.ErrInvalidArgument)
+	assert.ErrorContains(t, err, `"job-12" has the form of a job's default key`)
+	for _, ok := range []string{"job-", "job-12a", "jobs-12", "order-12"} {
+		_, err := riverjob.NewArgs(ok, args)
+		assert.NoError(t, err, ok)
+	}
+
+	e := newEnv(t)
+	e.worker(t, 1, e.client())
+	raw, err := json.Marshal(args)
+	require.NoError(t, err)
+	_, err = e.rc.Insert(t.Context(), riverjob.Args{Key: "job-999999", Feature: args.Feature(), Args: raw}, nil)
+	require.NoError(t, err)
+	jobs := e.waitJobs(t, 30*time.Second)
+	require.Len(t, jobs[rivertype.JobStateCancelled], 1)
+	errs := jobs[rivertype.JobStateCancelled][0].Errors
+	require.NotEmpty(t, errs)
+	assert.Contains(t, errs[len(errs)-1].Error, "default key")
+	assert.Empty(t, e.perKey(t), "nothing was sent")
+}
+
 // Inserting the same keyed jobs again adds none.
 func TestInsertUniqueByKey(t *testing.T) {
 	e := newEnv(t)
