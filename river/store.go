@@ -78,7 +78,9 @@ type Budget struct {
 }
 
 // SetBudget sets the most the jobs of queue may spend, in USD, together,
-// whichever worker runs them. What is already held or spent is kept.
+// whichever worker runs them. What is already held or spent is kept. Jobs
+// reserve only while the queue has a budget: set it before inserting jobs,
+// as a job already sent without one is not counted.
 func (s *Store) SetBudget(ctx context.Context, queue string, capUSD float64) error {
 	if capUSD < 0 || math.IsNaN(capUSD) || math.IsInf(capUSD, 0) {
 		return fmt.Errorf("riverjob: budget %v: must be a number of USD, 0 or more", capUSD)
