@@ -92,8 +92,8 @@ func appendSecrets(dst []string, secrets ...string) []string {
 }
 
 // positive returns an option setting *field to v, refusing v <= 0 in the name of opt.
-func positive[T int | int64 | time.Duration](opt string, v T, field func(*options) *T) Option {
-	return func(o *options) error {
+func positive[S any, T int | int64 | time.Duration](opt string, v T, field func(S) *T) func(S) error {
+	return func(o S) error {
 		if v <= 0 {
 			return invalidOption("%s(%v): must be positive", opt, v)
 		}
