@@ -1,7 +1,5 @@
-// Package hub lets verified webhook events end waits: a [Hub] remembers the
-// terminal events of generations and voice clones, wakes the waits watching
-// their ids (poll.WithHub), and shares the events with the hubs of other
-// replicas through an [Exchange] such as [SQLExchange].
+// Package hub lets verified webhook events end waits (poll.WithHub), also on
+// other replicas, through an [Exchange] such as [SQLExchange].
 package hub
 
 import (
@@ -19,20 +17,17 @@ import (
 const (
 	// DefaultSize is how many terminal events a hub remembers, dropping the oldest.
 	DefaultSize = 10000
-	// DefaultRetention is how long a hub remembers a terminal event, for a
-	// wait that begins after its event.
+	// DefaultRetention is how long a hub remembers a terminal event, for a wait that begins after it.
 	DefaultRetention = time.Hour
 	// DefaultExchangeInterval is how often a hub reads what other replicas shared.
 	DefaultExchangeInterval = 100 * time.Millisecond
 )
 
-// Hub lets verified webhook events end waits: give its Deliver to
-// webhook.Handler, and poll.WithHub to the waits. A wait returns as soon as a
-// terminal event for its id arrives, even before the wait began, and polls
-// only rarely, as a backstop for lost events. The event carries the same body
-// as a GET and was verified, so it is as good as a read; a terminal state never
-// changes, so a late or repeated event cannot take a wait back. A Hub is safe
-// for concurrent use; one serves every wait of a program.
+// Hub remembers terminal events and ends the waits on their ids: give its
+// Deliver to webhook.Handler, and poll.WithHub to the waits, which then poll
+// only as a backstop. A verified event is as good as a GET, and a terminal
+// state never changes, so a late or repeated event cannot take a wait back.
+// One Hub, safe for concurrent use, serves every wait of a program.
 type Hub struct {
 	mu       sync.Mutex
 	size     int
@@ -69,23 +64,22 @@ type Option func(*Hub) error
 // WithSize sets how many terminal events the hub remembers (default
 // [DefaultSize]), dropping the oldest; n must be positive.
 func WithSize(n int) Option {
-	return func(h *Hub) error {
-		if n < 1 {
-			return fmt.Errorf("hub.WithSize(%d): want at least 1", n)
-		}
-		h.size = n
-		return nil
-	}
+	return positive("hub.WithSize", n, func(h *Hub) *int { return &h.size })
 }
 
 // WithRetention sets how long the hub remembers a terminal event (default
 // [DefaultRetention]); d must be positive.
 func WithRetention(d time.Duration) Option {
-	return func(h *Hub) error {
-		if d <= 0 {
-			return fmt.Errorf("hub.WithRetention(%s): want a positive duration", d)
+	return positive("hub.WithRetention", d, func(h *Hub) *time.Duration { return &h.keep })
+}
+
+// positive returns an option setting *field to v, refusing v <= 0 in the name of opt.
+func positive[S any, T int | time.Duration](opt string, v T, field func(S) *T) func(S) error {
+	return func(s S) error {
+		if v <= 0 {
+			return fmt.Errorf("%s(%v): want a positive value", opt, v)
 		}
-		h.keep = d
+		*field(s) = v
 		return nil
 	}
 }
@@ -121,9 +115,8 @@ func apply[T any, O ~func(T) error](t T, opts []O) []error {
 	return errs
 }
 
-// Deliver takes a verified webhook event, as webhook.Handler's callback: a
-// terminal one is remembered and ends the waits on its id; others are
-// ignored. It does not block on waits. With an [Exchange] it also shares the
+// Deliver, a webhook.Handler callback, remembers a terminal event and ends
+// the waits on its id; it ignores others. With an [Exchange] it shares the
 // event, and fails when that fails, so the service sends it again.
 func (h *Hub) Deliver(ctx context.Context, ev *webhook.Event) error {
 	if !h.remember(ev) {
@@ -145,8 +138,7 @@ func (h *Hub) Deliver(ctx context.Context, ev *webhook.Event) error {
 	return nil
 }
 
-// remember stores a terminal event and wakes its watchers; it reports
-// whether ev was terminal.
+// remember stores a terminal event and wakes its watchers; it reports whether ev was terminal.
 func (h *Hub) remember(ev *webhook.Event) bool {
 	var k Key
 	switch {
@@ -182,8 +174,7 @@ func (h *Hub) remember(ev *webhook.Event) bool {
 	return true
 }
 
-// Lookup returns the terminal event the hub holds for k: its Generation is
-// set for a generation's key, its Voice for a voice's.
+// Lookup returns the terminal event the hub holds for k.
 func (h *Hub) Lookup(k Key) (*webhook.Event, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -195,12 +186,9 @@ func (h *Hub) Lookup(k Key) (*webhook.Event, bool) {
 }
 
 // Watch returns a context derived from ctx that also ends when a terminal
-// event for one of keys arrives, and the function that ends the watch; call
-// it when done. No goroutine waits for the event.
-//
-// With an [Exchange] and tracing on, the first watch of a generation whose job
-// this process traces shares the job's trace context, so that the replica its
-// webhook lands on links the delivery to the job.
+// event for one of keys arrives, and the function that ends the watch. With an
+// [Exchange] and tracing on, the first watch of a traced job shares its trace
+// context, so the replica its webhook lands on links the delivery to the job.
 func (h *Hub) Watch(ctx context.Context, keys ...Key) (context.Context, context.CancelFunc) {
 	if h.x != nil {
 		h.shareTraces(ctx, keys)
@@ -228,8 +216,8 @@ func (h *Hub) Watch(ctx context.Context, keys ...Key) (context.Context, context.
 	}
 }
 
-// Exchange shares terminal events between the hubs of several replicas: the
-// webhook lands on one, the wait may run on another.
+// Exchange shares terminal events between the hubs of replicas: the webhook
+// lands on one, the wait may run on another.
 type Exchange interface {
 	// Publish shares a verified terminal event.
 	Publish(ctx context.Context, ev *webhook.Event) error
@@ -300,8 +288,7 @@ func (h *Hub) exchange(ctx context.Context) {
 	}
 }
 
-// Close stops the hub's reading of shared events; Deliver still works. It is
-// safe to call more than once.
+// Close stops the reading of shared events; Deliver still works. It may be called twice.
 func (h *Hub) Close() error {
 	if h.stop != nil {
 		h.stop()

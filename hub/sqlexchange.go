@@ -36,11 +36,10 @@ const (
 	exchangeCleanupBatch = 1000 // the most rows one DELETE of Cleanup removes
 )
 
-// SQLExchange is an [Exchange] in a table of a database/sql database, such as
-// the one of the receivers' webhook.SQLStore: every replica's hub publishes
-// there the events it receives and reads those of the others. Any driver
-// works; the dialect picks the SQL. It is safe for concurrent use by any
-// number of hubs. Its table has one row per event, and an index on created:
+// SQLExchange is an [Exchange] in a table of a database/sql database, where
+// every replica's hub publishes the events it receives and reads the others'.
+// Any driver works; the dialect picks the SQL. It is safe for concurrent use
+// by any number of hubs. Its table has one row per event, and an index on created:
 //
 //	seq      bigserial primary key (PostgreSQL), integer primary key autoincrement (SQLite)
 //	body     text: the event as the service sent it
@@ -68,10 +67,9 @@ var _ Exchange = (*SQLExchange)(nil)
 // SQLExchangeOption configures [OpenSQLExchange], which reports every value refused.
 type SQLExchangeOption func(*SQLExchange) error
 
-// WithExchangeTable sets the exchange's table (default
-// [DefaultExchangeTable]): a plain identifier (see [mediagen.CheckTable]),
-// quoted in the statements. For another PostgreSQL schema, set the
-// connection's search_path.
+// WithExchangeTable sets the exchange's table (default [DefaultExchangeTable]):
+// a plain identifier ([mediagen.CheckTable]). For another PostgreSQL schema,
+// set the connection's search_path.
 func WithExchangeTable(name string) SQLExchangeOption {
 	return func(x *SQLExchange) error {
 		if err := mediagen.CheckTable(name); err != nil {
@@ -86,19 +84,12 @@ func WithExchangeTable(name string) SQLExchangeOption {
 // [DefaultExchangeRetention]); d must be positive. A hub that starts reads the
 // events of the last d. Publish deletes older rows, at most once a minute.
 func WithExchangeRetention(d time.Duration) SQLExchangeOption {
-	return func(x *SQLExchange) error {
-		if d <= 0 {
-			return fmt.Errorf("hub: WithExchangeRetention(%s): want a positive duration", d)
-		}
-		x.retain = d
-		return nil
-	}
+	return positive("hub: WithExchangeRetention", d, func(x *SQLExchange) *time.Duration { return &x.retain })
 }
 
 // OpenSQLExchange returns an exchange over db, creating its table and index
-// when missing, so every replica may call it at start-up. d is
-// mediagen.PostgreSQL or mediagen.SQLite. The error names every invalid
-// argument and option, or is the database's.
+// when missing, so every replica may call it at start-up. The error names
+// every invalid argument and option, or is the database's.
 func OpenSQLExchange(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...SQLExchangeOption) (*SQLExchange, error) {
 	x := &SQLExchange{db: db, dialect: d, table: DefaultExchangeTable, retain: DefaultExchangeRetention}
 	var errs []error
@@ -139,10 +130,9 @@ func OpenSQLExchange(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts .
 	return x, nil
 }
 
-// Publish implements [Exchange]: one INSERT of the event's verified body
-// (ev.Raw), or, for an event built in code, of its name and generation or
-// voice as JSON. Once a minute it also starts a [SQLExchange.Cleanup] in the
-// background.
+// Publish implements [Exchange]: one INSERT of the verified body (ev.Raw) or,
+// for an event built in code, of its fields as JSON. Once a minute it also
+// starts a [SQLExchange.Cleanup] in the background.
 func (x *SQLExchange) Publish(ctx context.Context, ev *webhook.Event) error {
 	body, err := eventBody(ev)
 	if err != nil {
@@ -179,21 +169,16 @@ type exchangedEvent struct {
 }
 
 // Since implements [Exchange]: the events with a seq above cursor, in order,
-// up to ten pages of a thousand rows; at cursor 0 (a hub's first read), those
-// of the last retention period.
+// up to ten pages of a thousand rows; at cursor 0, those of the last retention.
 //
-// The cursor returned moves only past rows with no hole below them: a seq is
-// taken at insert but seen at commit, and PostgreSQL commits concurrent
-// inserts in any order, so a reader may see 8 while 7 is on its way. Rows
-// above a hole are returned at once, and again (a hub ignores repeats) until
-// the hole fills or the row above it is five seconds old by the database's
-// clock: a seq not committed by then belongs to a failed insert (never
-// reused) or to a commit so slow that the waits' polling is the better path.
-// This keeps the exchange stateless, one cursor per reader, and costs reads
-// only while there are holes, which are rare and short. SQLite commits in seq
-// order, so its only holes are failed inserts. A PostgreSQL sequence CACHE
-// above 1 leaves holes as long as a session has values left: such rows reach
-// the waits only through polling.
+// A seq is taken at insert but seen at commit, and PostgreSQL commits in any
+// order: a reader may see 8 while 7 is on its way. So the cursor moves only
+// past rows with no hole below; rows above one are returned now and again (a
+// hub ignores repeats) until it fills or the row above it is five seconds old
+// by the database's clock: then it is a failed insert or a commit so slow that
+// polling is the better path. Stateless, this costs reads only while holes
+// last. A PostgreSQL sequence CACHE above 1 leaves long holes: polling alone
+// finds such rows.
 func (x *SQLExchange) Since(ctx context.Context, cursor int64) ([]*webhook.Event, int64, error) {
 	if cursor < 0 {
 		return nil, cursor, fmt.Errorf("hub: SQL exchange since: negative cursor %d", cursor)
@@ -231,8 +216,7 @@ type exchangeRow struct {
 	body              []byte
 }
 
-// page reads the rows above from, within the retention at a hub's first read
-// (cursor 0).
+// page reads the rows above from, within the retention at cursor 0.
 func (x *SQLExchange) page(ctx context.Context, cursor, from int64) ([]exchangeRow, error) {
 	q, args := x.since, []any{from}
 	if cursor == 0 {
@@ -266,11 +250,9 @@ func decodeExchanged(body []byte) (*webhook.Event, bool) {
 	return &webhook.Event{Name: e.Event, Generation: e.Generation, Voice: e.Voice, Raw: body}, true
 }
 
-// Cleanup deletes the events older than the retention, by the database's
-// clock, and returns how many: at most a thousand per statement, each its own
-// transaction, so that ctx may stop it at any point without losing what it
-// did. Publish runs it in the background once a minute; call it yourself only
-// on a table nobody publishes to.
+// Cleanup deletes the events older than the retention and returns how many,
+// a thousand per statement, so that ctx may stop it without losing what it
+// did. Publish runs it once a minute; call it only on a table nobody publishes to.
 func (x *SQLExchange) Cleanup(ctx context.Context) (int64, error) {
 	var total int64
 	for {
@@ -302,8 +284,7 @@ func (x *SQLExchange) maybeCleanup(ctx context.Context) {
 	})
 }
 
-// exec runs one statement, retried while SQLite is busy, and returns the rows
-// it affected.
+// exec runs one statement, retried while SQLite is busy, and returns the rows it affected.
 func (x *SQLExchange) exec(ctx context.Context, q string, args ...any) (n int64, err error) {
 	err = x.dialect.Retry(ctx, func() error {
 		res, err := x.db.ExecContext(ctx, q, args...)

@@ -8,17 +8,8 @@
 // "<timestamp>.<raw body>".
 //
 // Verify checks a delivery, byte for byte as received; Parse also decodes the
-// Event. Handler does both behind an http.Handler that caps the body and the
-// time to read it, drops repeated deliveries (replicas share an SQLStore) and
-// answers within the service's 5-second window:
-//
-//	h, err := webhook.Handler(os.Getenv("MEDIAGEN_WEBHOOK_SECRET"),
-//		func(ctx context.Context, ev *webhook.Event) error {
-//			if ev.Name == webhook.EventGenerationDone {
-//				return download(ctx, ev.Generation) // outputs expire: fetch them now
-//			}
-//			return nil
-//		})
-//
-// Sign, SignatureHeader and SetHeaders sign as the service does, for tests.
+// Event. Handler (see its example) does both behind an http.Handler that caps
+// the body and the time to read it, drops repeated deliveries (replicas share
+// an SQLStore) and answers within the service's 5-second window. Sign,
+// SignatureHeader and SetHeaders sign as the service does, for tests.
 package webhook

@@ -36,14 +36,11 @@ func Handler(secret string, fn func(context.Context, *Event) error, opts ...Opti
 		}
 		return nil
 	}
-	o, err := newOptions(secret, append([]Option{callback}, opts...))
+	o, err := newOptions(secret, append([]Option{callback, WithStore(NewMemoryStore(DefaultStoreSize))}, opts...))
 	if err != nil {
 		return nil, err
 	}
-	h := &handler{opts: o, fn: fn, store: o.store}
-	if !o.storeSet {
-		h.store = NewMemoryStore(DefaultStoreSize)
-	}
+	h := &handler{options: o, fn: fn}
 	if o.workers > 0 {
 		h.pending = make(chan struct{}, o.workers+o.queue)
 		h.running = make(chan struct{}, o.workers)
@@ -52,9 +49,8 @@ func Handler(secret string, fn func(context.Context, *Event) error, opts ...Opti
 }
 
 type handler struct {
-	opts  *options
-	fn    func(context.Context, *Event) error
-	store Store // nil: no duplicate detection
+	*options
+	fn func(context.Context, *Event) error
 
 	// With WithAsync: a token per delivery accepted and not finished, and per callback running.
 	pending chan struct{}
@@ -69,10 +65,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The service's window runs from its request: reading and the store count.
 	start := time.Now()
-	ackBy := start.Add(h.opts.ackTimeout)
-	ev, status, err := h.receive(w, r, start.Add(h.opts.readTimeout))
+	ackBy := start.Add(h.ackTimeout)
+	ev, status, err := h.receive(w, r, start.Add(h.readTimeout))
 	if err != nil {
-		h.opts.onError(r.Context(), nil, err)
+		h.onError(r.Context(), nil, err)
 		answer(w, status)
 		return
 	}
@@ -83,7 +79,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		cancel()
 		if err != nil {
 			// A repeat cannot be told apart: let the service retry.
-			h.opts.onError(r.Context(), ev, fmt.Errorf("webhook: store: %w", err))
+			h.onError(r.Context(), ev, fmt.Errorf("webhook: store: %w", err))
 			answer(w, http.StatusInternalServerError)
 			return
 		}
@@ -102,11 +98,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // receive reads and verifies the delivery, or returns the status to refuse it with.
 func (h *handler) receive(w http.ResponseWriter, r *http.Request, readBy time.Time) (*Event, int, error) {
-	d, err := h.opts.readHeaders(r.Header)
+	d, err := h.readHeaders(r.Header)
 	if err != nil {
 		return nil, http.StatusUnauthorized, err
 	}
-	limit := h.opts.maxBodyBytes
+	limit := h.maxBodyBytes
 	if r.ContentLength > limit {
 		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("webhook: body of %d bytes over %d", r.ContentLength, limit)
 	}
@@ -118,11 +114,11 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request, readBy time.Ti
 		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("webhook: body over %d bytes", limit)
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		w.Header().Set("Connection", "close")
-		return nil, http.StatusRequestTimeout, fmt.Errorf("webhook: body not read within %v: %w", h.opts.readTimeout, err)
+		return nil, http.StatusRequestTimeout, fmt.Errorf("webhook: body not read within %v: %w", h.readTimeout, err)
 	case err != nil:
 		return nil, http.StatusBadRequest, fmt.Errorf("webhook: reading body: %w", err)
 	}
-	if err := h.opts.match(d, payload); err != nil {
+	if err := h.match(d, payload); err != nil {
 		return nil, http.StatusUnauthorized, err
 	}
 	ev, err := decodeEvent(payload)
@@ -198,7 +194,7 @@ func (h *handler) handOff(ctx context.Context, w http.ResponseWriter, key string
 	case h.pending <- struct{}{}:
 	default:
 		h.release(ctx, key, ev)
-		h.opts.onError(ctx, ev, errors.New("webhook: hand-off queue full"))
+		h.onError(ctx, ev, errors.New("webhook: hand-off queue full"))
 		answer(w, http.StatusServiceUnavailable)
 		return
 	}
@@ -219,7 +215,7 @@ func (h *handler) process(ctx context.Context, key string, ev *Event) (err error
 		}
 		if err != nil {
 			h.release(ctx, key, ev)
-			h.opts.onError(ctx, ev, err)
+			h.onError(ctx, ev, err)
 		}
 	}()
 	return h.fn(ctx, ev)
@@ -230,7 +226,7 @@ func (h *handler) release(ctx context.Context, key string, ev *Event) {
 		return
 	}
 	if err := h.store.Release(ctx, key); err != nil {
-		h.opts.onError(ctx, ev, fmt.Errorf("webhook: store: %w", err))
+		h.onError(ctx, ev, fmt.Errorf("webhook: store: %w", err))
 	}
 }
 

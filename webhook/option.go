@@ -34,9 +34,8 @@ type options struct {
 	now          func() time.Time
 	secrets      []string
 	maxBodyBytes int64
-	store        Store
-	storeSet     bool
-	workers      int // 0 processes inline
+	store        Store // nil: no duplicate detection
+	workers      int   // 0 processes inline
 	queue        int
 	ackTimeout   time.Duration
 	readTimeout  time.Duration
@@ -142,7 +141,7 @@ func WithMaxBodyBytes(n int64) Option {
 // replicas share one such as an SQLStore. Nil turns duplicate detection off.
 func WithStore(s Store) Option {
 	return func(o *options) error {
-		o.store, o.storeSet = s, true
+		o.store = s
 		return nil
 	}
 }
