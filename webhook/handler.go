@@ -98,7 +98,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // receive reads and verifies the delivery, or returns the status to refuse it with.
 func (h *handler) receive(w http.ResponseWriter, r *http.Request, readBy time.Time) (*Event, int, error) {
-	d, err := h.readHeaders(r.Header)
+	ts, sums, err := h.readHeaders(r.Header)
 	if err != nil {
 		return nil, http.StatusUnauthorized, err
 	}
@@ -118,7 +118,7 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request, readBy time.Ti
 	case err != nil:
 		return nil, http.StatusBadRequest, fmt.Errorf("webhook: reading body: %w", err)
 	}
-	if err := h.match(d, payload); err != nil {
+	if err := h.match(ts, sums, payload); err != nil {
 		return nil, http.StatusUnauthorized, err
 	}
 	ev, err := decodeEvent(payload)

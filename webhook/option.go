@@ -102,8 +102,7 @@ func positive[S any, T int | int64 | time.Duration](opt string, v T, field func(
 }
 
 // WithTolerance sets how far the timestamp may lie from now, either way
-// (default DefaultTolerance); d must be positive. The check of age, which
-// stops a replayed delivery, cannot be turned off.
+// (default DefaultTolerance). Checking it, which stops replays, cannot be turned off.
 func WithTolerance(d time.Duration) Option {
 	return positive("WithTolerance", d, func(o *options) *time.Duration { return &o.tolerance })
 }
@@ -120,9 +119,8 @@ func WithNow(now func() time.Time) Option {
 }
 
 // WithSecrets adds secrets accepted besides the positional one, for a
-// rotation: configure the new and the old together, and drop the old one when
-// the service's 24-hour overlap ends. Empty values are ignored. Each secret
-// costs one HMAC pass over the body.
+// rotation: the new and the old, until the service's 24-hour overlap ends.
+// Empty values are ignored; each secret costs one HMAC pass over the body.
 func WithSecrets(secrets ...string) Option {
 	return func(o *options) error {
 		o.secrets = appendSecrets(o.secrets, secrets...)
@@ -137,8 +135,8 @@ func WithMaxBodyBytes(n int64) Option {
 }
 
 // WithStore sets where Handler records the deliveries it took, to drop
-// repeats: by default a MemoryStore of DefaultStoreSize ids per Handler;
-// replicas share one such as an SQLStore. Nil turns duplicate detection off.
+// repeats (default: a MemoryStore per Handler; replicas share an SQLStore).
+// Nil turns duplicate detection off.
 func WithStore(s Store) Option {
 	return func(o *options) error {
 		o.store = s
@@ -148,8 +146,7 @@ func WithStore(s Store) Option {
 
 // WithAsync makes Handler acknowledge a verified delivery at once (202) and
 // run the callback after, at most workers at a time with up to queue more
-// waiting; beyond, it answers 503 so the service retries. Callback failures
-// then go to WithErrorFunc only.
+// waiting, else answer 503 so the service retries.
 func WithAsync(workers, queue int) Option {
 	return func(o *options) error {
 		if workers < 1 || queue < 0 {
@@ -160,27 +157,23 @@ func WithAsync(workers, queue int) Option {
 	}
 }
 
-// WithAckTimeout sets how long Handler may take to answer, counted from the
-// start of the request, body and Store.Claim included (default
-// DefaultAckTimeout). An inline callback still running then is acknowledged
-// 202 and goes on, so the service does not resend; a Claim still running
-// sees its context end, and the delivery is answered 500.
+// WithAckTimeout sets how long Handler may take to answer from the start of
+// the request (default DefaultAckTimeout): a callback still running then is
+// acknowledged 202 and goes on; a Store.Claim sees its context end (500).
 func WithAckTimeout(d time.Duration) Option {
 	return positive("WithAckTimeout", d, func(o *options) *time.Duration { return &o.ackTimeout })
 }
 
-// WithReadTimeout sets how long Handler may take to read a body, counted from
-// the start of the request (default DefaultReadTimeout). A body not complete
-// by then is answered 408 and the callback does not run, so a trickling sender
-// cannot hold the receiver past the 5-second window. It is the connection's
-// read deadline where the server allows, and a timer of Handler's own besides.
+// WithReadTimeout sets how long Handler may take to read a body from the start
+// of the request (default DefaultReadTimeout), so a trickling sender cannot
+// hold it past the 5-second window: then it answers 408 without the callback.
 func WithReadTimeout(d time.Duration) Option {
 	return positive("WithReadTimeout", d, func(o *options) *time.Duration { return &o.readTimeout })
 }
 
-// WithErrorFunc sets where Handler reports errors, since its answers carry
-// none: refused deliveries (ev is nil), store failures and callback failures,
-// also after the acknowledgement. The default logs with slog.Default.
+// WithErrorFunc sets where Handler reports errors, as its answers carry none:
+// refused deliveries (ev is nil), store and callback failures. The default logs
+// with slog.Default.
 func WithErrorFunc(fn func(ctx context.Context, ev *Event, err error)) Option {
 	return func(o *options) error {
 		if fn == nil {

@@ -72,68 +72,29 @@ func Verify(payload []byte, header http.Header, secret string, opts ...Option) e
 	if err != nil {
 		return err
 	}
-	d, err := o.readHeaders(header)
+	ts, sums, err := o.readHeaders(header)
 	if err != nil {
 		return err
 	}
-	return o.match(d, payload)
+	return o.match(ts, sums, payload)
 }
 
-// signed is what a delivery's headers say: the timestamp text and the digests.
-type signed struct {
-	timestamp string
-	sums      [][sha256.Size]byte
-}
-
-// readHeaders checks all that needs no body, so that a stale or unsigned
+// readHeaders returns the timestamp text, which is what was signed, and the
+// digests, checking all that needs no body, so that a stale or unsigned
 // request is refused before its body is read.
-func (o *options) readHeaders(header http.Header) (signed, error) {
-	ts, err := o.timestamp(header)
-	if err != nil {
-		return signed{}, err
-	}
-	values := header.Values(HeaderSignature)
-	if absent(values) {
-		return signed{}, fmt.Errorf("%w: %s", ErrMissingHeader, HeaderSignature)
-	}
-	sums := parseSignatures(values)
-	if len(sums) == 0 {
-		return signed{}, fmt.Errorf("%w: no well-formed %s entry", ErrNoValidSignature, scheme)
-	}
-	return signed{timestamp: ts, sums: sums}, nil
-}
-
-func absent(values []string) bool {
-	return len(values) == 0 || (len(values) == 1 && values[0] == "")
-}
-
-func (o *options) match(d signed, payload []byte) error {
-	for _, secret := range o.secrets {
-		want := computeMAC(secret, d.timestamp, payload)
-		for i := range d.sums {
-			if hmac.Equal(want[:], d.sums[i][:]) {
-				return nil
-			}
-		}
-	}
-	return ErrNoValidSignature
-}
-
-// timestamp returns the timestamp text, which is what was signed, once it is
-// one decimal unix time within the tolerance of now.
-func (o *options) timestamp(header http.Header) (string, error) {
+func (o *options) readHeaders(header http.Header) (string, [][sha256.Size]byte, error) {
 	values := header.Values(HeaderTimestamp)
 	switch {
 	case absent(values):
-		return "", fmt.Errorf("%w: %s", ErrMissingHeader, HeaderTimestamp)
+		return "", nil, fmt.Errorf("%w: %s", ErrMissingHeader, HeaderTimestamp)
 	case len(values) > 1:
-		return "", fmt.Errorf("%w: %d values", ErrInvalidTimestamp, len(values))
+		return "", nil, fmt.Errorf("%w: %d values", ErrInvalidTimestamp, len(values))
 	}
 	// Digits only (no sign, no spaces), at most the 19 of an int64.
 	ts := values[0]
 	u, err := strconv.ParseUint(ts, 10, 63)
 	if len(ts) > 19 || err != nil {
-		return "", ErrInvalidTimestamp
+		return "", nil, ErrInvalidTimestamp
 	}
 	secs := int64(u)
 	// Instants, not a difference, keep sub-second precision at the boundary;
@@ -142,11 +103,35 @@ func (o *options) timestamp(header http.Header) (string, error) {
 	signedAt := time.Unix(secs, 0)
 	switch {
 	case secs > now.Unix()+int64(o.tolerance/time.Second)+1 || signedAt.After(now.Add(o.tolerance)):
-		return "", fmt.Errorf("%w: signed %ds ahead, tolerance %v", ErrTimestampInFuture, secs-now.Unix(), o.tolerance)
+		return "", nil, fmt.Errorf("%w: signed %ds ahead, tolerance %v", ErrTimestampInFuture, secs-now.Unix(), o.tolerance)
 	case signedAt.Before(now.Add(-o.tolerance)):
-		return "", fmt.Errorf("%w: signed %ds ago, tolerance %v", ErrTimestampTooOld, now.Unix()-secs, o.tolerance)
+		return "", nil, fmt.Errorf("%w: signed %ds ago, tolerance %v", ErrTimestampTooOld, now.Unix()-secs, o.tolerance)
 	}
-	return ts, nil
+	values = header.Values(HeaderSignature)
+	if absent(values) {
+		return "", nil, fmt.Errorf("%w: %s", ErrMissingHeader, HeaderSignature)
+	}
+	sums := parseSignatures(values)
+	if len(sums) == 0 {
+		return "", nil, fmt.Errorf("%w: no well-formed %s entry", ErrNoValidSignature, scheme)
+	}
+	return ts, sums, nil
+}
+
+func absent(values []string) bool {
+	return len(values) == 0 || (len(values) == 1 && values[0] == "")
+}
+
+func (o *options) match(timestamp string, sums [][sha256.Size]byte, payload []byte) error {
+	for _, secret := range o.secrets {
+		want := computeMAC(secret, timestamp, payload)
+		for i := range sums {
+			if hmac.Equal(want[:], sums[i][:]) {
+				return nil
+			}
+		}
+	}
+	return ErrNoValidSignature
 }
 
 // parseSignatures returns the digests of the well-formed sha256 entries,

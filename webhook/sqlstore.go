@@ -17,11 +17,9 @@ import (
 const (
 	// DefaultTable is the table SQLStore keeps its rows in.
 	DefaultTable = "webhook_deliveries"
-	// DefaultRetention is how long SQLStore remembers a delivery: beyond the
-	// service's resend and the 24-hour overlap of a secret rotation.
+	// DefaultRetention is how long SQLStore remembers a delivery: past any resend or secret rotation.
 	DefaultRetention = 48 * time.Hour
-	// DefaultCleanupBatch is the most rows one DELETE of Cleanup removes, so
-	// that a backlog never holds long locks.
+	// DefaultCleanupBatch is the most rows one DELETE of Cleanup removes, so locks stay short.
 	DefaultCleanupBatch = 1000
 	// DefaultCleanupInterval is how often SQLStore.Claim starts a Cleanup in the background.
 	DefaultCleanupInterval = time.Hour
@@ -34,9 +32,8 @@ const firstCleanupAfter = time.Minute
 // SQLOption configures OpenSQLStore; OpenSQLStore reports every value refused.
 type SQLOption func(*SQLStore) error
 
-// WithTable sets the table of the store (default DefaultTable): a plain
-// identifier (see [mediagen.CheckTable]), quoted in the statements. For
-// another PostgreSQL schema, set the connection's search_path.
+// WithTable sets the store's table (default DefaultTable): a plain identifier
+// ([mediagen.CheckTable]). For another PostgreSQL schema, set the search_path.
 func WithTable(name string) SQLOption {
 	return func(s *SQLStore) error {
 		if err := mediagen.CheckTable(name); err != nil {
@@ -79,8 +76,7 @@ func WithCleanupInterval(d time.Duration) SQLOption {
 //	id          text    primary key: the delivery's dedupe key
 //	claimed_at  bigint  unix seconds, by the claiming replica's clock
 //
-// A replica that dies with a callback running leaves its row, so the resend
-// is dropped: polling stays authoritative.
+// A replica dying mid-callback leaves its row, so the resend is dropped: polling stays authoritative.
 //
 // With SQLite (processes of one host), open the file with WAL and a busy
 // timeout (modernc.org/sqlite: "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)").
@@ -102,8 +98,7 @@ type SQLStore struct {
 
 // OpenSQLStore returns a store over db, creating its table and index when
 // missing, so every replica may call it at start-up. The error wraps
-// ErrInvalidOption for each invalid argument or option, joined, or is the
-// database's.
+// ErrInvalidOption for each invalid argument or option, or is the database's.
 func OpenSQLStore(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...SQLOption) (*SQLStore, error) {
 	s := &SQLStore{db: db, dialect: d, table: DefaultTable, retain: DefaultRetention,
 		batch: DefaultCleanupBatch, interval: DefaultCleanupInterval}
@@ -139,35 +134,33 @@ func OpenSQLStore(ctx context.Context, db *sql.DB, d mediagen.Dialect, opts ...S
 
 // Claim records id and reports whether this call recorded it: of concurrent
 // claims of one id, on any replica, exactly one reports true. When ctx ends it
-// returns an error with id not recorded, unless its commit was on the way.
-// Every WithCleanupInterval it also starts a Cleanup in the background.
+// fails with id not recorded, unless its commit was on the way. Every
+// WithCleanupInterval it also starts a Cleanup in the background.
 func (s *SQLStore) Claim(ctx context.Context, id string) (bool, error) {
 	now := time.Now()
 	s.maybeCleanup(ctx, now)
-	var n int64
-	var err error
+	exec := s.exec
 	if s.dialect == mediagen.PostgreSQL {
-		n, err = s.claimInTx(ctx, id, now)
-	} else {
-		n, err = s.exec(ctx, s.claim, id, now.Unix())
+		exec = s.execInTx
 	}
+	n, err := exec(ctx, s.claim, id, now.Unix())
 	if err != nil {
 		return false, s.fail(ctx, "claim", err)
 	}
 	return n == 1, nil
 }
 
-// claimInTx commits only while ctx lasts. A driver that gives up at the
+// execInTx commits only while ctx lasts. A driver that gives up at the
 // deadline (pgx closes the connection) leaves the statement running on the
 // server, where it could insert after Claim failed and the resend would be
 // dropped; uncommitted, it is rolled back.
-func (s *SQLStore) claimInTx(ctx context.Context, id string, now time.Time) (int64, error) {
+func (s *SQLStore) execInTx(ctx context.Context, q string, args ...any) (int64, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
 	}
 	defer tx.Rollback() // after Commit it does nothing
-	res, err := tx.ExecContext(ctx, s.claim, id, now.Unix())
+	res, err := tx.ExecContext(ctx, q, args...)
 	if err != nil {
 		return 0, err
 	}
@@ -186,9 +179,8 @@ func (s *SQLStore) Release(ctx context.Context, id string) error {
 	return nil
 }
 
-// Cleanup deletes the rows older than the retention and returns how many, at
-// most WithCleanupBatch per statement, each its own transaction, so that ctx
-// may stop it at any point without losing what it did.
+// Cleanup deletes the rows older than the retention and returns how many,
+// WithCleanupBatch per statement, so that ctx may stop it without losing what it did.
 func (s *SQLStore) Cleanup(ctx context.Context) (int64, error) {
 	before := time.Now().Add(-s.retain).Unix()
 	var total int64
@@ -204,8 +196,7 @@ func (s *SQLStore) Cleanup(ctx context.Context) (int64, error) {
 	}
 }
 
-// exec runs one statement, retried while SQLite is busy, and returns the rows
-// it affected.
+// exec runs one statement, retried while SQLite is busy, and returns the rows it affected.
 func (s *SQLStore) exec(ctx context.Context, q string, args ...any) (n int64, err error) {
 	err = s.dialect.Retry(ctx, func() error {
 		n, err = s.execOnce(ctx, q, args...)
