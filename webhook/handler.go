@@ -11,24 +11,21 @@ import (
 	"time"
 )
 
-// Handler returns an http.Handler that calls fn once with each verified event
-// signed with secret (or one of WithSecrets). It answers 405 to all but POST;
-// 401 to missing, malformed or stale headers, before reading the body, and to
-// a bad signature; 413 to a body over WithMaxBodyBytes (unread when its
-// Content-Length says so); 408 to one not read within WithReadTimeout, 400 to
-// one that breaks off or is not an event; 200 to a repeat, without calling fn
-// (see WithStore). Answers carry the status text only; reasons go to
-// WithErrorFunc.
+// Handler returns an http.Handler that calls fn once per verified event signed
+// with secret (or one of WithSecrets). It answers 405 to all but POST, 401 to
+// bad headers (before reading the body) or signature, 413 to a body over
+// WithMaxBodyBytes, 408 to one not read within WithReadTimeout, 400 to one cut
+// short or not an event, and 200 to a repeat (WithStore), with the status text
+// only: reasons go to WithErrorFunc.
 //
-// fn runs inline: 200 when it returns nil; 500 when it fails, and the delivery
-// is forgotten so the service's retry is taken; 202 when it still runs after
-// WithAckTimeout. WithAsync runs it in a pool instead. fn's context keeps the
-// request's values but is not cancelled when the service hangs up; work still
-// running at exit is lost (polling stays authoritative). A panic in fn counts
-// as a failure.
+// fn runs inline: 200 when it returns nil; 500 when it fails or panics, and the
+// delivery is forgotten so the retry is taken; 202 when it still runs after
+// WithAckTimeout (with WithAsync, at once). Its context keeps the request's
+// values but not its cancellation; work running at exit is lost (polling stays
+// authoritative).
 //
-// The error is ErrNoSecret without a non-empty secret, and wraps
-// ErrInvalidOption for a nil fn or each invalid option, joined.
+// The error is ErrNoSecret without a secret, and wraps ErrInvalidOption for a
+// nil fn or each invalid option, joined.
 func Handler(secret string, fn func(context.Context, *Event) error, opts ...Option) (http.Handler, error) {
 	callback := func(*options) error {
 		if fn == nil {
