@@ -103,7 +103,8 @@ func (o *options) readHeaders(header http.Header) (string, [][sha256.Size]byte, 
 	signedAt := time.Unix(secs, 0)
 	switch {
 	case secs > now.Unix()+int64(o.tolerance/time.Second)+1 || signedAt.After(now.Add(o.tolerance)):
-		return "", nil, fmt.Errorf("%w: signed %ds ahead, tolerance %v", ErrTimestampInFuture, secs-now.Unix(), o.tolerance)
+		return "", nil, fmt.Errorf("%w: signed %ds ahead, tolerance %v",
+			ErrTimestampInFuture, secs-now.Unix(), o.tolerance)
 	case signedAt.Before(now.Add(-o.tolerance)):
 		return "", nil, fmt.Errorf("%w: signed %ds ago, tolerance %v", ErrTimestampTooOld, now.Unix()-secs, o.tolerance)
 	}
