@@ -12,15 +12,11 @@ import (
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
-// CountDeliveries returns the options of a webhook.Handler that count, in
-// the metric mediagen.webhook.deliveries of the global meter provider, the
-// deliveries it refuses (mediagen.result "refused": a bad signature, a
-// stale timestamp, a body too large) and the repeats it drops
-// ("duplicate"); [Hub.Deliver] counts the verified ones. store is the
-// handler's duplicate store (nil: a new webhook.MemoryStore) and onError
-// its error function (nil: a log line with slog.Default, as the handler's
-// own): give them here, not as options after these, which would replace
-// them.
+// CountDeliveries returns webhook.Handler options that count in the metric
+// mediagen.webhook.deliveries the deliveries refused (mediagen.result
+// "refused") and the repeats dropped ("duplicate"); [Hub.Deliver] counts the
+// rest. Give the handler's store (nil: a MemoryStore) and error function (nil:
+// slog) here: options after these would replace them.
 func CountDeliveries(store webhook.Store, onError func(context.Context, *webhook.Event, error)) []webhook.Option {
 	if store == nil {
 		store = webhook.NewMemoryStore(0)
@@ -58,10 +54,8 @@ func logError(ctx context.Context, ev *webhook.Event, err error) {
 	slog.ErrorContext(ctx, "webhook: delivery failed", "event", string(ev.Name), "err", err)
 }
 
-// traceField starts the body of an event shared with the trace context of
-// the delivery span that took it, so that the replica waiting for it links
-// its job to that span. It travels in Raw, which any Exchange keeps, and
-// the reading hub takes it out again.
+// traceField starts a shared event's Raw, which any Exchange keeps, with the
+// trace context of the delivery, for the waiting replica to link its job to.
 const traceField = `{"mediagen_traceparent":"`
 
 func withTrace(ev *webhook.Event, tp string) *webhook.Event {
@@ -73,8 +67,7 @@ func withTrace(ev *webhook.Event, tp string) *webhook.Event {
 	return &e
 }
 
-// splitTrace returns the trace context withTrace put in raw, "" for none,
-// and raw without it.
+// splitTrace returns the trace context withTrace put in raw ("" for none) and raw without it.
 func splitTrace(raw []byte) (string, []byte) {
 	rest, ok := bytes.CutPrefix(raw, []byte(traceField))
 	i := bytes.IndexByte(rest, '"')
@@ -84,12 +77,12 @@ func splitTrace(raw []byte) (string, []byte) {
 	return string(rest[:i]), append([]byte{'{'}, rest[i+2:]...)
 }
 
-// watchEvent names the rows a hub shares for a traced wait: not a webhook
-// event, a generation id and its job's trace context (see Hub.Watch).
+// watchEvent names the rows a hub shares for a traced wait (see Hub.Watch):
+// not a webhook event, a generation id and its job's trace context.
 const watchEvent webhook.EventName = "mediagen.wait"
 
-// shareTraces shares the trace context of the jobs of keys that this
-// process traces, once per job; a failure only costs the link.
+// shareTraces shares the trace contexts of the traced jobs of keys, once per
+// job; a failure only costs the link.
 func (h *Hub) shareTraces(ctx context.Context, keys []Key) {
 	for _, k := range keys {
 		if k.Voice {
@@ -108,8 +101,7 @@ func (h *Hub) shareTraces(ctx context.Context, keys []Key) {
 	}
 }
 
-// noteTrace keeps the trace context another replica's wait shared, for
-// the delivery of its generation's webhook: as many as the hub keeps events.
+// noteTrace keeps the trace contexts other replicas' waits shared, as many as the hub keeps events.
 func (h *Hub) noteTrace(ev *webhook.Event, tp string) {
 	if ev.Generation == nil || ev.Generation.ID == "" || tp == "" {
 		return

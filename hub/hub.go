@@ -1,8 +1,5 @@
-// Package hub lets verified webhook events end waits: a [Hub] remembers the
-// terminal events of generations and voice clones, wakes the waits watching
-// their ids, and, through an [Exchange] such as [SQLExchange], shares them
-// with the hubs of other replicas. Package poll's waits read it
-// (poll.WithHub).
+// Package hub lets verified webhook events end waits (poll.WithHub), also on
+// other replicas, through an [Exchange] such as [SQLExchange].
 package hub
 
 import (
@@ -18,28 +15,19 @@ import (
 
 // Defaults of [New].
 const (
-	// DefaultSize is how many terminal events a hub remembers; when full it
-	// drops the oldest.
+	// DefaultSize is how many terminal events a hub remembers, dropping the oldest.
 	DefaultSize = 10000
-	// DefaultRetention is how long a hub remembers a terminal event, for a
-	// wait that begins after its event arrived.
+	// DefaultRetention is how long a hub remembers a terminal event, for a wait that begins after it.
 	DefaultRetention = time.Hour
-	// DefaultExchangeInterval is how often a hub reads the events other
-	// replicas shared ([WithExchange]).
+	// DefaultExchangeInterval is how often a hub reads what other replicas shared.
 	DefaultExchangeInterval = 100 * time.Millisecond
 )
 
-// Hub lets verified webhook events end waits: give its Deliver to
-// webhook.Handler, and poll.WithHub to the waits. A wait then returns as
-// soon as a terminal event for its id arrives, even one that arrived before
-// the wait began, and polls only as a backstop, rarely, for events that
-// were lost. A Hub is safe for concurrent use; one serves every wait of a
-// program.
-//
-// The service sends in an event the same body as a GET of the generation,
-// and the event was verified (signature and age) before it reached the hub,
-// so it is as good as a read and costs no request. A terminal state never
-// changes, so a late or repeated event cannot take a wait back.
+// Hub remembers terminal events and ends the waits on their ids: give its
+// Deliver to webhook.Handler, and poll.WithHub to the waits, which then poll
+// only as a backstop. A verified event is as good as a GET, and a terminal
+// state never changes, so a late or repeated event cannot take a wait back.
+// One Hub, safe for concurrent use, serves every wait of a program.
 type Hub struct {
 	mu       sync.Mutex
 	size     int
@@ -48,7 +36,7 @@ type Hub struct {
 	order    []Key // oldest first, for eviction
 	watchers map[Key]map[*watcher]struct{}
 	traces   map[string]string // generation id → the trace of a wait on another replica
-	traced   []string          // the ids of traces, oldest first, for eviction
+	traced   []string          // the ids of traces, oldest first
 	x        Exchange
 	every    time.Duration
 	stop     context.CancelFunc // ends the reading of shared events
@@ -56,46 +44,42 @@ type Hub struct {
 	onError  func(error)
 }
 
-// Key names what a wait watches: a generation, or a voice clone when Voice
-// is set.
+// Key names what a wait watches: a generation, or a voice clone when Voice is set.
 type Key struct {
 	ID    string
 	Voice bool
 }
 
-// held is a remembered terminal event.
 type held struct {
 	ev *webhook.Event
 	at time.Time
 }
 
-// watcher is one wait's interest in some keys; an event for one of them
-// ends its context.
+// watcher is one wait's interest in some keys; an event for one ends its context.
 type watcher struct{ cancel context.CancelFunc }
 
 // Option configures [New].
 type Option func(*Hub) error
 
 // WithSize sets how many terminal events the hub remembers (default
-// [DefaultSize]); when full it drops the oldest. n must be positive.
+// [DefaultSize]), dropping the oldest; n must be positive.
 func WithSize(n int) Option {
-	return func(h *Hub) error {
-		if n < 1 {
-			return fmt.Errorf("hub.WithSize(%d): want at least 1", n)
-		}
-		h.size = n
-		return nil
-	}
+	return positive("hub.WithSize", n, func(h *Hub) *int { return &h.size })
 }
 
 // WithRetention sets how long the hub remembers a terminal event (default
 // [DefaultRetention]); d must be positive.
 func WithRetention(d time.Duration) Option {
-	return func(h *Hub) error {
-		if d <= 0 {
-			return fmt.Errorf("hub.WithRetention(%s): want a positive duration", d)
+	return positive("hub.WithRetention", d, func(h *Hub) *time.Duration { return &h.keep })
+}
+
+// positive returns an option setting *field to v, refusing v <= 0 in the name of opt.
+func positive[S any, T int | time.Duration](opt string, v T, field func(S) *T) func(S) error {
+	return func(s S) error {
+		if v <= 0 {
+			return fmt.Errorf("%s(%v): want a positive value", opt, v)
 		}
-		h.keep = d
+		*field(s) = v
 		return nil
 	}
 }
@@ -106,16 +90,7 @@ func New(opts ...Option) (*Hub, error) {
 	h := &Hub{size: DefaultSize, keep: DefaultRetention, every: DefaultExchangeInterval,
 		events: map[Key]held{}, watchers: map[Key]map[*watcher]struct{}{}, traces: map[string]string{},
 		onError: func(error) {}}
-	var errs []error
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o(h); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(apply(h, opts)...); err != nil {
 		return nil, err
 	}
 	if h.x != nil {
@@ -126,11 +101,23 @@ func New(opts ...Option) (*Hub, error) {
 	return h, nil
 }
 
-// Deliver takes a verified webhook event: a terminal one is remembered and
-// ends the waits on its id; others (an event this SDK does not know) are
-// ignored. Its signature is webhook.Handler's callback's. It does not block
-// on waits; with an [Exchange] it also shares the event, and fails when that
-// fails, so the service sends it again.
+// apply runs the non-nil opts on t and returns their errors.
+func apply[T any, O ~func(T) error](t T, opts []O) []error {
+	var errs []error
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(t); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// Deliver, a webhook.Handler callback, remembers a terminal event and ends
+// the waits on its id; it ignores others. With an [Exchange] it shares the
+// event, and fails when that fails, so the service sends it again.
 func (h *Hub) Deliver(ctx context.Context, ev *webhook.Event) error {
 	if !h.remember(ev) {
 		return nil
@@ -151,8 +138,7 @@ func (h *Hub) Deliver(ctx context.Context, ev *webhook.Event) error {
 	return nil
 }
 
-// remember stores a terminal event and wakes its watchers; it reports
-// whether ev was terminal.
+// remember stores a terminal event and wakes its watchers; it reports whether ev was terminal.
 func (h *Hub) remember(ev *webhook.Event) bool {
 	var k Key
 	switch {
@@ -165,39 +151,30 @@ func (h *Hub) remember(ev *webhook.Event) bool {
 	default:
 		return false
 	}
-	e := held{ev: ev, at: time.Now()}
+	now := time.Now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.events[k]; !ok {
 		h.order = append(h.order, k)
 	}
-	h.events[k] = e
-	h.evict(e.at)
+	h.events[k] = held{ev: ev, at: now}
+	// Drop the events past the retention or beyond the size, oldest first.
+	drop := 0
+	for ; drop < len(h.order); drop++ {
+		e, ok := h.events[h.order[drop]]
+		if ok && len(h.order)-drop <= h.size && now.Sub(e.at) < h.keep {
+			break
+		}
+		delete(h.events, h.order[drop])
+	}
+	h.order = h.order[drop:] // append copies only the live keys when it grows
 	for w := range h.watchers[k] {
 		w.cancel()
 	}
 	return true
 }
 
-// evict drops events past the retention or beyond the size, oldest first.
-// The caller holds h.mu.
-func (h *Hub) evict(now time.Time) {
-	drop := 0
-	for drop < len(h.order) {
-		e, ok := h.events[h.order[drop]]
-		if ok && len(h.order)-drop <= h.size && now.Sub(e.at) < h.keep {
-			break
-		}
-		delete(h.events, h.order[drop])
-		drop++
-	}
-	if drop > 0 {
-		h.order = h.order[drop:] // append copies only the live keys when it grows
-	}
-}
-
-// Lookup returns the terminal event the hub holds for k: its Generation is
-// set for a generation's key, its Voice for a voice's.
+// Lookup returns the terminal event the hub holds for k.
 func (h *Hub) Lookup(k Key) (*webhook.Event, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -209,13 +186,9 @@ func (h *Hub) Lookup(k Key) (*webhook.Event, bool) {
 }
 
 // Watch returns a context derived from ctx that also ends when a terminal
-// event for one of keys arrives, so a wait's sleep on it ends at once, and
-// the function that ends the watch; call it when done. The hub ends the
-// context itself: no goroutine waits for the event.
-//
-// With an [Exchange] and tracing on, the first watch of a generation whose
-// job this process traces also shares the job's trace context, one row,
-// so that the replica its webhook lands on links the delivery to the job.
+// event for one of keys arrives, and the function that ends the watch. With an
+// [Exchange] and tracing on, the first watch of a traced job shares its trace
+// context, so the replica its webhook lands on links the delivery to the job.
 func (h *Hub) Watch(ctx context.Context, keys ...Key) (context.Context, context.CancelFunc) {
 	if h.x != nil {
 		h.shareTraces(ctx, keys)
@@ -243,9 +216,8 @@ func (h *Hub) Watch(ctx context.Context, keys ...Key) (context.Context, context.
 	}
 }
 
-// Exchange shares terminal events between the hubs of several replicas: the
-// webhook lands on one replica, the wait may run on another. [SQLExchange]
-// keeps them in a table of a shared database.
+// Exchange shares terminal events between the hubs of replicas: the webhook
+// lands on one, the wait may run on another.
 type Exchange interface {
 	// Publish shares a verified terminal event.
 	Publish(ctx context.Context, ev *webhook.Event) error
@@ -254,10 +226,10 @@ type Exchange interface {
 	Since(ctx context.Context, cursor int64) ([]*webhook.Event, int64, error)
 }
 
-// WithExchange makes the hub share the terminal events it is given through
-// x, and read those others shared every interval (0 for
-// [DefaultExchangeInterval]). Errors reading x go to onError, when not
-// nil; the hub tries again at the next interval. Close the hub when done.
+// WithExchange makes the hub share the terminal events it is given through x,
+// and read those of others every interval (0: [DefaultExchangeInterval]).
+// Read errors go to onError, if not nil, and are retried at the next interval.
+// Close the hub when done.
 func WithExchange(x Exchange, interval time.Duration, onError func(error)) Option {
 	return func(h *Hub) error {
 		if x == nil {
@@ -277,8 +249,7 @@ func WithExchange(x Exchange, interval time.Duration, onError func(error)) Optio
 	}
 }
 
-// exchange reads what other replicas shared until Close, starting from the
-// events shared in the last retention period.
+// exchange reads what other replicas shared until Close.
 func (h *Hub) exchange(ctx context.Context) {
 	defer close(h.done)
 	var cursor int64
@@ -317,8 +288,7 @@ func (h *Hub) exchange(ctx context.Context) {
 	}
 }
 
-// Close stops the hub's reading of shared events; the hub still takes
-// events given to Deliver. It is safe to call more than once.
+// Close stops the reading of shared events; Deliver still works. It may be called twice.
 func (h *Hub) Close() error {
 	if h.stop != nil {
 		h.stop()

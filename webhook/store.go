@@ -6,36 +6,30 @@ import (
 	"sync"
 )
 
-// Store records the deliveries Handler has taken, so that a repeated
-// delivery of the same event is acknowledged without running the callback
-// twice. Implementations must be safe for concurrent use; one backed by a
-// shared database, such as SQLStore, lets several replicas of a receiver
-// drop each other's duplicates.
+// Store records the deliveries Handler took, so that a repeat is acknowledged
+// without running the callback twice. It must be safe for concurrent use; a
+// shared database, as SQLStore, lets replicas drop each other's repeats.
 type Store interface {
-	// Claim records id and reports whether this call recorded it, that is
-	// whether the delivery is new. Two concurrent calls with one id must not
-	// both report true. Handler cancels ctx when its acknowledgement time
-	// (WithAckTimeout) runs out; Claim must then return, or the service's
-	// 5-second window is missed.
+	// Claim records id and reports whether this call recorded it: of two
+	// concurrent calls with one id, at most one reports true. It must return
+	// when ctx ends (WithAckTimeout), or the 5-second window is missed.
 	Claim(ctx context.Context, id string) (bool, error)
-
 	// Release forgets id, so that a later delivery of it is taken again.
 	// Handler calls it when the callback fails.
 	Release(ctx context.Context, id string) error
 }
 
-// MemoryStore is a Store that keeps the most recent ids in memory, up to a
-// fixed number, forgetting the oldest first. The service resends a delivery
-// at most once, two seconds later, so a few thousand ids cover any burst.
+// MemoryStore is a Store of the most recent ids, forgetting the oldest first.
+// The service resends a delivery at most once, two seconds later, so a few
+// thousand ids cover any burst.
 type MemoryStore struct {
 	mu    sync.Mutex
 	size  int
-	order *list.List // of string ids, oldest at the front
+	order *list.List // of ids, oldest first
 	ids   map[string]*list.Element
 }
 
-// NewMemoryStore returns a MemoryStore that remembers up to size ids;
-// a size below one means DefaultStoreSize.
+// NewMemoryStore returns a MemoryStore of up to size ids (DefaultStoreSize below one).
 func NewMemoryStore(size int) *MemoryStore {
 	if size < 1 {
 		size = DefaultStoreSize
