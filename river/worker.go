@@ -54,6 +54,7 @@ type Worker struct {
 	saveTo  string
 	webhook string
 	timeout time.Duration
+	logger  *slog.Logger
 
 	mu      sync.Mutex
 	pricing client.Pricing
@@ -96,6 +97,18 @@ func WithTimeout(d time.Duration) Option {
 	}
 }
 
+// WithLogger sets where the worker logs the failures it works around (a
+// sweep, a price list read); the default is slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return func(w *Worker) error {
+		if l == nil {
+			return errors.New("riverjob: nil logger")
+		}
+		w.logger = l
+		return nil
+	}
+}
+
 // NewWorker returns a worker that sends through c and keeps its state in
 // store. c must have been made with client.WithJournal(store.Journal()),
 // or with a journal that wraps it and says so with a method
@@ -109,7 +122,7 @@ func NewWorker(c *client.Client, store *Store, opts ...Option) (*Worker, error) 
 	if !recordsIn(c.Journal(), store.Journal()) {
 		return nil, errors.New("riverjob: the client does not record its keys in the store's journal: make it with client.WithJournal(store.Journal())")
 	}
-	w := &Worker{c: c, store: store, timeout: DefaultTimeout}
+	w := &Worker{c: c, store: store, timeout: DefaultTimeout, logger: slog.Default()}
 	var errs []error
 	for _, o := range opts {
 		if o != nil {
@@ -309,11 +322,11 @@ func (w *Worker) sweep(ctx context.Context) {
 		return
 	}
 	if _, err := w.store.Reconcile(ctx); err != nil {
-		slog.WarnContext(ctx, "riverjob: ending the reservations of finished jobs failed", "err", err)
+		w.logger.WarnContext(ctx, "riverjob: ending the reservations of finished jobs failed", "err", err)
 	}
 	if due(&w.nextCleanup, cleanupEvery) {
 		if err := w.store.cleanup(ctx, time.Now().Add(-journal.Retention)); err != nil {
-			slog.WarnContext(ctx, "riverjob: deleting old rows failed", "err", err)
+			w.logger.WarnContext(ctx, "riverjob: deleting old rows failed", "err", err)
 		}
 	}
 }
@@ -343,7 +356,7 @@ func (w *Worker) estimate(ctx context.Context, args client.RawArgs) (float64, er
 		case w.pricing == nil:
 			return 0, err
 		default:
-			slog.WarnContext(ctx, "riverjob: reading the price list failed; estimating on the last one", "err", err)
+			w.logger.WarnContext(ctx, "riverjob: reading the price list failed; estimating on the last one", "err", err)
 		}
 	}
 	est, err := w.pricing.Estimate(args)

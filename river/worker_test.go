@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -322,4 +324,58 @@ func TestWorkerEstimatesOnFreshPrices(t *testing.T) {
 	require.Len(t, jobs[rivertype.JobStateCancelled], 1, "jobs: %v", jobs)
 	cancelled := jobs[rivertype.JobStateCancelled][0]
 	assert.Contains(t, cancelled.Errors[len(cancelled.Errors)-1].Error, riverjob.ErrOverBudget.Error(), "estimated at the new prices")
+}
+
+// WithLogger is where a worker logs what it works around: here, a price
+// list it could not read again, estimating on the last one.
+func TestWorkerLogsToItsLogger(t *testing.T) {
+	defer riverjob.SetPricesFresh(riverjob.SetPricesFresh(0))
+	e := newEnv(t)
+	_, err := riverjob.NewWorker(e.client(), e.store, riverjob.WithLogger(nil))
+	require.ErrorContains(t, err, "nil logger")
+
+	var failPricing atomic.Bool
+	refuse := client.WithMiddleware(func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		if req.URL.Path != "/v3/pricing" || !failPricing.Load() {
+			return next(req)
+		}
+		body := `{"error":{"code":"invalid_request","message":"no prices today"}}`
+		return &http.Response{StatusCode: http.StatusBadRequest, Request: req,
+			Header: http.Header{"Content-Type": {"application/json"}},
+			Body:   io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body))}, nil
+	})
+	var logged syncBuffer
+	e.worker(t, 1, e.client(refuse), riverjob.WithLogger(slog.New(slog.NewTextHandler(&logged, nil))))
+	e.insert(t, []client.Args{client.ImageGenerationArgs{Prompt: "k0 a kite"}})
+	jobs := e.waitJobs(t, time.Minute)
+	require.Len(t, jobs[rivertype.JobStateCompleted], 1, "jobs: %v", jobs)
+	require.NotContains(t, logged.String(), "price list")
+
+	failPricing.Store(true)
+	ja, err := riverjob.NewArgs("k1", client.ImageGenerationArgs{Prompt: "k1 another kite"})
+	require.NoError(t, err)
+	_, err = e.rc.Insert(t.Context(), ja, nil)
+	require.NoError(t, err)
+	jobs = e.waitJobs(t, time.Minute)
+	require.Len(t, jobs[rivertype.JobStateCompleted], 2, "estimated on the last list: jobs %v", jobs)
+	assert.Contains(t, logged.String(), "reading the price list failed; estimating on the last one")
+	assert.Contains(t, logged.String(), "no prices today")
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger's and a test's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
