@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -40,6 +41,7 @@ type fakeOps struct {
 	projects    []string // the project seen in the context of each call
 	templates   []api.ListTemplatesParams
 	voices      []api.ListVoicesParams
+	lists       []api.ListGenerationsParams
 	fail        error
 }
 
@@ -118,6 +120,7 @@ func (f *fakeOps) ListGenerations(ctx context.Context, req api.ListGenerationsRe
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seen(ctx)
+	f.lists = append(f.lists, req.Params)
 	next := "c2"
 	if req.Params.Cursor != "" || req.Params.Limit == 0 || req.Params.Limit != 1 {
 		return api.ListGenerations200JSONResponse{Generations: []mediagen.Generation{}}, nil
@@ -432,6 +435,27 @@ func TestListParameters(t *testing.T) {
 	assert.Equal(t, "true", v.Favorites)
 
 	assert.True(t, slices.ContainsFunc(ops.projects, func(p string) bool { return p == "proj_test" }))
+}
+
+// A generation list's limit is clamped by the route, so the tool passes any
+// whole number on, clamped to an int's range: one beyond 64 bits is not a
+// decoding error. A fraction is refused by the tool's schema.
+func TestListGenerationsLimitBeyondInt(t *testing.T) {
+	ops := newFakeOps()
+	session, _ := setup(t, ops)
+	for _, limit := range []float64{1e30, -1e30, 500} {
+		res := call(t, session, "list_generations", map[string]any{"limit": limit})
+		require.False(t, res.IsError, text(res))
+	}
+	require.Len(t, ops.lists, 3)
+	assert.Equal(t, math.MaxInt32, ops.lists[0].Limit)
+	assert.Equal(t, math.MinInt32, ops.lists[1].Limit)
+	assert.Equal(t, 500, ops.lists[2].Limit)
+
+	res := call(t, session, "list_generations", map[string]any{"limit": 1.5})
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(res), "limit")
+	assert.Len(t, ops.lists, 3, "a refused call reaches no route")
 }
 
 func TestResponsesAreServerSentEvents(t *testing.T) {

@@ -3,6 +3,9 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,9 +41,25 @@ type idInput struct {
 }
 
 type listGenerationsInput struct {
-	Feature string `json:"feature,omitempty" jsonschema:"Only this feature (canonical or legacy spelling)."`
-	Limit   *int   `json:"limit,omitempty" jsonschema:"Page size; default 24, at most 100."`
-	Cursor  string `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page."`
+	Feature string    `json:"feature,omitempty" jsonschema:"Only this feature (canonical or legacy spelling)."`
+	Limit   *pageSize `json:"limit,omitempty" jsonschema:"Page size; default 24, at most 100."`
+	Cursor  string    `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page."`
+}
+
+// pageSize is a generation list's page size as an agent sends it: the route
+// clamps it to 1..100, so one beyond an int's range is clamped too rather
+// than refused by the decoder.
+type pageSize int
+
+// UnmarshalJSON reads any JSON number; the schema already refused one with
+// a fraction.
+func (p *pageSize) UnmarshalJSON(b []byte) error {
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("limit %s: %w", b, err)
+	}
+	*p = pageSize(max(min(f, math.MaxInt32), math.MinInt32))
+	return nil
 }
 
 type listTemplatesInput struct {
@@ -99,7 +118,7 @@ func addTools(s *mcp.Server, ops api.StrictServerInterface) {
 		summarizeGenerationList,
 		func(ctx context.Context, in listGenerationsInput) (answer, error) {
 			resp, err := ops.ListGenerations(ctx, api.ListGenerationsRequestObject{Params: api.ListGenerationsParams{
-				Feature: in.Feature, Limit: valueOr(in.Limit), Cursor: in.Cursor,
+				Feature: in.Feature, Limit: int(valueOr(in.Limit)), Cursor: in.Cursor,
 			}})
 			return record(resp, err, api.ListGenerationsResponseObject.VisitListGenerationsResponse)
 		})
@@ -264,7 +283,7 @@ func create(ctx context.Context, ops api.StrictServerInterface, feature mediagen
 }
 
 // valueOr returns *p, or 0 when the tool call left the number out.
-func valueOr(p *int) int {
+func valueOr[T ~int](p *T) T {
 	if p == nil {
 		return 0
 	}
