@@ -42,7 +42,7 @@ func (e *SaveError) Unwrap() error { return e.Err }
 // failure or its save's.
 func (s *settings) finish(ctx context.Context, c *client.Client, g *mediagen.Generation) (err error) {
 	job := telemetry.Lookup(g.ID)
-	defer func() { job.Finish(string(g.Status), err != nil && g.Status != mediagen.GenerationStatusDone, "") }()
+	defer func() { job.Finish(string(g.Status), g.Status.Failed(), "") }()
 	if err := failure(g); err != nil {
 		return err
 	}
@@ -57,6 +57,14 @@ func (s *settings) finish(ctx context.Context, c *client.Client, g *mediagen.Gen
 	}
 	if err != nil {
 		return &SaveError{Generation: g, Err: err}
+	}
+	return nil
+}
+
+// failure returns the error of a terminal generation: nil when done.
+func failure(g *mediagen.Generation) error {
+	if g.Status.Failed() {
+		return &FailedError{Generation: g}
 	}
 	return nil
 }

@@ -84,14 +84,6 @@ func (s *settings) observe(prev, g *mediagen.Generation) {
 	}
 }
 
-func failure(g *mediagen.Generation) error {
-	switch g.Status {
-	case mediagen.GenerationStatusError, mediagen.GenerationStatusTimeout:
-		return &FailedError{Generation: g}
-	}
-	return nil
-}
-
 // Voice waits until the voice clone id has finished training and returns
 // it; a catalog voice is returned at once. Status error returns a
 // [*VoiceFailedError]; otherwise it ends as [Generation] does.
