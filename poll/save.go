@@ -20,7 +20,9 @@ func WithSaveTo(dir string) Option {
 // returns, as [client.Client.SaveOutputFunc] does; a failed save ends the
 // wait with a [*SaveError].
 func WithSaveFunc(open client.OpenFunc) Option {
-	return option(open != nil, "poll.WithSaveFunc: needs a non-nil function", func(s *settings) { s.saveFunc = open })
+	return option(open != nil, "poll.WithSaveFunc: needs a non-nil function", func(s *settings) {
+		s.saveFunc = open
+	})
 }
 
 // SaveError is the failure to save a done generation's outputs; the wait
