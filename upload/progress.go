@@ -2,18 +2,15 @@ package upload
 
 import "io"
 
-// progress reports the bytes of one upload as they go out, across all its
-// attempts. A retried PUT reads the source again from the start; its bytes
-// are reported only once they pass what was reported before, so the count a
-// caller sees never goes back.
+// progress reports the bytes of one upload, across its attempts, only
+// once they pass what was reported, so the count never goes back.
 type progress struct {
 	fn    func(sent, total int64)
 	total int64
-	high  int64 // the largest count reported so far
+	high  int64
 }
 
-// reader wraps the body of one attempt, or returns it as is without fn.
-// Attempts run one after the other, never two at once.
+// reader counts the body of one attempt; attempts never overlap.
 func (p *progress) reader(r io.Reader) io.Reader {
 	if p.fn == nil {
 		return r
@@ -21,7 +18,6 @@ func (p *progress) reader(r io.Reader) io.Reader {
 	return &progressReader{r: r, p: p}
 }
 
-// progressReader counts the bytes read from r in one attempt.
 type progressReader struct {
 	r    io.Reader
 	p    *progress

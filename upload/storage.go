@@ -4,24 +4,21 @@ import (
 	"io"
 )
 
-// maxReservations bounds the reservations of one upload: the first and two
-// fresh ones after refusals (an expired signed URL).
+// maxReservations bounds one upload's reservations (a URL may expire).
 const maxReservations = 3
 
-// body is what one reservation's PUT reads: the source, held to its exact
-// size, reporting progress. The source is opened at the first Read.
+// body is what one reservation's PUT reads, the source opened at the
+// first Read.
 type body struct {
 	src  *source
 	prog *progress
 	r    io.Reader
 }
 
-// rewindableBody is a body whose source can be read again: the client
-// rewinds it (Seek to 0) to retry a PUT from the start.
+// rewindableBody is a body the client can rewind to retry.
 type rewindableBody struct{ body }
 
-// newBody returns the body of a PUT, an io.Seeker when src can be read
-// again, so that the client retries only what it can send again.
+// newBody returns the body of a PUT, an io.Seeker only when src is rereadable.
 func newBody(src *source, prog *progress) io.Reader {
 	b := body{src: src, prog: prog}
 	if src.rereadable {
@@ -41,9 +38,7 @@ func (b *body) Read(p []byte) (int, error) {
 	return b.r.Read(p)
 }
 
-// Seek supports what the client asks of a body: the current offset before
-// the first attempt (0), and a rewind to the start, which opens the source
-// again at the next Read.
+// Seek supports what the client asks: the current offset (0) and a rewind.
 func (b *rewindableBody) Seek(offset int64, whence int) (int64, error) {
 	if offset != 0 || whence == io.SeekEnd {
 		return 0, errSeek
