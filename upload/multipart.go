@@ -14,7 +14,6 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/mediatype"
 )
 
 // errRequestEnded stops the body writer once the request is over.
@@ -39,7 +38,7 @@ func FilePart(path string) (Part, error) {
 	if err != nil {
 		return Part{}, err
 	}
-	head, err := readHead(io.LimitReader(f, mediatype.SniffLen))
+	head, err := readHead(f, info.Size())
 	f.Close()
 	if err != nil {
 		return Part{}, fmt.Errorf("%s: %w", path, err)
@@ -165,16 +164,9 @@ func prepareParts(parts []Part) ([]preparedPart, error) {
 		if p.Reader == nil {
 			return nil, fmt.Errorf("upload: part %d (%s) has a nil Reader", i+1, name)
 		}
-		if err := checkSize(fmt.Sprintf("part %d (%s)", i+1, name), p.Size); err != nil {
-			return nil, err
-		}
-		src, err := newSource(p.Reader, p.Size)
+		src, ct, err := prepare(fmt.Sprintf("part %d (%s)", i+1, name), p.Reader, p.Size, p.ContentType, name)
 		if err != nil {
 			return nil, err
-		}
-		ct, err := resolveType(src, p.ContentType, name)
-		if err != nil {
-			return nil, fmt.Errorf("part %d (%s): %w", i+1, name, err)
 		}
 		out[i] = preparedPart{name: name, contentType: ct, src: src}
 	}
@@ -198,12 +190,8 @@ func writeParts(mw *multipart.Writer, parts []preparedPart, prog *progress) erro
 			return &sourceError{part: i + 1, name: p.name, err: err}
 		}
 		counted.r = &exactReader{r: r, size: p.src.size, strict: p.src.strict}
-		src := &readErrors{r: counted}
-		if _, err := io.Copy(w, src); err != nil {
-			if src.err != nil {
-				return &sourceError{part: i + 1, name: p.name, err: src.err}
-			}
-			return err // the request ended while the part was written
+		if _, err := io.Copy(w, &partReader{r: counted, part: i + 1, name: p.name}); err != nil {
+			return err // a sourceError, or the request ended
 		}
 	}
 	return mw.Close()
@@ -221,16 +209,17 @@ func (e *sourceError) Error() string { return fmt.Sprintf("part %d (%s): %v", e.
 
 func (e *sourceError) Unwrap() error { return e.err }
 
-// readErrors remembers r's first error other than io.EOF.
-type readErrors struct {
-	r   io.Reader
-	err error
+// partReader makes the errors of a part's reader sourceErrors.
+type partReader struct {
+	r    io.Reader
+	part int
+	name string
 }
 
-func (e *readErrors) Read(p []byte) (int, error) {
-	n, err := e.r.Read(p)
-	if err != nil && err != io.EOF && e.err == nil {
-		e.err = err
+func (p *partReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if err != nil && err != io.EOF {
+		err = &sourceError{part: p.part, name: p.name, err: err}
 	}
 	return n, err
 }

@@ -1,6 +1,7 @@
 package upload
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,16 +25,9 @@ func File(ctx context.Context, c *client.Client, path string, opts ...Option) (*
 		return nil, err
 	}
 	defer f.Close()
-	if err := checkSize(path, info.Size()); err != nil {
-		return nil, err
-	}
-	src, err := newSource(io.NewSectionReader(f, 0, info.Size()), info.Size())
+	src, ct, err := prepare(path, io.NewSectionReader(f, 0, info.Size()), info.Size(), s.contentType, info.Name())
 	if err != nil {
 		return nil, err
-	}
-	ct, err := resolveType(src, s.contentType, info.Name())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	file, err := signedUpload(ctx, c, src, ct, s)
 	if err != nil && ctx.Err() == nil {
@@ -56,17 +50,7 @@ func Reader(ctx context.Context, c *client.Client, r io.Reader, size int64, cont
 	if r == nil {
 		return nil, errors.New("upload: nil reader")
 	}
-	if err := checkSize("reader", size); err != nil {
-		return nil, err
-	}
-	src, err := newSource(r, size)
-	if err != nil {
-		return nil, err
-	}
-	if contentType == "" {
-		contentType = s.contentType
-	}
-	ct, err := resolveType(src, contentType, "")
+	src, ct, err := prepare("reader", r, size, cmp.Or(contentType, s.contentType), "")
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +81,23 @@ func checkSize(name string, size int64) error {
 		return fmt.Errorf("%w: %s has %d bytes", ErrTooLarge, name, size)
 	}
 	return nil
+}
+
+// prepare checks the size bytes of r, named label in errors, and settles
+// their type, declared or detected (name refines plain text).
+func prepare(label string, r io.Reader, size int64, declared, name string) (*source, string, error) {
+	if err := checkSize(label, size); err != nil {
+		return nil, "", err
+	}
+	src, err := newSource(r, size)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", label, err)
+	}
+	ct, err := resolveType(src, declared, name)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", label, err)
+	}
+	return src, ct, nil
 }
 
 // resolveType returns the canonical accepted type, declared or detected.

@@ -22,7 +22,7 @@ type source struct {
 // newSource reads an io.ReaderAt in sections from its offset, rewinds an
 // io.Seeker, and reads anything else once.
 func newSource(r io.Reader, size int64) (*source, error) {
-	s := &source{size: size}
+	s := &source{size: size, strict: true, rereadable: true}
 	seeker, isSeeker := r.(io.Seeker)
 	var start int64
 	if isSeeker {
@@ -32,53 +32,43 @@ func newSource(r io.Reader, size int64) (*source, error) {
 		}
 		start = off
 	}
-	if ra, ok := r.(io.ReaderAt); ok {
-		s.rereadable = true
+	ra, isReaderAt := r.(io.ReaderAt)
+	switch {
+	case isReaderAt:
+		s.strict = false
 		s.open = func() (io.Reader, error) { return io.NewSectionReader(ra, start, size), nil }
-		s.peek = func() ([]byte, error) {
-			return readHead(io.NewSectionReader(ra, start, min(size, mediatype.SniffLen)))
-		}
-		return s, nil
-	}
-	s.strict = true
-	if isSeeker {
-		s.rereadable = true
+	case isSeeker:
 		s.open = func() (io.Reader, error) {
 			if _, err := seeker.Seek(start, io.SeekStart); err != nil {
 				return nil, fmt.Errorf("upload: rewinding the reader: %w", err)
 			}
 			return r, nil
 		}
+	default:
+		s.rereadable = false
+		var head []byte
+		var once sync.Once
+		var headErr error
 		s.peek = func() ([]byte, error) {
-			head, err := readHead(io.LimitReader(r, min(size, mediatype.SniffLen)))
-			if err != nil {
-				return nil, err
-			}
-			if _, err := seeker.Seek(start, io.SeekStart); err != nil {
-				return nil, fmt.Errorf("upload: rewinding the reader: %w", err)
-			}
-			return head, nil
+			once.Do(func() { head, headErr = readHead(r, size) })
+			return head, headErr
 		}
+		s.open = func() (io.Reader, error) { return io.MultiReader(bytes.NewReader(head), r), nil }
 		return s, nil
 	}
-	var head []byte
-	var once sync.Once
-	var headErr error
 	s.peek = func() ([]byte, error) {
-		once.Do(func() { head, headErr = readHead(io.LimitReader(r, min(size, mediatype.SniffLen))) })
-		return head, headErr
-	}
-	s.open = func() (io.Reader, error) {
-		if head == nil {
-			return r, nil
+		r, err := s.open()
+		if err != nil {
+			return nil, err
 		}
-		return io.MultiReader(bytes.NewReader(head), r), nil
+		return readHead(r, size)
 	}
 	return s, nil
 }
 
-func readHead(r io.Reader) ([]byte, error) {
-	b, err := io.ReadAll(r)
+// readHead reads the first bytes of content of size bytes, for detection.
+func readHead(r io.Reader, size int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, min(size, mediatype.SniffLen)))
 	if err != nil {
 		return nil, fmt.Errorf("upload: reading the start of the content: %w", err)
 	}
