@@ -61,8 +61,7 @@ func (r *run) wait(ctx context.Context) {
 			}
 			return
 		}
-		var again []string
-		last := map[string]*poll.GaveUpError{}
+		var again []*poll.GaveUpError // to wait for again
 		var pause time.Duration
 		for _, res := range results {
 			var gaveUp *poll.GaveUpError
@@ -74,23 +73,25 @@ func (r *run) wait(ctx context.Context) {
 			case errors.As(res.Err, &gaveUp) && tooLong(gaveUp.Err, r.s.maxPause) != nil:
 				r.finish(byID[res.ID], res.Generation, tooLong(gaveUp.Err, r.s.maxPause), "")
 			case errors.As(res.Err, &gaveUp) && round < maxRewaits && ctx.Err() == nil && retry.Transient(gaveUp.Err):
-				again = append(again, res.ID)
-				last[res.ID] = gaveUp
+				again = append(again, gaveUp)
 				pause = max(pause, cmp.Or(retryAfter(gaveUp.Err), defaultRetryAfter))
 			default:
 				r.finish(byID[res.ID], res.Generation, res.Err, "")
 			}
 		}
-		if len(again) > 0 {
-			if err := r.win.clock.Sleep(ctx, pause); err != nil {
-				for _, id := range again {
-					g := last[id]
-					r.finish(byID[id], g.Last, &poll.GaveUpError{ID: id, Status: g.Status, Last: g.Last, Err: err}, "")
-				}
-				return
-			}
+		if len(again) == 0 {
+			return
 		}
-		ids = again
+		if err := r.win.clock.Sleep(ctx, pause); err != nil {
+			for _, g := range again {
+				r.finish(byID[g.ID], g.Last, &poll.GaveUpError{ID: g.ID, Status: g.Status, Last: g.Last, Err: err}, "")
+			}
+			return
+		}
+		ids = ids[:0]
+		for _, g := range again {
+			ids = append(ids, g.ID)
+		}
 	}
 }
 

@@ -89,7 +89,12 @@ func (b *batch) run(ctx context.Context) {
 	p := newPacer(ctx, b.s, keys...)
 	defer func() { p.stop() }() // the last watch
 	for n := 0; len(b.waiting) > 0; n++ {
-		if !b.takeEvents(ctx, p) {
+		for id := range b.waiting {
+			if ev, ok := p.event(hub.Key{ID: id}); ok {
+				b.update(ctx, id, ev.Generation, true)
+			}
+		}
+		if len(b.waiting) == 0 {
 			return
 		}
 		woke, err := p.pause(ctx, n, FirstBackstop(b.s.kind), func() time.Duration { return b.s.intervalFor(b.schedule(), n) })
@@ -131,16 +136,6 @@ func (b *batch) run(ctx context.Context) {
 			}
 		}
 	}
-}
-
-// takeEvents ends the waits the hub has events for; false when none is left.
-func (b *batch) takeEvents(ctx context.Context, p *pacer) bool {
-	for id := range b.waiting {
-		if ev, ok := p.event(hub.Key{ID: id}); ok {
-			b.update(ctx, id, ev.Generation, true)
-		}
-	}
-	return len(b.waiting) > 0
 }
 
 // scan reads the newest page, and another only while the pages after the
