@@ -1,8 +1,6 @@
 package upload
 
-import (
-	"errors"
-)
+import "errors"
 
 // Limits the service enforces and this package checks before sending.
 const (
@@ -30,6 +28,3 @@ var (
 	// size given; the request is aborted rather than sent short.
 	ErrSizeMismatch = errors.New("upload: source size differs from the declared size")
 )
-
-// errSeek is the error of a seek other than a rewind to the start.
-var errSeek = errors.New("upload: the body can only be rewound to its start")

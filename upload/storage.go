@@ -1,11 +1,15 @@
 package upload
 
 import (
+	"errors"
 	"io"
 )
 
 // maxReservations bounds one upload's reservations (a URL may expire).
 const maxReservations = 3
+
+// errSeek is the error of a seek other than a rewind to the start.
+var errSeek = errors.New("upload: the body can only be rewound to its start")
 
 // body is what one reservation's PUT reads, the source opened at the
 // first Read.
@@ -47,4 +51,36 @@ func (b *rewindableBody) Seek(offset int64, whence int) (int64, error) {
 		b.r = nil
 	}
 	return 0, nil
+}
+
+// progress reports the bytes of one upload, across its attempts, only
+// once they pass what was reported, so the count never goes back.
+type progress struct {
+	fn    func(sent, total int64)
+	total int64
+	high  int64
+}
+
+// reader counts the body of one attempt; attempts never overlap.
+func (p *progress) reader(r io.Reader) io.Reader {
+	if p.fn == nil {
+		return r
+	}
+	return &progressReader{r: r, p: p}
+}
+
+type progressReader struct {
+	r    io.Reader
+	p    *progress
+	sent int64
+}
+
+func (pr *progressReader) Read(b []byte) (int, error) {
+	n, err := pr.r.Read(b)
+	pr.sent += int64(n)
+	if pr.sent > pr.p.high && pr.p.fn != nil {
+		pr.p.high = pr.sent
+		pr.p.fn(pr.sent, pr.p.total)
+	}
+	return n, err
 }
