@@ -82,8 +82,8 @@ func OnProgress(fn func(Progress)) Option {
 }
 
 // WithClientOptions applies opts to every request of the run; several add
-// up. Options for one call only ([client.WithIdempotencyKey],
-// [client.WithResponseInto]) are refused.
+// up. Options that cannot apply to a call, or to one call only
+// ([client.WithIdempotencyKey], [client.WithResponseInto]), are refused.
 func WithClientOptions(opts ...client.Option) Option {
 	return option(true, "", func(s *settings) { s.clientOpts = append(slices.Clip(s.clientOpts), opts...) })
 }

@@ -10,8 +10,8 @@ import (
 )
 
 // WithSaveTo saves each done generation's outputs into dir before the wait
-// returns, as [client.Client.SaveOutput] does; a failed save ends the wait
-// with a [*SaveError].
+// returns, as [client.Client.SaveOutput] does (the journal records it given
+// an idempotency key); a failed save ends the wait with a [*SaveError].
 func WithSaveTo(dir string) Option {
 	return option(dir != "", "poll.WithSaveTo: needs a folder", func(s *settings) { s.saveDir = dir })
 }

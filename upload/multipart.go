@@ -89,8 +89,8 @@ func (l *lazyFile) release() {
 
 // Multipart uploads up to [MaxParts] files in one streamed multipart
 // request and returns their files in the order of parts. Being streamed, a
-// failed request is not retried. No part is read after it returns (it
-// waits for a Read under way).
+// failed request is not retried, and [client.WithTransferTimeout] bounds
+// it. No part is read after it returns (it waits for a Read under way).
 func Multipart(ctx context.Context, c *client.Client, parts []Part, opts ...Option) ([]*mediagen.File, error) {
 	defer releaseParts(parts)
 	s, err := newSettings(c, opts)

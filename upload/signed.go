@@ -41,7 +41,7 @@ func File(ctx context.Context, c *client.Client, path string, opts ...Option) (*
 // r is an io.ReaderAt (read from its offset, unmoved) or an io.Seeker
 // (rewound). Fewer bytes than size, or more (not for an io.ReaderAt), fail
 // with [ErrSizeMismatch]. r is not read after Reader returns, which waits
-// for a Read under way.
+// for a Read under way: a reader that can block should give up in time.
 func Reader(ctx context.Context, c *client.Client, r io.Reader, size int64, contentType string, opts ...Option) (*mediagen.File, error) {
 	s, err := newSettings(c, opts)
 	if err != nil {
