@@ -101,7 +101,8 @@ func (w *window) done(epoch int, o outcome, retryAfter time.Duration) {
 			w.size = min(float64(w.ceiling), w.size+step)
 		}
 	case rateLimited:
-		if until := w.clock.Now().Add(cmp.Or(max(retryAfter, 0), defaultRetryAfter)); until.After(w.pauseUntil) {
+		pause := cmp.Or(max(retryAfter, 0), defaultRetryAfter)
+		if until := w.clock.Now().Add(pause); until.After(w.pauseUntil) {
 			w.pauseUntil = until
 		}
 		if !w.fixed && epoch == w.epoch {
