@@ -53,14 +53,13 @@ func failedMessage(what, reason string) string {
 }
 
 // GoneError reports a generation or voice that answered 404: expired,
-// deleted, or (Seen false) never existed. It unwraps to the client's error.
+// deleted, or, unless the wait had Seen it, never existed. It unwraps to
+// the client's error.
 type GoneError struct {
-	ID string
-	// Voice is true for a voice, false for a generation.
-	Voice bool
-	// Seen is true when the wait had seen it before the 404.
-	Seen bool
-	Err  error
+	ID    string
+	Voice bool // a voice, not a generation
+	Seen  bool
+	Err   error
 }
 
 // Error says the id is gone and whether the wait had seen it.

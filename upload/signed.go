@@ -109,8 +109,7 @@ func resolveType(src *source, declared, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	detected := detectType(head, src.size, name)
-	ct, err := canonicalType(detected)
+	ct, err := canonicalType(detectType(head, src.size, name))
 	if err != nil {
 		return "", fmt.Errorf("detected from content: %w", err)
 	}
