@@ -3,20 +3,12 @@
 // after a crash resumes without charging twice, at a concurrency that backs
 // off when the service rate-limits, and waited for (and saved) to the end.
 //
-//	res, err := batch.Run(ctx, c, items, batch.WithBudget(25), batch.WithConcurrency(16), batch.WithSaveTo("out"))
+//	res, err := batch.Run(ctx, c, items, batch.WithBudget(25), batch.WithSaveTo("out"))
 //
-// Give the client a journal shared across restarts ([client.WithJournal]
-// on a SQLite or PostgreSQL database): each item is created with
-// [client.WithIdempotencyKey] of its key, so running the same items again
-// after a crash or a cancelled run gets the generations already created
-// back from the journal, sends only what was never sent, and waits for
-// and saves what is not finished. Without a journal the client keeps its
-// own in memory, which protects only within one process.
-//
-// A run takes options of this package's own [Option] type. Options of
-// package client reach its requests through [WithClientOptions], and
-// options of package poll its waits through [WithPollOptions]; given
-// directly to Run, they do not compile.
+// Resuming across processes needs a journal shared across restarts
+// ([client.WithJournal]); the client's default one lives in memory.
+// Client and poll options reach a run through [WithClientOptions] and
+// [WithPollOptions].
 package batch
 
 import (
@@ -30,11 +22,9 @@ import (
 	"github.com/mediagen/mediagen-go/client"
 )
 
-// Item is one generation of a run. Key names it for good: it is the
-// idempotency key its create is sent with (1 to
-// [client.MaxIdempotencyKey] bytes, unique within the run), so an order
-// number or a job id, not a counter that a rerun would hand to other
-// arguments.
+// Item is one generation of a run. Key is its create's idempotency key
+// (unique in the run, at most [client.MaxIdempotencyKey] bytes): an order
+// number, say, not a counter a rerun would give other args.
 type Item struct {
 	Key  string
 	Args client.Args
@@ -43,41 +33,28 @@ type Item struct {
 // ItemResult is how one item ended.
 type ItemResult struct {
 	Key string
-	// Generation is the item's generation: terminal when the run waited to
-	// the end, the last state seen otherwise; nil when none was created.
+	// Generation is the last state seen; nil when none was created.
 	Generation *mediagen.Generation
-	// Err is nil when the generation ended done (and, with [WithSaveTo],
-	// was saved). Otherwise it says why: an error matching
-	// [ErrOverBudget] or the context's error for an item not sent, the
-	// create's error, a poll.FailedError (its charge was refunded), a
-	// poll.GaveUpError (the wait stopped: run again to resume), or the
-	// save's error with a done generation.
+	// Err is nil when it ended done (and saved); otherwise [ErrOverBudget],
+	// the context's, the create's, the wait's (poll) or the save's error.
 	Err error
 	// SavedPath is where [WithSaveTo] saved the output; "" otherwise.
 	SavedPath string
 }
 
-// Result is a run's outcome: Items in the order of the items given, and
-// counts. Done + Failed + Skipped is the number of items.
+// Result is a run's outcome: Items in the order given, and counts;
+// Done + Failed + Skipped is the number of items.
 type Result struct {
 	Items []ItemResult
-	// Spent is what the run's generations were charged, in USD, refunds
-	// of failed renders credited; generations a previous run created under
-	// the same keys count too. An item whose create may or may not have
-	// been charged (an error, or the run stopped while it was in flight)
-	// is not counted; the journal settles it on the next run.
+	// Spent is what the items' generations were charged, in USD, refunds
+	// credited; a create whose charge is uncertain is not counted.
 	Spent float64
-	// Submitted counts the items that have a generation, created by this
-	// run or by an earlier one with the same journal.
+	// Submitted counts the items that have a generation, from this run or
+	// an earlier one with the same journal.
 	Submitted int
-	// Done counts the items that ended done (and saved, with [WithSaveTo]).
-	Done int
-	// Failed counts the items that were sent, or tried, and ended with an
-	// error.
-	Failed int
-	// Skipped counts the items not sent: over the budget, or not reached
-	// before the run stopped.
-	Skipped int
+	Done      int
+	Failed    int // sent or tried, and ended with an error
+	Skipped   int // not sent: over the budget, or the run stopped first
 }
 
 // Progress is a run's state, for [OnProgress].
@@ -90,30 +67,19 @@ type Progress struct {
 // Run creates a generation for each item, waits for all of them, and
 // returns how each ended.
 //
-// Before sending anything it checks the items (each needs args and a key,
-// and keys must differ: otherwise an error matching
-// [client.ErrInvalidArgument]) and, with [WithBudget], prices the whole run
-// (see there). Then it submits the items in order, with at most the
-// ceiling of [WithConcurrency] creates in flight. That concurrency starts
-// at min(4, ceiling) and grows as TCP's congestion window does: by one
-// slot per success until the first 429 (reaching 64 after 60 creates),
-// then by one slot per window's worth of successes. It halves (down to 1)
-// when a create ends in 429, whose Retry-After also pauses every new
-// send; the item is sent again later (a 429 charged nothing), up to 10
-// times. The client retries a 429 itself first
-// ([client.WithMaxRetries]), waiting out each Retry-After, so the run
-// adapts to rate limiting that outlasts those retries. It does not lower
-// them for its creates: a 429 the run sees halves its window, and with
-// fewer retries every brief burst of 429s would (BENCHMARKS.md has the
-// figures).
+// Items need args and distinct keys ([client.ErrInvalidArgument]
+// otherwise); with [WithBudget] the run is priced first. Creates go out in
+// order, their concurrency growing from min(4, ceiling) like TCP's
+// congestion window (one slot per success until the first 429, then one
+// per window of successes) and halving on a 429 that outlasted the
+// client's retries; its Retry-After pauses all sends, and the item goes
+// again later, up to 10 times. Then it waits for every generation (package
+// poll), saving with [WithSaveTo].
 //
-// It then waits for every generation through the list endpoint (package
-// poll), saving outputs with [WithSaveTo] as each ends done. One item's
-// failure does not stop the others: it is reported in its [ItemResult]. The
-// error is for the run as a whole: bad input or options, a run over the
-// budget, a price list that could not be read (nothing was sent in those
-// cases), or the context ending, when the result holds what was recorded
-// and running the same items again with the same journal resumes.
+// One item's failure is reported in its [ItemResult]. The error is for the
+// run: bad input or options, over the budget, an unreadable price list
+// (nothing sent), or the context ending (rerun with the same journal to
+// resume).
 func Run(ctx context.Context, c *client.Client, items []Item, opts ...Option) (Result, error) {
 	if c == nil {
 		return Result{}, errors.New("batch: nil client")
@@ -149,7 +115,7 @@ func Run(ctx context.Context, c *client.Client, items []Item, opts ...Option) (R
 	return res, nil
 }
 
-// maxBadItems bounds the problems one error lists.
+// maxBadItems bounds the items one error lists.
 const maxBadItems = 10
 
 // check refuses items without args or key, and repeated keys.
@@ -195,19 +161,19 @@ type run struct {
 	c     *client.Client
 	s     *settings
 	items []Item
-	ests  []money // each item's most; 0 without a budget
+	ests  []money // 0 without a budget
 	win   *window
 
 	mu      sync.Mutex
 	res     []ItemResult
-	ended   []bool  // the item's outcome is final
-	charged []money // what each item's generation was charged, refunds credited
+	ended   []bool
+	charged []money // refunds credited
 	ledger  ledger
-	queue   []int // items to send, in order; 429s go to the back
+	queue   []int // items to send; 429s go to the back
 	tries   []int // 429s per item
 	counts  Progress
 
-	reportMu sync.Mutex // serializes OnProgress calls
+	reportMu sync.Mutex // keeps OnProgress calls in order
 }
 
 func newRun(c *client.Client, items []Item, s *settings) *run {
@@ -221,7 +187,7 @@ func newRun(c *client.Client, items []Item, s *settings) *run {
 	return r
 }
 
-// skip ends item i, never sent, with err. Locks r.mu.
+// skip ends item i, never sent, with err.
 func (r *run) skip(i int, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -229,8 +195,7 @@ func (r *run) skip(i int, err error) {
 	r.ended[i] = true
 }
 
-// created records item i's generation, charged g.BalanceUsed, in place of
-// its estimate.
+// created records item i's generation, its charge replacing its estimate.
 func (r *run) created(i int, g *mediagen.Generation) {
 	r.mu.Lock()
 	r.res[i].Generation = g
@@ -241,9 +206,8 @@ func (r *run) created(i int, g *mediagen.Generation) {
 	r.report()
 }
 
-// finish ends item i with g (nil keeps the one it has) and err. A
-// generation that ended in error or timeout was refunded: its charge is
-// credited back.
+// finish ends item i with g (nil keeps the one it has) and err, crediting
+// the refund of a failed render.
 func (r *run) finish(i int, g *mediagen.Generation, err error, savedPath string) {
 	r.mu.Lock()
 	if r.ended[i] {
@@ -255,7 +219,7 @@ func (r *run) finish(i int, g *mediagen.Generation, err error, savedPath string)
 		r.res[i].Generation = g
 	}
 	r.res[i].Err, r.res[i].SavedPath = err, savedPath
-	if g := r.res[i].Generation; g != nil && refunded(g) {
+	if g := r.res[i].Generation; g != nil && g.Status.Failed() {
 		r.ledger.spent -= r.charged[i]
 		r.charged[i] = 0
 	}
@@ -268,13 +232,8 @@ func (r *run) finish(i int, g *mediagen.Generation, err error, savedPath string)
 	r.report()
 }
 
-// refunded reports whether the service refunded g's charge.
-func refunded(g *mediagen.Generation) bool {
-	return g.Status == mediagen.GenerationStatusError || g.Status == mediagen.GenerationStatusTimeout
-}
-
-// report calls OnProgress with the state now. Holding reportMu while the
-// state is read keeps the calls in the order of the state they report.
+// report calls OnProgress; reportMu, held while the state is read, keeps
+// the calls in the order of the states they report.
 func (r *run) report() {
 	if r.s.progress == nil {
 		return
@@ -289,7 +248,6 @@ func (r *run) report() {
 	r.s.progress(p)
 }
 
-// result builds the Result; every item has ended.
 func (r *run) result() Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()

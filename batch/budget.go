@@ -9,13 +9,11 @@ import (
 	"github.com/mediagen/mediagen-go/client"
 )
 
-// ErrOverBudget matches the error of a run refused because its items may
-// cost more than [WithBudget] allows (nothing was sent), and the error of
-// each item [WithFitBudget] or the running total left unsent.
+// ErrOverBudget matches the error of a run refused over [WithBudget], and
+// of each item left unsent to stay within it.
 var ErrOverBudget = errors.New("batch: over budget")
 
-// money is an amount in ten-thousandths of a USD, the unit the service
-// rounds charges to, so sums of many items are exact.
+// money is in ten-thousandths of a USD, the service's unit, so sums are exact.
 type money int64
 
 func toMoney(usd float64) money { return money(math.Round(usd * 10_000)) }
@@ -24,16 +22,15 @@ func (m money) usd() float64 { return float64(m) / 10_000 }
 
 func (m money) String() string { return fmt.Sprintf("%g USD", m.usd()) }
 
-// ledger is a run's running total: what was charged (refunds credited) and
-// what the creates in flight may still charge. Guarded by the run's mutex.
+// ledger is a run's running total; the run's mutex guards it.
 type ledger struct {
 	budget   money
 	limited  bool
-	spent    money // charged by the generations the run holds, refunds credited
-	reserved money // estimates of items in flight, and of items whose charge is uncertain
+	spent    money // refunds credited
+	reserved money // estimates in flight, or of uncertain charges
 }
 
-// reserve sets est aside for a create about to be sent, when it fits.
+// reserve sets est aside for a create, when it fits.
 func (l *ledger) reserve(est money) bool {
 	if l.limited && l.spent+l.reserved+est > l.budget {
 		return false
@@ -50,8 +47,7 @@ func (l *ledger) settle(est, charged money) {
 
 // price estimates every item at the most it can cost, in item order.
 func price(ctx context.Context, c *client.Client, items []Item, s *settings) ([]money, error) {
-	// The client's retries read it, waiting out a Retry-After up to the
-	// run's pause, as for the creates; the run's client options come after.
+	// Retry-Afters up to the run's pause are waited out, as for the creates.
 	p := c.RetryPolicy()
 	p.WaitMin, p.WaitMax = min(p.WaitMin, s.maxPause), s.maxPause
 	prices, err := c.Pricing(ctx, append([]client.Option{client.WithRetryPolicy(p)}, s.clientOpts...)...)
@@ -69,9 +65,8 @@ func price(ctx context.Context, c *client.Client, items []Item, s *settings) ([]
 	return ests, nil
 }
 
-// fit returns how many items, from the first, the budget covers: all of
-// them, or with [WithFitBudget] the longest prefix that fits, or an error
-// matching [ErrOverBudget] naming the total and the budget.
+// fit returns how many items the budget covers: all, or with
+// [WithFitBudget] the longest prefix that fits; otherwise [ErrOverBudget].
 func fit(ests []money, s *settings) (int, error) {
 	var total money
 	n := -1

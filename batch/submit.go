@@ -10,19 +10,17 @@ import (
 	"github.com/mediagen/mediagen-go/client"
 )
 
-// maxRateLimited is how many times one item is sent, each answered 429,
-// before it ends with the 429.
+// maxRateLimited is how many 429s end an item.
 const maxRateLimited = 10
 
-// submit creates items [0, n) in order, at most the window's limit at once,
-// and returns when none is in flight.
+// submit creates items [0, n) in order, within the window, and returns
+// when none is in flight.
 func (r *run) submit(ctx context.Context, n int) {
 	r.queue = make([]int, n)
 	for i := range r.queue {
 		r.queue[i] = i
 	}
 	var wg sync.WaitGroup
-	defer wg.Wait()
 	for {
 		i, ok := r.next(ctx)
 		if !ok {
@@ -33,11 +31,7 @@ func (r *run) submit(ctx context.Context, n int) {
 			r.putBack(i)
 			break
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.create(ctx, i, epoch)
-		}()
+		wg.Go(func() { r.create(ctx, i, epoch) })
 	}
 	wg.Wait()
 	r.mu.Lock()
@@ -49,11 +43,10 @@ func (r *run) submit(ctx context.Context, n int) {
 	}
 }
 
-// next takes the next item to send and reserves its estimate. It waits
-// while the queue is empty or the estimate does not fit but creates are in
-// flight (a 429 puts an item back; a charge may come in under its
-// estimate); false when nothing is left or the context ended. An item that
-// cannot fit with nothing in flight ends over the budget.
+// next takes the next item to send and reserves its estimate. While creates
+// are in flight it waits for one to end (a 429 puts an item back, a charge
+// may come in under its estimate); with none, an item that does not fit
+// ends over the budget. false: nothing left, or the context ended.
 func (r *run) next(ctx context.Context) (int, bool) {
 	for {
 		if ctx.Err() != nil {
@@ -86,7 +79,7 @@ func (r *run) next(ctx context.Context) (int, bool) {
 	}
 }
 
-// putBack returns item i, reserved but not sent, to the front of the queue.
+// putBack returns item i, reserved but not sent, to the queue's front.
 func (r *run) putBack(i int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -99,17 +92,14 @@ func (r *run) create(ctx context.Context, i int, epoch int) {
 	it := r.items[i]
 	opts := append(slices.Clip(r.s.clientOpts), client.WithIdempotencyKey(it.Key))
 	g, err := r.c.CreateGeneration(ctx, it.Args, opts...)
-	// The ledger changes before the window does: a dispatcher woken by
-	// the window must find the item's reservation settled or released.
+	// The ledger changes before the window, whose change wakes next.
 	if err == nil {
 		r.created(i, g)
 		r.win.done(epoch, success, 0)
 		return
 	}
 	if tl := tooLong(err, r.s.maxPause); tl != nil {
-		// Nothing was charged; the service asks for more than the run
-		// waits: the item ends, naming the wait, and the window backs off
-		// as for any 429, by its own pause.
+		// Nothing was charged, and the item ends; the window backs off.
 		r.mu.Lock()
 		r.ledger.reserved -= r.ests[i]
 		r.mu.Unlock()
@@ -133,8 +123,7 @@ func (r *run) create(ctx context.Context, i int, epoch int) {
 		}
 		return
 	}
-	// An error means nothing was charged, except these two; their
-	// estimates stay set aside.
+	// Nothing was charged, except in these two cases: keep the estimate.
 	var uncertain *client.UncertainError
 	switch {
 	case ctx.Err() != nil:

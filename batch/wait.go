@@ -15,12 +15,11 @@ import (
 	"github.com/mediagen/mediagen-go/poll"
 )
 
-// maxRewaits bounds how often the run waits again on generations whose
-// wait a failing request ended.
+// maxRewaits bounds the waits again after a failing request ended one.
 const maxRewaits = 5
 
-// wait waits for every item that has a generation and has not ended, and
-// saves the outputs of those that end done.
+// wait waits for every item that has a generation and has not ended,
+// saving those that end done.
 func (r *run) wait(ctx context.Context) {
 	r.mu.Lock()
 	var ids []string
@@ -36,8 +35,7 @@ func (r *run) wait(ctx context.Context) {
 	var saves sync.WaitGroup
 	defer saves.Wait()
 	slots := make(chan struct{}, r.s.ceiling)
-	// OnUpdate runs on the waiting goroutine as each generation is first
-	// seen in a status; done ones end (or start saving) at once.
+	// Done generations end, or start saving, as soon as they are seen.
 	onUpdate := func(g *mediagen.Generation) {
 		i, ok := byID[g.ID]
 		if !ok || g.Status != mediagen.GenerationStatusDone {
@@ -47,13 +45,11 @@ func (r *run) wait(ctx context.Context) {
 			r.finish(i, g, nil, "")
 			return
 		}
-		saves.Add(1)
-		go func() {
-			defer saves.Done()
+		saves.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
 			r.save(ctx, i, g)
-		}()
+		})
 	}
 	opts := append([]poll.Option{poll.WithClientOptions(r.s.clientOpts...)}, r.s.pollOpts...)
 	opts = append(opts, poll.OnUpdate(onUpdate))
@@ -65,8 +61,7 @@ func (r *run) wait(ctx context.Context) {
 			}
 			return
 		}
-		var again []string
-		last := map[string]*poll.GaveUpError{}
+		var again []*poll.GaveUpError // to wait for again
 		var pause time.Duration
 		for _, res := range results {
 			var gaveUp *poll.GaveUpError
@@ -78,28 +73,29 @@ func (r *run) wait(ctx context.Context) {
 			case errors.As(res.Err, &gaveUp) && tooLong(gaveUp.Err, r.s.maxPause) != nil:
 				r.finish(byID[res.ID], res.Generation, tooLong(gaveUp.Err, r.s.maxPause), "")
 			case errors.As(res.Err, &gaveUp) && round < maxRewaits && ctx.Err() == nil && retry.Transient(gaveUp.Err):
-				again = append(again, res.ID)
-				last[res.ID] = gaveUp
+				again = append(again, gaveUp)
 				pause = max(pause, cmp.Or(retryAfter(gaveUp.Err), defaultRetryAfter))
 			default:
 				r.finish(byID[res.ID], res.Generation, res.Err, "")
 			}
 		}
-		if len(again) > 0 {
-			if err := r.win.clock.Sleep(ctx, pause); err != nil {
-				for _, id := range again {
-					g := last[id]
-					r.finish(byID[id], g.Last, &poll.GaveUpError{ID: id, Status: g.Status, Last: g.Last, Err: err}, "")
-				}
-				return
-			}
+		if len(again) == 0 {
+			return
 		}
-		ids = again
+		if err := r.win.clock.Sleep(ctx, pause); err != nil {
+			for _, g := range again {
+				r.finish(byID[g.ID], g.Last, &poll.GaveUpError{ID: g.ID, Status: g.Status, Last: g.Last, Err: err}, "")
+			}
+			return
+		}
+		ids = ids[:0]
+		for _, g := range again {
+			ids = append(ids, g.ID)
+		}
 	}
 }
 
-// save saves item i's done generation g with the item's key, so the
-// journal records the save.
+// save saves item i's done generation with its key, so the journal records it.
 func (r *run) save(ctx context.Context, i int, g *mediagen.Generation) {
 	opts := append(slices.Clip(r.s.clientOpts), client.WithIdempotencyKey(r.items[i].Key))
 	saved, err := r.c.SaveOutput(ctx, g, r.s.saveTo, opts...)
@@ -110,9 +106,8 @@ func (r *run) save(ctx context.Context, i int, g *mediagen.Generation) {
 	r.finish(i, g, nil, saved.Path)
 }
 
-// saveFailed ends item i, done, with err: a save that the run's poll
-// options make (poll.WithSaveTo, poll.WithSaveFunc) failed, after OnUpdate
-// may already have ended the item done.
+// saveFailed ends item i with err, a failed save of the run's poll options,
+// even when OnUpdate already ended it done.
 func (r *run) saveFailed(i int, g *mediagen.Generation, err error) {
 	r.mu.Lock()
 	if !r.ended[i] {
@@ -142,8 +137,7 @@ func retryAfter(err error) time.Duration {
 }
 
 // tooLong returns, for a failure that asks to wait longer than patience
-// ([WithMaxPause]), the error that says so: an item the service asks to
-// wait longer for ends, naming the wait, while the run goes on.
+// ([WithMaxPause]), the error that says so; nil otherwise.
 func tooLong(err error, patience time.Duration) error {
 	if d := retryAfter(err); d > patience {
 		return fmt.Errorf("batch: the service asks to wait %s before trying again, longer than the run waits (%s): %w", d, patience, err)

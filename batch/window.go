@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"time"
@@ -14,12 +15,9 @@ const startWindow = 4
 // defaultRetryAfter is the pause after a 429 that named no Retry-After.
 const defaultRetryAfter = time.Second
 
-// window bounds the creates in flight, AIMD with a slow start as TCP's
-// congestion window, by the rules [Run] states: the slow start reaches a
-// ceiling the service allows within a run's first hundred creates. Only
-// 429s of creates sent since the last decrease decrease it again: the
-// creates already in flight when the window shrank were sent at the old
-// rate, and their 429s say nothing new.
+// window bounds the creates in flight, AIMD with a slow start like TCP's
+// congestion window ([Run]). Only 429s of creates sent since the last
+// decrease decrease it again: those sent before say nothing new.
 type window struct {
 	mu         sync.Mutex
 	size       float64 // creates in flight may reach int(size)
@@ -29,7 +27,7 @@ type window struct {
 	epoch      int // decreases so far; 0 is the slow start
 	pauseUntil time.Time
 	clock      client.Clock
-	wake       chan struct{} // closed and replaced when a slot frees or the window grows
+	wake       chan struct{} // closed and replaced at every change
 }
 
 func newWindow(ceiling int, fixed bool, clock client.Clock) *window {
@@ -40,18 +38,17 @@ func newWindow(ceiling int, fixed bool, clock client.Clock) *window {
 	return &window{size: float64(size), ceiling: ceiling, fixed: fixed, clock: clock, wake: make(chan struct{})}
 }
 
-// limit is the most creates in flight now.
 func (w *window) limit() int { return max(1, int(w.size)) }
 
-// Limit reads the limit, for progress reports.
+// Limit is limit under the lock, for progress reports.
 func (w *window) Limit() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.limit()
 }
 
-// acquire waits until a pause is over and a slot is free, takes the slot
-// and returns the epoch the create is sent in, for [window.done].
+// acquire waits out any pause and takes a free slot, returning the epoch
+// the create is sent in.
 func (w *window) acquire(ctx context.Context) (int, error) {
 	for {
 		if err := ctx.Err(); err != nil {
@@ -81,7 +78,6 @@ func (w *window) acquire(ctx context.Context) (int, error) {
 	}
 }
 
-// outcome is how a create ended, for the window.
 type outcome int
 
 const (
@@ -90,8 +86,7 @@ const (
 	rateLimited                // the service answered 429
 )
 
-// done frees the slot of a create sent in epoch and adapts to how it
-// ended; retryAfter is the 429's.
+// done frees the slot of a create sent in epoch and adapts to how it ended.
 func (w *window) done(epoch int, o outcome, retryAfter time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -106,10 +101,8 @@ func (w *window) done(epoch int, o outcome, retryAfter time.Duration) {
 			w.size = min(float64(w.ceiling), w.size+step)
 		}
 	case rateLimited:
-		if retryAfter <= 0 {
-			retryAfter = defaultRetryAfter
-		}
-		if until := w.clock.Now().Add(retryAfter); until.After(w.pauseUntil) {
+		pause := cmp.Or(max(retryAfter, 0), defaultRetryAfter)
+		if until := w.clock.Now().Add(pause); until.After(w.pauseUntil) {
 			w.pauseUntil = until
 		}
 		if !w.fixed && epoch == w.epoch {
@@ -121,8 +114,8 @@ func (w *window) done(epoch int, o outcome, retryAfter time.Duration) {
 	w.wake = make(chan struct{})
 }
 
-// changed returns a channel closed at the next change of the window, to
-// wait for in-flight creates to end.
+// changed returns a channel closed at the window's next change, and the
+// creates in flight.
 func (w *window) changed() (<-chan struct{}, int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -10,17 +10,15 @@ import (
 	"github.com/mediagen/mediagen-go"
 )
 
-// ErrGone matches a [*GoneError]: the generation or voice answered 404. An
-// API-created generation is deleted 24 hours after its request; either may
-// have been deleted by a caller.
+// ErrGone matches a [*GoneError]: the generation or voice answered 404.
 var ErrGone = errors.New("poll: expired or deleted")
 
-// ErrMaxWait matches a [*GaveUpError] caused by [WithMaxWait]. It also
-// matches context.DeadlineExceeded, like any other deadline.
+// ErrMaxWait matches a [*GaveUpError] caused by [WithMaxWait], and
+// context.DeadlineExceeded.
 var ErrMaxWait = fmt.Errorf("poll: maximum wait reached: %w", context.DeadlineExceeded)
 
-// FailedError is returned, with the generation, when it ends in status error
-// or timeout. The service refunded its charge, so submitting again is safe.
+// FailedError is returned, with the generation, when it ends in status
+// error or timeout; its charge was refunded.
 type FailedError struct {
 	Generation *mediagen.Generation
 }
@@ -28,48 +26,40 @@ type FailedError struct {
 // Error names the generation, its status and the service's reason.
 func (e *FailedError) Error() string {
 	g := e.Generation
-	msg := fmt.Sprintf("poll: generation %s ended with status %s", g.ID, g.Status)
-	if g.Error != "" {
-		msg += ": " + g.Error
-	}
-	return refundNoted(msg, g.Error)
-}
-
-// refundNoted ends msg with the refund, unless the service's reason says
-// it already.
-func refundNoted(msg, reason string) string {
-	if strings.Contains(reason, "refund") {
-		return msg
-	}
-	return msg + " (its charge was refunded)"
+	return failedMessage(fmt.Sprintf("generation %s ended with status %s", g.ID, g.Status), g.Error)
 }
 
 // VoiceFailedError is returned, with the voice, when a voice clone ends in
-// status error. The service refunded its charge.
+// status error; its charge was refunded.
 type VoiceFailedError struct {
 	Voice *mediagen.Voice
 }
 
 // Error names the voice clone and the service's reason.
 func (e *VoiceFailedError) Error() string {
-	msg := fmt.Sprintf("poll: voice clone %s failed", e.Voice.ID)
-	if e.Voice.Error != "" {
-		msg += ": " + e.Voice.Error
-	}
-	return refundNoted(msg, e.Voice.Error)
+	return failedMessage(fmt.Sprintf("voice clone %s failed", e.Voice.ID), e.Voice.Error)
 }
 
-// GoneError reports a generation or voice that answered 404: it expired (24
-// hours after the request, for API-created generations), was deleted, or
-// (when Seen is false) never existed. It matches [ErrGone] and unwraps to the
-// client's not-found error.
+// failedMessage adds the service's reason and, unless it says so, the refund.
+func failedMessage(what, reason string) string {
+	msg := "poll: " + what
+	if reason != "" {
+		msg += ": " + reason
+	}
+	if strings.Contains(reason, "refund") {
+		return msg
+	}
+	return msg + " (its charge was refunded)"
+}
+
+// GoneError reports a generation or voice that answered 404: expired,
+// deleted, or, unless the wait had Seen it, never existed. It unwraps to
+// the client's error.
 type GoneError struct {
-	ID string
-	// Voice is true for a voice, false for a generation.
-	Voice bool
-	// Seen is true when the wait had seen it before the 404.
-	Seen bool
-	Err  error
+	ID    string
+	Voice bool // a voice, not a generation
+	Seen  bool
+	Err   error
 }
 
 // Error says the id is gone and whether the wait had seen it.
@@ -93,10 +83,9 @@ func (e *GoneError) Is(target error) bool { return target == ErrGone }
 // Unwrap returns the client's error for the 404.
 func (e *GoneError) Unwrap() error { return e.Err }
 
-// GaveUpError is returned when a wait stops before a terminal state: the
-// context ended, [WithMaxWait] passed, or the service kept failing after the
-// client's retries. The work goes on at the service; wait again with ID to
-// resume. Err is ctx.Err(), [ErrMaxWait] or the client's error.
+// GaveUpError is returned when a wait stops before a terminal state; the
+// work goes on, so wait again with ID to resume. Err is ctx.Err(),
+// [ErrMaxWait] or the client's error.
 type GaveUpError struct {
 	ID string
 	// Status is the last status seen, "" when none was.
@@ -111,11 +100,10 @@ func (e *GaveUpError) Error() string {
 	return fmt.Sprintf("poll: stopped waiting for %s (last status %s; wait again with its id to resume): %v", e.ID, cmp.Or(e.Status, "unknown"), e.Err)
 }
 
-// Unwrap returns Err, so errors.Is(err, context.Canceled) works.
+// Unwrap returns Err.
 func (e *GaveUpError) Unwrap() error { return e.Err }
 
-// giveUp builds the GaveUpError of a wait on a generation; the context's
-// error wins over the error it caused.
+// giveUp builds a GaveUpError; the context's error wins over the one it caused.
 func giveUp(ctx context.Context, id string, last *mediagen.Generation, err error) *GaveUpError {
 	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ErrMaxWait) {
 		err = ctxErr

@@ -18,30 +18,19 @@ const pageSize = 100
 // Result is the outcome of one id of [Generations].
 type Result struct {
 	ID string
-	// Generation is the terminal generation, or the last one seen when the
-	// wait stopped early; nil when none was seen.
+	// Generation is the terminal one, or the last seen; nil when none was.
 	Generation *mediagen.Generation
-	// Err is nil when the generation ended done; otherwise a
-	// [*FailedError], [*GoneError] or [*GaveUpError] naming the id.
+	// Err is nil when it ended done, else as [Generation] would return.
 	Err error
 }
 
-// Generations waits until every generation in ids reaches a terminal state,
-// reading them through the list endpoint: each round reads the newest page
-// of 100 (filtered by feature while all share one), and the next page only
-// while the pages read so far held waited ids; ids the pages did not show
-// (deep in the list, expired or deleted) are checked with one GET each. So
-// waiting on 100 recent generations costs one request per round instead of
-// 100, and a round never costs more than one GET per id plus one page, even
-// when the ids sit under thousands of newer rows. Rounds follow the
-// schedule of the fastest kind still waited on; [WithInterval],
-// [WithMaxWait] and [OnUpdate] (called per generation) apply.
+// Generations waits until every generation in ids is terminal, through the
+// list endpoint: waiting on 100 recent generations costs one request a
+// round instead of 100, and a round never more than a GET per id plus one
+// page. Rounds follow the fastest kind's schedule still waited on.
 //
-// The result has one entry per id, in the order of ids (a repeated id
-// repeats its entry). The error is nil when every generation ended done,
-// and otherwise joins the Err of each result that has one, so that
-// `if err != nil` suffices and each failure can still be examined in its
-// Result. A request that fails after the client's retries ends the wait on
+// It returns a result per id, in order; the error joins the results'
+// errors. A request that fails after the client's retries ends the wait on
 // every id not yet terminal.
 func Generations(ctx context.Context, c *client.Client, ids []string, opts ...Option) ([]Result, error) {
 	s, err := newSettings(c, generationWait, opts)
@@ -83,11 +72,10 @@ type batch struct {
 	waiting map[string]bool
 	last    map[string]*mediagen.Generation
 	errs    map[string]error
-	tel     map[string]waitSpan // each id's wait span, as Generation's
+	tel     map[string]waitSpan
 }
 
-// waitSpan is the wait span of one id of a batch and its context, under
-// which that id's own requests run.
+// waitSpan is one id's wait span and the context its own requests run under.
 type waitSpan struct {
 	ctx context.Context
 	*telemetry.Wait
@@ -101,9 +89,12 @@ func (b *batch) run(ctx context.Context) {
 	p := newPacer(ctx, b.s, keys...)
 	defer func() { p.stop() }() // the last watch
 	for n := 0; len(b.waiting) > 0; n++ {
-		// Fed by a hub, events end waits; a scan happens only when a
-		// backstop check is due.
-		if !b.takeEvents(ctx, p) {
+		for id := range b.waiting {
+			if ev, ok := p.event(hub.Key{ID: id}); ok {
+				b.update(ctx, id, ev.Generation, true)
+			}
+		}
+		if len(b.waiting) == 0 {
 			return
 		}
 		woke, err := p.pause(ctx, n, FirstBackstop(b.s.kind), func() time.Duration { return b.s.intervalFor(b.schedule(), n) })
@@ -147,24 +138,8 @@ func (b *batch) run(ctx context.Context) {
 	}
 }
 
-// takeEvents ends the waits the hub has terminal events for, and reports
-// whether any wait is left.
-func (b *batch) takeEvents(ctx context.Context, p *pacer) bool {
-	for id := range b.waiting {
-		if ev, ok := p.event(hub.Key{ID: id}); ok {
-			b.update(ctx, id, ev.Generation, true)
-		}
-	}
-	return len(b.waiting) > 0
-}
-
-// scan reads the newest page, and each further page only while the pages
-// read so far showed at least as many waited ids as pages were read after
-// the first: every page beyond the first is then paid for by a GET it saves,
-// so a round costs at most one GET per id still unseen plus one page. Ids
-// many pages deep (an old video behind thousands of newer images) cost one
-// GET a round. While all waited generations share a feature, the list is
-// filtered by it.
+// scan reads the newest page, and another only while the pages after the
+// first each showed a waited id: each is paid for by a GET it saves.
 func (b *batch) scan(ctx context.Context) (map[string]*mediagen.Generation, error) {
 	seen := map[string]*mediagen.Generation{}
 	params := client.ListParams{Limit: pageSize, Feature: b.commonFeature()}
@@ -186,8 +161,7 @@ func (b *batch) scan(ctx context.Context) (map[string]*mediagen.Generation, erro
 	return seen, nil
 }
 
-// update records g, read or from a hub's event, and ends the wait on it
-// when it is terminal, saving its outputs when asked.
+// update records g, read or from an event, and ends its wait when terminal.
 func (b *batch) update(ctx context.Context, id string, g *mediagen.Generation, byEvent bool) {
 	b.s.observe(b.last[id], g)
 	b.last[id] = g
@@ -212,8 +186,7 @@ func (b *batch) giveUpAll(ctx context.Context, err error) {
 	}
 }
 
-// schedule is the fastest schedule among the kinds still waited on; before
-// any is known, the fastest there is.
+// schedule is the fastest schedule of the kinds waited on, unknown ones fast.
 func (b *batch) schedule() schedule {
 	best := slowSchedule
 	for id := range b.waiting {
@@ -233,15 +206,10 @@ func (b *batch) commonFeature() mediagen.Feature {
 	var feature mediagen.Feature
 	for id := range b.waiting {
 		g := b.last[id]
-		if g == nil {
+		if g == nil || feature != "" && g.Feature != feature {
 			return ""
 		}
-		switch f := g.Feature; {
-		case feature == "":
-			feature = f
-		case f != feature:
-			return ""
-		}
+		feature = g.Feature
 	}
 	return feature
 }

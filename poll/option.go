@@ -12,95 +12,81 @@ import (
 	"github.com/mediagen/mediagen-go/hub"
 )
 
-// Option configures one wait: [Generation], [Generations] or [Voice]. An
-// option given a bad value, or to a kind of wait it does not apply to,
-// makes the wait fail before anything is sent, with an error naming it; a
-// nil Option is skipped.
+// Option configures one wait: [Generation], [Generations] or [Voice]. A bad
+// option, or one the kind of wait does not take, fails the wait before
+// anything is sent; a nil Option is skipped.
 type Option func(*settings) error
 
+// option applies set when ok, and fails with problem otherwise.
+func option(ok bool, problem string, set func(*settings)) Option {
+	return func(s *settings) error {
+		if !ok {
+			return errors.New(problem)
+		}
+		set(s)
+		return nil
+	}
+}
+
+// positive is the option of a duration that must be positive.
+func positive(name string, d time.Duration, set func(*settings)) Option {
+	return option(d > 0, fmt.Sprintf("poll.%s(%s): needs a positive duration", name, d), set)
+}
+
 // WithInterval checks every d, without growth or jitter, instead of the
-// schedule by kind. d must be positive; intervals below a second cost
-// requests without making renders faster.
+// schedule by kind; d must be positive.
 func WithInterval(d time.Duration) Option {
-	return func(s *settings) error {
-		if d <= 0 {
-			return fmt.Errorf("poll.WithInterval(%s): needs a positive duration", d)
-		}
-		s.interval = d
-		return nil
-	}
+	return positive("WithInterval", d, func(s *settings) { s.interval = d })
 }
 
-// WithMaxWait gives up after d, measured from the start of the call,
-// whatever the context allows. The last check happens at d; the wait then
-// ends with a [*GaveUpError] matching [ErrMaxWait]. d must be positive.
+// WithMaxWait gives up after d from the start of the call, whatever the
+// context allows: the last check is at d, then a [*GaveUpError] matching
+// [ErrMaxWait]. d must be positive.
 func WithMaxWait(d time.Duration) Option {
-	return func(s *settings) error {
-		if d <= 0 {
-			return fmt.Errorf("poll.WithMaxWait(%s): needs a positive duration", d)
-		}
-		s.maxWait = d
-		return nil
-	}
+	return positive("WithMaxWait", d, func(s *settings) { s.maxWait = d })
 }
 
-// OnUpdate calls fn with the generation each time its status is first seen
-// or changes, terminal status included. fn runs on the waiting goroutine,
-// one call at a time, so it must return quickly; it must not modify the
-// generation. Given more than once, each fn is called, in order. [Voice]
-// refuses it; see [OnVoiceUpdate].
+// OnUpdate calls fn, on the waiting goroutine, each time a generation's
+// status is first seen or changes; fn must return quickly and not modify
+// it. Each fn given is called, in order. [Voice] takes [OnVoiceUpdate].
 func OnUpdate(fn func(*mediagen.Generation)) Option {
-	return func(s *settings) error {
-		if fn == nil {
-			return errors.New("poll.OnUpdate: needs a non-nil function")
-		}
+	return option(fn != nil, "poll.OnUpdate: needs a non-nil function", func(s *settings) {
 		if prev := s.onUpdate; prev != nil {
 			s.onUpdate = func(g *mediagen.Generation) { prev(g); fn(g) }
 		} else {
 			s.onUpdate = fn
 		}
-		return nil
-	}
+	})
 }
 
-// OnVoiceUpdate is [OnUpdate] for [Voice]: fn gets the voice each time its
-// status is first seen or changes. [Generation] and [Generations] refuse it.
+// OnVoiceUpdate is [OnUpdate] for [Voice]; other waits refuse it.
 func OnVoiceUpdate(fn func(*mediagen.Voice)) Option {
-	return func(s *settings) error {
-		if fn == nil {
-			return errors.New("poll.OnVoiceUpdate: needs a non-nil function")
-		}
+	return option(fn != nil, "poll.OnVoiceUpdate: needs a non-nil function", func(s *settings) {
 		s.onVoiceUpdate = fn
-		return nil
-	}
+	})
 }
 
-// WithClientOptions applies opts (a timeout, a header, a retry policy, a
-// logger, middleware...) to every request of the wait, on top of the
-// client's: its checks, and the downloads of [WithSaveTo] and
-// [WithSaveFunc]. Several add up, in order. A client option that cannot
-// apply to a call ([client.WithBaseURL], a negative timeout...) makes the
-// wait fail before anything is sent, as a bad poll option does.
+// WithClientOptions applies opts (a timeout, a header, a retry policy,
+// middleware...) to the wait's requests, its saves included, on top of the
+// client's; several add up. One that cannot apply to a call
+// ([client.WithBaseURL]...) fails the wait before anything is sent.
 func WithClientOptions(opts ...client.Option) Option {
-	return func(s *settings) error {
-		s.clientOpts = append(slices.Clip(s.clientOpts), opts...)
-		return nil
-	}
+	return option(true, "", func(s *settings) { s.clientOpts = append(slices.Clip(s.clientOpts), opts...) })
 }
 
 // settings is what one wait's options say.
 type settings struct {
-	interval      time.Duration // fixed interval; 0 means the schedule by kind
-	maxWait       time.Duration // 0 means only the context bounds the wait
+	interval      time.Duration // fixed; 0: the schedule by kind
+	maxWait       time.Duration
 	onUpdate      func(*mediagen.Generation)
 	onVoiceUpdate func(*mediagen.Voice)
-	clientOpts    []client.Option // for the wait's requests; shared, clipped on append
+	clientOpts    []client.Option // shared, clipped on append
 	clock         client.Clock
-	jitter        func() float64  // uniform in [0, 1)
-	hub           *hub.Hub        // events end the wait; polling is the backstop
-	kind          mediagen.Kind   // of the generation, when told
-	saveDir       string          // where done outputs are saved
-	saveFunc      client.OpenFunc // or where they are written
+	jitter        func() float64 // uniform in [0, 1)
+	hub           *hub.Hub
+	kind          mediagen.Kind
+	saveDir       string
+	saveFunc      client.OpenFunc
 }
 
 // waitKind says what a wait waits on, for the options that belong to one.
@@ -111,8 +97,8 @@ const (
 	voiceWait
 )
 
-// newSettings reads opts. A bad option fails the call here, before any
-// request, rather than ending the wait as if it could resume.
+// newSettings reads opts: a bad one fails the call before any request,
+// rather than ending the wait as if it could resume.
 func newSettings(c *client.Client, kind waitKind, opts []Option) (*settings, error) {
 	if c == nil {
 		return nil, errors.New("poll: nil client")
@@ -125,18 +111,13 @@ func newSettings(c *client.Client, kind waitKind, opts []Option) (*settings, err
 	return s, nil
 }
 
-// readOptions applies opts over the defaults and checks them, the client
-// options they carry included, for a wait of kind; the error joins every
-// problem.
+// readOptions applies and checks opts for a wait of kind, joining every problem.
 func readOptions(kind waitKind, opts []Option) (*settings, error) {
 	s := &settings{jitter: rand.Float64}
 	var errs []error
 	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o(s); err != nil {
-			errs = append(errs, err)
+		if o != nil {
+			errs = append(errs, o(s))
 		}
 	}
 	if err := client.CheckOptions(s.clientOpts...); err != nil {
@@ -154,10 +135,8 @@ func readOptions(kind waitKind, opts []Option) (*settings, error) {
 	return s, errors.Join(errs...)
 }
 
-// CheckOptions reports the errors opts would make a wait on generations
-// ([Generation], [Generations]) fail with, joined, without waiting: for
-// packages that carry poll options to the waits they make (batch), so a
-// bad one fails before anything is sent.
+// CheckOptions returns, joined, the errors opts would fail a wait on
+// generations with, for packages that pass poll options on (batch).
 func CheckOptions(opts ...Option) error {
 	_, err := readOptions(generationWait, opts)
 	return err

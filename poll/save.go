@@ -2,7 +2,6 @@ package poll
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/mediagen/mediagen-go"
@@ -10,40 +9,24 @@ import (
 	"github.com/mediagen/mediagen-go/internal/telemetry"
 )
 
-// WithSaveTo makes a wait save each done generation's output, and a
-// video's poster, into dir, as [client.Client.SaveOutput] does, before it
-// returns. Given an idempotency key ([client.WithIdempotencyKey], through
-// [WithClientOptions]) the journal records the save. A save that fails
-// after the client's retries ends the wait with the generation and a
-// [*SaveError].
+// WithSaveTo saves each done generation's outputs into dir before the wait
+// returns, as [client.Client.SaveOutput] does (the journal records it given
+// an idempotency key); a failed save ends the wait with a [*SaveError].
 func WithSaveTo(dir string) Option {
-	return func(s *settings) error {
-		if dir == "" {
-			return errors.New("poll.WithSaveTo: needs a folder")
-		}
-		s.saveDir = dir
-		return nil
-	}
+	return option(dir != "", "poll.WithSaveTo: needs a folder", func(s *settings) { s.saveDir = dir })
 }
 
-// WithSaveFunc makes a wait write each done generation's output, and a
-// video's poster, to the writers open returns, as
-// [client.Client.SaveOutputFunc] does: to blob storage, a database or
-// anywhere else, with the SDK you choose. A failure that lasts after the
-// client's retries ends the wait with the generation and a [*SaveError].
+// WithSaveFunc writes each done generation's outputs to the writers open
+// returns, as [client.Client.SaveOutputFunc] does; a failed save ends the
+// wait with a [*SaveError].
 func WithSaveFunc(open client.OpenFunc) Option {
-	return func(s *settings) error {
-		if open == nil {
-			return errors.New("poll.WithSaveFunc: needs a non-nil function")
-		}
+	return option(open != nil, "poll.WithSaveFunc: needs a non-nil function", func(s *settings) {
 		s.saveFunc = open
-		return nil
-	}
+	})
 }
 
-// SaveError is the failure to save the outputs of a done generation; the
-// wait still returns the generation, whose outputs stay downloadable until
-// it expires.
+// SaveError is the failure to save a done generation's outputs; the wait
+// still returns the generation.
 type SaveError struct {
 	Generation *mediagen.Generation
 	Err        error
@@ -58,10 +41,10 @@ func (e *SaveError) Error() string {
 func (e *SaveError) Unwrap() error { return e.Err }
 
 // finish returns the error a wait ends with on a terminal generation: its
-// failure, or the failure to save its outputs.
+// failure or its save's.
 func (s *settings) finish(ctx context.Context, c *client.Client, g *mediagen.Generation) (err error) {
-	job := telemetry.Lookup(g.ID) // the generation's job, ended here
-	defer func() { job.Finish(string(g.Status), err != nil && g.Status != mediagen.GenerationStatusDone, "") }()
+	job := telemetry.Lookup(g.ID)
+	defer func() { job.Finish(string(g.Status), g.Status.Failed(), "") }()
 	if err := failure(g); err != nil {
 		return err
 	}
@@ -76,6 +59,14 @@ func (s *settings) finish(ctx context.Context, c *client.Client, g *mediagen.Gen
 	}
 	if err != nil {
 		return &SaveError{Generation: g, Err: err}
+	}
+	return nil
+}
+
+// failure returns the error of a terminal generation: nil when done.
+func failure(g *mediagen.Generation) error {
+	if g.Status.Failed() {
+		return &FailedError{Generation: g}
 	}
 	return nil
 }

@@ -7,9 +7,8 @@ import (
 	"github.com/mediagen/mediagen-go"
 )
 
-// schedule is the interval between checks of one kind of work: first, then
-// growing by growth per check up to max, with jitter of ±jitterFrac kept
-// inside [first, max].
+// schedule is the interval between checks of one kind of work: first,
+// growing by growth per check up to max, jittered by ±jitterFrac within.
 type schedule struct {
 	first, max time.Duration
 }
@@ -19,15 +18,13 @@ const (
 	jitterFrac = 0.1
 )
 
-// Schedules by kind, as the interface document advises: seconds for images
-// and text, 5 to 10 s for video and voice cloning.
 var (
 	fastSchedule   = schedule{first: 1 * time.Second, max: 3 * time.Second}  // image, text
 	mediumSchedule = schedule{first: 2 * time.Second, max: 5 * time.Second}  // audio, and kinds this SDK does not know yet
-	slowSchedule   = schedule{first: 5 * time.Second, max: 10 * time.Second} // video, voice clones
+	slowSchedule   = schedule{first: 5 * time.Second, max: 10 * time.Second} // video
+	voiceSchedule  = slowSchedule
 )
 
-// scheduleFor returns the schedule of a generation kind.
 func scheduleFor(kind mediagen.Kind) schedule {
 	switch kind {
 	case mediagen.KindImage, mediagen.KindText:
@@ -38,16 +35,14 @@ func scheduleFor(kind mediagen.Kind) schedule {
 	return mediumSchedule
 }
 
-// Schedule returns the first and the longest interval between checks of a
-// generation of kind when polling alone (see the package documentation),
-// for code that schedules its own checks, such as a job queue's.
+// Schedule returns the first and longest interval between checks of a
+// generation of kind, for code that schedules its own checks.
 func Schedule(kind mediagen.Kind) (first, longest time.Duration) {
 	s := scheduleFor(kind)
 	return s.first, s.max
 }
 
-// at returns the wait before check n (1 for the first check after the
-// initial one), given r uniform in [0, 1).
+// at returns the wait before check n (from 1), given r uniform in [0, 1).
 func (s schedule) at(n int, r float64) time.Duration {
 	base := float64(s.first) * math.Pow(growth, float64(max(n-1, 0)))
 	base = math.Min(base, float64(s.max))

@@ -13,46 +13,29 @@ import (
 )
 
 // BackstopInterval is how often a wait with a hub checks after its first
-// backstop check, in case the events were lost.
+// check, in case events were lost.
 const BackstopInterval = 15 * time.Second
 
 // voiceBackstop is when a clone's training is normally over.
 const voiceBackstop = 35 * time.Second
 
-// WithHub makes a wait ([Generation], [Generations], [Voice]) end as soon as
-// h receives a terminal event for its id, and poll only as a backstop: a
-// first check when a render of the kind is normally over ([WithKind]; the
-// slowest kind's time without it), then every [BackstopInterval]. Without
-// events (all lost) a wait still ends: for renders that take their usual
-// time, at most one backstop interval after polling alone would have seen
-// it. A render much faster than usual, or one already over when the wait
-// begins (a wait resumed after a restart), is seen only at the first
-// check: for such a wait, read the generation first ([client.Client.GetGeneration])
-// or wait without a hub.
+// WithHub ends a wait as soon as h receives a terminal event for its id,
+// and polls only as a backstop: first at [FirstBackstop] of the kind
+// ([WithKind]), then every [BackstopInterval]. A render already over when
+// the wait begins is seen only at that first check: read it first, or wait
+// without a hub.
 func WithHub(h *hub.Hub) Option {
-	return func(s *settings) error {
-		if h == nil {
-			return errors.New("poll.WithHub: needs a hub")
-		}
-		s.hub = h
-		return nil
-	}
+	return option(h != nil, "poll.WithHub: needs a hub", func(s *settings) { s.hub = h })
 }
 
-// WithKind tells a wait the kind of the generation (g.Kind from
-// CreateGeneration): with a hub ([WithHub]) its first backstop check then
-// comes when a render of that kind is normally over, not when the slowest
-// kind's is.
+// WithKind tells a wait with a hub the generation's kind, so its first
+// check comes when that kind's render is normally over.
 func WithKind(k mediagen.Kind) Option {
-	return func(s *settings) error {
-		s.kind = k
-		return nil
-	}
+	return option(true, "", func(s *settings) { s.kind = k })
 }
 
 // FirstBackstop returns when a render of kind is normally over: the first
-// check of a wait fed by a hub ([WithHub]). Unknown kinds wait as long as
-// video.
+// check of a wait with a hub. Unknown kinds wait as long as video.
 func FirstBackstop(kind mediagen.Kind) time.Duration {
 	switch kind {
 	case mediagen.KindImage, mediagen.KindText:
@@ -63,14 +46,8 @@ func FirstBackstop(kind mediagen.Kind) time.Duration {
 	return time.Minute
 }
 
-// Generation waits until the generation id reaches a terminal state and
-// returns it. The first check is immediate; later checks follow the schedule
-// of the generation's kind (see the package documentation).
-//
-// Status error or timeout returns the generation with a [*FailedError]; a
-// 404 returns a [*GoneError]; a wait that stops early returns the last
-// generation seen (or nil) with a [*GaveUpError]. Errors of single checks
-// are retried by the client; one that persists ends the wait.
+// Generation waits until the generation id is terminal and returns it; the
+// first check is immediate. See the package documentation for how it ends.
 func Generation(ctx context.Context, c *client.Client, id string, opts ...Option) (*mediagen.Generation, error) {
 	s, err := newSettings(c, generationWait, opts)
 	if err != nil {
@@ -101,32 +78,15 @@ func Generation(ctx context.Context, c *client.Client, id string, opts ...Option
 	return g, err
 }
 
-// observe calls OnUpdate when g's status is new.
 func (s *settings) observe(prev, g *mediagen.Generation) {
 	if s.onUpdate != nil && (prev == nil || prev.Status != g.Status) {
 		s.onUpdate(g)
 	}
 }
 
-// failure returns the error of a terminal generation: nil when done.
-func failure(g *mediagen.Generation) error {
-	switch g.Status {
-	case mediagen.GenerationStatusError, mediagen.GenerationStatusTimeout:
-		return &FailedError{Generation: g}
-	}
-	return nil
-}
-
-// voiceSchedule is the interval of voice clone training checks: the
-// interface document advises 5 to 10 s.
-var voiceSchedule = slowSchedule
-
 // Voice waits until the voice clone id has finished training and returns
-// it. A catalog voice, which has no status, is returned at once. Status error
-// returns the voice with a [*VoiceFailedError]; a 404 (the clone was deleted)
-// returns a [*GoneError]; a wait that stops early returns the last voice
-// seen (or nil) with a [*GaveUpError]. [OnVoiceUpdate] reports status
-// changes.
+// it; a catalog voice is returned at once. Status error returns a
+// [*VoiceFailedError]; otherwise it ends as [Generation] does.
 func Voice(ctx context.Context, c *client.Client, id string, opts ...Option) (*mediagen.Voice, error) {
 	s, err := newSettings(c, voiceWait, opts)
 	if err != nil {
@@ -162,23 +122,21 @@ func Voice(ctx context.Context, c *client.Client, id string, opts ...Option) (*m
 	})
 }
 
-// subject is what one wait waits for, a generation or a voice clone (T):
-// how to read it, what ends the wait, and how the wait reports.
+// subject is what one wait waits for, a generation or a voice clone.
 type subject[T interface{ Terminal() bool }] struct {
 	key       hub.Key
 	get       func(context.Context) (T, error)
-	fromEvent func(*webhook.Event) T // the subject of a terminal event the hub holds
-	observe   func(last, v T)        // reports v when its status is new
+	fromEvent func(*webhook.Event) T
+	observe   func(last, v T) // reports v when its status is new
 	end       func(context.Context, T) error
 	gaveUp    func(ctx context.Context, last T, err error) error
 	interval  func(last T, n int) time.Duration // before check n, polling alone
-	backstop  time.Duration                     // before the first check, fed by a hub
-	tel       *telemetry.Wait                   // the wait's span; nil for none
+	backstop  time.Duration                     // before the first check, with a hub
+	tel       *telemetry.Wait                   // nil for none
 }
 
 // wait is the one wait loop: check, report, sleep, until the subject is
-// terminal or the wait gives up. Fed by a hub, an event ends it and checks
-// are the backstop.
+// terminal or the wait gives up.
 func wait[T interface{ Terminal() bool }](ctx context.Context, s *settings, w subject[T]) (T, error) {
 	p := newPacer(ctx, s, w.key)
 	defer func() { p.stop() }() // the last watch
@@ -219,12 +177,11 @@ func wait[T interface{ Terminal() bool }](ctx context.Context, s *settings, w su
 	}
 }
 
-// pacer times the checks of a wait: on the schedule when polling alone;
-// fed by a hub, at the backstop times, a hub watch ending a sleep early.
-// It bounds the wait by [WithMaxWait] on top of the context.
+// pacer times a wait's checks, on the schedule or, with a hub, at the
+// backstop times, a watch ending a sleep early; it enforces [WithMaxWait].
 type pacer struct {
 	s     *settings
-	until time.Time // the end of WithMaxWait; zero: no bound
+	until time.Time // zero: no WithMaxWait
 	keys  []hub.Key
 	watch context.Context // ends when an event for keys arrives
 	stop  context.CancelFunc
@@ -241,7 +198,6 @@ func newPacer(ctx context.Context, s *settings, keys ...hub.Key) *pacer {
 	return p
 }
 
-// event returns the terminal event the hub holds for k.
 func (p *pacer) event(k hub.Key) (*webhook.Event, bool) {
 	if p.s.hub == nil {
 		return nil, false
@@ -249,10 +205,9 @@ func (p *pacer) event(k hub.Key) (*webhook.Event, bool) {
 	return p.s.hub.Lookup(k)
 }
 
-// pause waits before check n (the first, 0, is at once when polling
-// alone): with a hub, backstop before the first check, then
-// [BackstopInterval]; without one, interval() before each. It reports
-// whether a hub event ended the sleep, and watches again for the next.
+// pause waits before check n: without a hub interval(), none before the
+// first; with one, backstop then [BackstopInterval]. It reports whether a
+// hub event ended the sleep, and then watches again.
 func (p *pacer) pause(ctx context.Context, n int, backstop time.Duration, interval func() time.Duration) (bool, error) {
 	if p.s.hub == nil {
 		if n == 0 {
@@ -273,9 +228,7 @@ func (p *pacer) pause(ctx context.Context, n int, backstop time.Duration, interv
 	return false, err
 }
 
-// sleep waits d, shortened to end at the maximum wait. It fails with
-// ErrMaxWait once that has passed, and with ctx.Err() when the context
-// ends.
+// sleep waits d, up to the maximum wait, after which it fails with ErrMaxWait.
 func (p *pacer) sleep(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err

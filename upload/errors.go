@@ -1,20 +1,16 @@
 package upload
 
-import (
-	"errors"
-)
+import "errors"
 
 // Limits the service enforces and this package checks before sending.
 const (
-	// MaxFileSize is the largest file the service accepts: 30 MB, counted
-	// as 31,457,280 bytes. A file of exactly this size is accepted.
+	// MaxFileSize is the largest file the service accepts, inclusive.
 	MaxFileSize int64 = 30 << 20
 	// MaxParts is the most files one [Multipart] request may carry.
 	MaxParts = 10
 )
 
-// Errors to match with errors.Is; the returned errors wrap them with the file
-// or part and the numbers. All but ErrSizeMismatch are returned before
+// Errors to match with errors.Is; all but ErrSizeMismatch come before
 // anything is sent.
 var (
 	// ErrTooLarge means the file is larger than MaxFileSize.
@@ -28,12 +24,7 @@ var (
 	// ErrUnsupportedType means the media type, given or detected, is not one
 	// of AcceptedTypes.
 	ErrUnsupportedType = errors.New("upload: media type not accepted by the service")
-	// ErrSizeMismatch means the source held fewer or more bytes than the size
-	// given for it. It is reported while streaming, so the request is
-	// aborted rather than sent short.
+	// ErrSizeMismatch means the source held fewer or more bytes than the
+	// size given; the request is aborted rather than sent short.
 	ErrSizeMismatch = errors.New("upload: source size differs from the declared size")
 )
-
-// errSeek is the error of a seek the upload body does not support: it only
-// rewinds to the start.
-var errSeek = errors.New("upload: the body can only be rewound to its start")

@@ -8,28 +8,20 @@ import (
 	"github.com/mediagen/mediagen-go/internal/mediatype"
 )
 
-// textByExtension refines plain text detected from content into the text
-// formats that content sniffing cannot tell apart. JSON is recognized from
-// its content, so a .json name adds nothing.
+// textByExtension refines sniffed plain text into formats sniffing cannot
+// tell apart (JSON it can).
 var textByExtension = map[string]string{
 	".md":       "text/markdown",
 	".markdown": "text/markdown",
 	".csv":      "text/csv",
 }
 
-// AcceptedTypes returns the media types the service accepts for upload, in
-// canonical spelling, sorted. Calls refuse any other type before sending,
-// with an error matching [ErrUnsupportedType].
-//
-// Aliases are accepted and sent in canonical form: audio/x-wav, audio/wave
-// and audio/vnd.wave (audio/wav), audio/mp3 (audio/mpeg), audio/x-flac
-// (audio/flac), audio/x-m4a (audio/mp4), application/ogg (audio/ogg) and
-// application/x-zip-compressed (application/zip). Parameters such as
-// "; charset=utf-8" are dropped.
+// AcceptedTypes returns the media types the service accepts, canonical and
+// sorted; others fail with [ErrUnsupportedType]. Aliases (audio/x-wav,
+// audio/mp3...) are sent canonical, without parameters.
 func AcceptedTypes() []string { return mediatype.Accepted() }
 
-// canonicalType returns the canonical, accepted spelling of contentType, or
-// an error matching ErrUnsupportedType.
+// canonicalType returns the canonical, accepted spelling of contentType.
 func canonicalType(contentType string) (string, error) {
 	mt, ok := mediatype.Resolve(contentType)
 	if !ok {
@@ -41,10 +33,8 @@ func canonicalType(contentType string) (string, error) {
 	return mt, nil
 }
 
-// detectType names the media type of content of size bytes from its first
-// bytes with the sniffer the service uses. name, when not empty, only
-// refines plain text into Markdown or CSV; it never overrides what the
-// bytes say. The result is canonical but not necessarily accepted.
+// detectType sniffs the media type of content as the service does; name
+// only refines plain text. The result may not be accepted.
 func detectType(head []byte, size int64, name string) string {
 	mt := mediatype.SniffHead(head, size)
 	if mt == "text/plain" && name != "" {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
-	"github.com/mediagen/mediagen-go/internal/mediatype"
 )
 
 // errRequestEnded stops the body writer once the request is over.
@@ -22,33 +21,24 @@ var errRequestEnded = errors.New("upload: multipart request ended")
 
 // Part is one file of a [Multipart] upload.
 type Part struct {
-	// Name is the file name sent in Content-Disposition and echoed back as
-	// the file's OriginalName. Empty means "file-<n>" (n from 1).
+	// Name is the file's OriginalName; empty means "file-<n>" (n from 1).
 	Name string
-	// Reader supplies the bytes; it is read once, from its current
-	// position, and never closed by Multipart (a Reader from [FilePart]
-	// opens and closes its file itself).
+	// Reader is read once, from its position, and not closed.
 	Reader io.Reader
-	// Size is the exact number of bytes Reader supplies. It is needed to
-	// refuse empty and oversized files before sending; a Reader that ends
-	// early, or (when it is not an io.ReaderAt, as for [Reader]) has more
-	// bytes, aborts the request with [ErrSizeMismatch].
+	// Size is the exact number of bytes Reader supplies, as for [Reader].
 	Size int64
-	// ContentType is the part's media type; empty means detect it from the
-	// first bytes of Reader (peeked without being lost).
+	// ContentType is the part's media type; empty means detect it.
 	ContentType string
 }
 
-// FilePart returns a Part for the file at path: its base name, size and a
-// media type detected from its content. The file is opened only when
-// [Multipart] reads it and closed when that part is done, so unused Parts
-// hold no file descriptor.
+// FilePart returns a Part for the file at path, with its name, size and
+// detected type. The file is open only while [Multipart] reads it.
 func FilePart(path string) (Part, error) {
 	f, info, err := openFile(path)
 	if err != nil {
 		return Part{}, err
 	}
-	head, err := readHead(io.LimitReader(f, mediatype.SniffLen))
+	head, err := readHead(f, info.Size())
 	f.Close()
 	if err != nil {
 		return Part{}, fmt.Errorf("%s: %w", path, err)
@@ -61,9 +51,8 @@ func FilePart(path string) (Part, error) {
 	}, nil
 }
 
-// lazyFile opens its file on the first read and closes it at the end of
-// the file; after release it reads from the start again, so a Part from
-// FilePart can be passed to another Multipart call.
+// lazyFile opens its file on the first read and closes it at its end;
+// after release it reads from the start again, for another Multipart call.
 type lazyFile struct {
 	path string
 	f    *os.File
@@ -98,19 +87,10 @@ func (l *lazyFile) release() {
 	l.f, l.done = nil, false
 }
 
-// Multipart uploads up to [MaxParts] files in one multipart/form-data request
-// and returns their ids in the order of parts, each with its OriginalName and
-// Size. Counts, sizes and media types are checked before anything is sent.
-// The body is streamed through a pipe, so memory does not grow with the
-// files; because it cannot be replayed, a failed request is not retried
-// (retry the call, with fresh readers). No part is read after Multipart
-// returns: when ctx ends during a Read of a part, Multipart returns once
-// that Read does.
-//
-// [WithClientOptions] and [WithProgress] apply (progress counts the parts'
-// bytes, all parts together); [WithContentType] is refused: each Part
-// carries its own type. The request is a transfer, bounded per attempt by
-// [client.WithTransferTimeout].
+// Multipart uploads up to [MaxParts] files in one streamed multipart
+// request and returns their files in the order of parts. Being streamed, a
+// failed request is not retried, and [client.WithTransferTimeout] bounds
+// it. No part is read after it returns (it waits for a Read under way).
 func Multipart(ctx context.Context, c *client.Client, parts []Part, opts ...Option) ([]*mediagen.File, error) {
 	defer releaseParts(parts)
 	s, err := newSettings(c, opts)
@@ -138,8 +118,7 @@ func Multipart(ctx context.Context, c *client.Client, parts []Part, opts ...Opti
 		pw.CloseWithError(writeErr)
 	})
 	files, err := c.UploadMultipart(ctx, mw.FormDataContentType(), pr, s.clientOpts...)
-	// Stop the writer if the client returned before reading everything, and
-	// wait for it so no part is read after Multipart returns.
+	// Stop the writer, and wait so no part is read after we return.
 	pr.CloseWithError(errRequestEnded)
 	wg.Wait()
 	if err != nil {
@@ -148,7 +127,7 @@ func Multipart(ctx context.Context, c *client.Client, parts []Part, opts ...Opti
 		}
 		var serr *sourceError
 		if errors.As(writeErr, &serr) {
-			return nil, writeErr // the source failed, which broke the request
+			return nil, writeErr
 		}
 		return nil, fmt.Errorf("upload: multipart upload: %w", err)
 	}
@@ -162,8 +141,7 @@ func Multipart(ctx context.Context, c *client.Client, parts []Part, opts ...Opti
 	return out, nil
 }
 
-// preparedPart is a validated Part with its name and type settled and its
-// reader ready to stream.
+// preparedPart is a checked Part, ready to stream.
 type preparedPart struct {
 	name, contentType string
 	src               *source
@@ -186,26 +164,18 @@ func prepareParts(parts []Part) ([]preparedPart, error) {
 		if p.Reader == nil {
 			return nil, fmt.Errorf("upload: part %d (%s) has a nil Reader", i+1, name)
 		}
-		if err := checkSize(fmt.Sprintf("part %d (%s)", i+1, name), p.Size); err != nil {
-			return nil, err
-		}
-		src, err := newSource(p.Reader, p.Size)
+		src, ct, err := prepare(fmt.Sprintf("part %d (%s)", i+1, name), p.Reader, p.Size, p.ContentType, name)
 		if err != nil {
 			return nil, err
-		}
-		ct, err := resolveType(src, p.ContentType, name)
-		if err != nil {
-			return nil, fmt.Errorf("part %d (%s): %w", i+1, name, err)
 		}
 		out[i] = preparedPart{name: name, contentType: ct, src: src}
 	}
 	return out, nil
 }
 
-// writeParts streams every part into mw and closes it, reporting the
-// parts' bytes to prog.
+// writeParts streams every part into mw and closes it.
 func writeParts(mw *multipart.Writer, parts []preparedPart, prog *progress) error {
-	// One reader across the parts, so its count is the parts' bytes so far.
+	// One counter across the parts.
 	counted := &progressReader{p: prog}
 	for i, p := range parts {
 		h := textproto.MIMEHeader{}
@@ -220,21 +190,15 @@ func writeParts(mw *multipart.Writer, parts []preparedPart, prog *progress) erro
 			return &sourceError{part: i + 1, name: p.name, err: err}
 		}
 		counted.r = &exactReader{r: r, size: p.src.size, strict: p.src.strict}
-		src := &readErrors{r: counted}
-		if _, err := io.Copy(w, src); err != nil {
-			if src.err != nil {
-				return &sourceError{part: i + 1, name: p.name, err: src.err}
-			}
-			return err // the request ended while the part was written
+		if _, err := io.Copy(w, &partReader{r: counted, part: i + 1, name: p.name}); err != nil {
+			return err // a sourceError, or the request ended
 		}
 	}
 	return mw.Close()
 }
 
-// sourceError is the failure of a part's own reader, which is reported
-// instead of the request it broke. Writing into the pipe fails too when the
-// request ends early (the service answered before reading everything); that
-// is not the source's fault, and the service's answer is reported then.
+// sourceError is the failure of a part's reader, reported instead of the
+// request it broke (unlike a write that failed because the request ended).
 type sourceError struct {
 	part int
 	name string
@@ -245,21 +209,22 @@ func (e *sourceError) Error() string { return fmt.Sprintf("part %d (%s): %v", e.
 
 func (e *sourceError) Unwrap() error { return e.err }
 
-// readErrors remembers the first error other than io.EOF that r returned.
-type readErrors struct {
-	r   io.Reader
-	err error
+// partReader makes the errors of a part's reader sourceErrors.
+type partReader struct {
+	r    io.Reader
+	part int
+	name string
 }
 
-func (e *readErrors) Read(p []byte) (int, error) {
-	n, err := e.r.Read(p)
-	if err != nil && err != io.EOF && e.err == nil {
-		e.err = err
+func (p *partReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if err != nil && err != io.EOF {
+		err = &sourceError{part: p.part, name: p.name, err: err}
 	}
 	return n, err
 }
 
-// releaseParts closes the files FilePart opened, whatever happened.
+// releaseParts closes the files of FilePart's parts.
 func releaseParts(parts []Part) {
 	for _, p := range parts {
 		if l, ok := p.Reader.(*lazyFile); ok {

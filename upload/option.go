@@ -8,19 +8,15 @@ import (
 	"github.com/mediagen/mediagen-go/client"
 )
 
-// Option configures one upload: [File], [Reader] or [Multipart]. An option
-// given a bad value makes the upload fail before anything is read or sent,
-// with an error naming it; a nil Option is skipped. Options of package
-// client reach the upload's requests through [WithClientOptions].
+// Option configures one upload: [File], [Reader] or [Multipart]. A bad
+// option fails the upload before anything is read or sent; a nil Option is
+// skipped.
 type Option func(*settings) error
 
-// WithProgress calls fn as bytes go out, with the bytes sent so far and the
-// total (for [Multipart], of all the parts' contents). fn runs on the
-// goroutine that writes the request body, so it must return quickly. sent
-// never goes back: when a PUT is retried from the start of the source, fn
-// is called again only once the new attempt passes the count already
-// reported. A successful upload's last call reports total, and fn is not
-// called after the upload returns.
+// WithProgress calls fn, on the goroutine writing the body, with the bytes
+// sent so far and the total (all parts', for [Multipart]). sent never goes
+// back when a PUT is retried; a successful upload's last call reports
+// total, and none comes after it returns.
 func WithProgress(fn func(sent, total int64)) Option {
 	return func(s *settings) error {
 		if fn == nil {
@@ -31,10 +27,9 @@ func WithProgress(fn func(sent, total int64)) Option {
 	}
 }
 
-// WithContentType sets the media type of a [File] or [Reader] upload
-// instead of detecting it from the content; [Multipart] refuses it. It must
-// be one of [AcceptedTypes] (aliases such as audio/x-wav are accepted). For
-// [Reader], a non-empty contentType argument takes precedence.
+// WithContentType sets the media type of a [File] or [Reader] upload, one
+// of [AcceptedTypes] or an alias, instead of detecting it; [Multipart]
+// refuses it, and Reader's contentType argument wins over it.
 func WithContentType(contentType string) Option {
 	return func(s *settings) error {
 		if _, err := canonicalType(contentType); err != nil {
@@ -45,12 +40,9 @@ func WithContentType(contentType string) Option {
 	}
 }
 
-// WithClientOptions applies opts (a timeout, middleware, a retry policy, a
-// logger...) to the upload's requests, on top of the client's: the
-// reservation and the storage PUT of [File] and [Reader], the request of
-// [Multipart]. Several add up, in order. A client option that cannot apply
-// to a call ([client.WithBaseURL], a negative timeout...) makes the upload
-// fail before anything is read or sent, as a bad upload option does.
+// WithClientOptions applies opts to the upload's requests, on top of the
+// client's; several add up. One that cannot apply to a call
+// ([client.WithBaseURL]...) fails the upload before anything is sent.
 func WithClientOptions(opts ...client.Option) Option {
 	return func(s *settings) error {
 		s.clientOpts = append(slices.Clip(s.clientOpts), opts...)
@@ -62,11 +54,10 @@ func WithClientOptions(opts ...client.Option) Option {
 type settings struct {
 	progress    func(sent, total int64)
 	contentType string
-	clientOpts  []client.Option // for the upload's requests; shared, clipped on append
+	clientOpts  []client.Option // shared, clipped on append
 }
 
-// newSettings reads opts; a bad option fails the upload before anything is
-// read or sent.
+// newSettings reads opts, joining every problem.
 func newSettings(c *client.Client, opts []Option) (*settings, error) {
 	if c == nil {
 		return nil, errors.New("upload: nil client")
@@ -74,11 +65,8 @@ func newSettings(c *client.Client, opts []Option) (*settings, error) {
 	s := &settings{}
 	var errs []error
 	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o(s); err != nil {
-			errs = append(errs, err)
+		if o != nil {
+			errs = append(errs, o(s))
 		}
 	}
 	if err := client.CheckOptions(s.clientOpts...); err != nil {

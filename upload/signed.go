@@ -1,6 +1,7 @@
 package upload
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,16 +12,9 @@ import (
 	"github.com/mediagen/mediagen-go/client"
 )
 
-// File uploads the file at path with the two-step signed upload and returns
-// its id once storage has answered 200. The media type comes from
-// [WithContentType] or is detected from the file's first bytes (the name only
-// tells Markdown and CSV apart from plain text). The file is streamed,
-// never held in memory, and a transient PUT failure is retried from the
-// start of the file.
-//
-// Size and type are checked before anything is sent; see the package errors.
-// The returned File carries Size; OriginalName is empty because the signed
-// route does not record names.
+// File uploads the file at path, streamed, with the signed upload and
+// returns its file (no OriginalName: the signed route records none). The
+// type is [WithContentType]'s or detected; a failed PUT is retried.
 func File(ctx context.Context, c *client.Client, path string, opts ...Option) (*mediagen.File, error) {
 	s, err := newSettings(c, opts)
 	if err != nil {
@@ -31,16 +25,9 @@ func File(ctx context.Context, c *client.Client, path string, opts ...Option) (*
 		return nil, err
 	}
 	defer f.Close()
-	if err := checkSize(path, info.Size()); err != nil {
-		return nil, err
-	}
-	src, err := newSource(io.NewSectionReader(f, 0, info.Size()), info.Size())
+	src, ct, err := prepare(path, io.NewSectionReader(f, 0, info.Size()), info.Size(), s.contentType, info.Name())
 	if err != nil {
 		return nil, err
-	}
-	ct, err := resolveType(src, s.contentType, info.Name())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	file, err := signedUpload(ctx, c, src, ct, s)
 	if err != nil && ctx.Err() == nil {
@@ -49,20 +36,12 @@ func File(ctx context.Context, c *client.Client, path string, opts ...Option) (*
 	return file, err
 }
 
-// Reader uploads exactly size bytes from r with the two-step signed upload
-// and returns the file id once storage has answered 200. contentType "" means
-// detect it from the first 512 bytes, which are peeked without being lost.
-//
-// The bytes are streamed. A transient PUT failure, or a signed URL that has
-// expired, is retried only when r can be read again: an io.ReaderAt is read
-// from the reader's current offset if it is also an io.Seeker (else from 0)
-// without moving it; an io.Seeker alone is rewound to where it was. A plain
-// io.Reader is read once. A source with fewer bytes than size, or (when it
-// is not an io.ReaderAt) more, fails with [ErrSizeMismatch] and nothing is
-// stored. r is not read, and progress not reported, after Reader returns;
-// for that, when ctx ends while a Read of r is in progress, Reader returns
-// once that Read does, so a reader that can block (a network stream) should
-// itself give up in time.
+// Reader uploads exactly size bytes from r, streamed, with the signed
+// upload; contentType "" means detect it. A failed PUT is retried only when
+// r is an io.ReaderAt (read from its offset, unmoved) or an io.Seeker
+// (rewound). Fewer bytes than size, or more (not for an io.ReaderAt), fail
+// with [ErrSizeMismatch]. r is not read after Reader returns, which waits
+// for a Read under way: a reader that can block should give up in time.
 func Reader(ctx context.Context, c *client.Client, r io.Reader, size int64, contentType string, opts ...Option) (*mediagen.File, error) {
 	s, err := newSettings(c, opts)
 	if err != nil {
@@ -71,25 +50,14 @@ func Reader(ctx context.Context, c *client.Client, r io.Reader, size int64, cont
 	if r == nil {
 		return nil, errors.New("upload: nil reader")
 	}
-	if err := checkSize("reader", size); err != nil {
-		return nil, err
-	}
-	src, err := newSource(r, size)
-	if err != nil {
-		return nil, err
-	}
-	if contentType == "" {
-		contentType = s.contentType
-	}
-	ct, err := resolveType(src, contentType, "")
+	src, ct, err := prepare("reader", r, size, cmp.Or(contentType, s.contentType), "")
 	if err != nil {
 		return nil, err
 	}
 	return signedUpload(ctx, c, src, ct, s)
 }
 
-// openFile opens the regular file at path; it is checked first, as opening
-// a named pipe would block.
+// openFile opens the regular file at path, checked first, as a pipe would block.
 func openFile(path string) (*os.File, os.FileInfo, error) {
 	info, err := os.Stat(path)
 	if err == nil && !info.Mode().IsRegular() {
@@ -105,7 +73,6 @@ func openFile(path string) (*os.File, os.FileInfo, error) {
 	return f, info, nil
 }
 
-// checkSize refuses an empty or oversized file before anything is sent.
 func checkSize(name string, size int64) error {
 	switch {
 	case size <= 0:
@@ -116,8 +83,24 @@ func checkSize(name string, size int64) error {
 	return nil
 }
 
-// resolveType returns the canonical accepted type: the declared one, or the
-// one detected from the content.
+// prepare checks the size bytes of r, named label in errors, and settles
+// their type, declared or detected (name refines plain text).
+func prepare(label string, r io.Reader, size int64, declared, name string) (*source, string, error) {
+	if err := checkSize(label, size); err != nil {
+		return nil, "", err
+	}
+	src, err := newSource(r, size)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", label, err)
+	}
+	ct, err := resolveType(src, declared, name)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", label, err)
+	}
+	return src, ct, nil
+}
+
+// resolveType returns the canonical accepted type, declared or detected.
 func resolveType(src *source, declared, name string) (string, error) {
 	if declared != "" {
 		return canonicalType(declared)
@@ -126,17 +109,15 @@ func resolveType(src *source, declared, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	detected := detectType(head, src.size, name)
-	ct, err := canonicalType(detected)
+	ct, err := canonicalType(detectType(head, src.size, name))
 	if err != nil {
 		return "", fmt.Errorf("detected from content: %w", err)
 	}
 	return ct, nil
 }
 
-// signedUpload reserves an id and PUTs the bytes. The client retries
-// transient PUT failures while the source can be read again; a refused URL
-// (it expired) gets a fresh reservation, up to maxReservations in all.
+// signedUpload reserves an id and PUTs the bytes, reserving again when the
+// URL expired.
 func signedUpload(ctx context.Context, c *client.Client, src *source, contentType string, s *settings) (*mediagen.File, error) {
 	prog := &progress{fn: s.progress, total: src.size}
 	for reservations := 1; ; reservations++ {

@@ -10,26 +10,19 @@ import (
 	"github.com/mediagen/mediagen-go/internal/mediatype"
 )
 
-// source hands out the bytes to upload, once per attempt, and tells whether
-// a further attempt can read them again.
+// source hands out the bytes to upload, once per attempt.
 type source struct {
-	size int64
-	// open returns a reader positioned at the first byte; for a source that
-	// is not rereadable it may be called once.
-	open       func() (io.Reader, error)
+	size       int64
+	open       func() (io.Reader, error) // at the first byte; once unless rereadable
 	rereadable bool
-	// head holds the leading bytes of a one-shot reader that detection
-	// consumed; open replays them before the rest.
-	peek func() ([]byte, error)
-	// strict is set when the source can hold bytes beyond size, which must
-	// then be reported instead of silently ignored.
-	strict bool
+	peek       func() ([]byte, error) // the head, for detection; open replays it
+	strict     bool                   // bytes beyond size are an error
 }
 
-// newSource reads an io.ReaderAt through sections from its current offset,
-// rewinds an io.Seeker for each attempt, and reads anything else once.
+// newSource reads an io.ReaderAt in sections from its offset, rewinds an
+// io.Seeker, and reads anything else once.
 func newSource(r io.Reader, size int64) (*source, error) {
-	s := &source{size: size}
+	s := &source{size: size, strict: true, rereadable: true}
 	seeker, isSeeker := r.(io.Seeker)
 	var start int64
 	if isSeeker {
@@ -39,64 +32,52 @@ func newSource(r io.Reader, size int64) (*source, error) {
 		}
 		start = off
 	}
-	if ra, ok := r.(io.ReaderAt); ok {
-		s.rereadable = true
+	ra, isReaderAt := r.(io.ReaderAt)
+	switch {
+	case isReaderAt:
+		s.strict = false
 		s.open = func() (io.Reader, error) { return io.NewSectionReader(ra, start, size), nil }
-		s.peek = func() ([]byte, error) {
-			return readHead(io.NewSectionReader(ra, start, min(size, mediatype.SniffLen)))
-		}
-		return s, nil
-	}
-	s.strict = true
-	if isSeeker {
-		s.rereadable = true
+	case isSeeker:
 		s.open = func() (io.Reader, error) {
 			if _, err := seeker.Seek(start, io.SeekStart); err != nil {
 				return nil, fmt.Errorf("upload: rewinding the reader: %w", err)
 			}
 			return r, nil
 		}
+	default:
+		s.rereadable = false
+		var head []byte
+		var once sync.Once
+		var headErr error
 		s.peek = func() ([]byte, error) {
-			head, err := readHead(io.LimitReader(r, min(size, mediatype.SniffLen)))
-			if err != nil {
-				return nil, err
-			}
-			if _, err := seeker.Seek(start, io.SeekStart); err != nil {
-				return nil, fmt.Errorf("upload: rewinding the reader: %w", err)
-			}
-			return head, nil
+			once.Do(func() { head, headErr = readHead(r, size) })
+			return head, headErr
 		}
+		s.open = func() (io.Reader, error) { return io.MultiReader(bytes.NewReader(head), r), nil }
 		return s, nil
 	}
-	var head []byte
-	var once sync.Once
-	var headErr error
 	s.peek = func() ([]byte, error) {
-		once.Do(func() { head, headErr = readHead(io.LimitReader(r, min(size, mediatype.SniffLen))) })
-		return head, headErr
-	}
-	s.open = func() (io.Reader, error) {
-		if head == nil {
-			return r, nil
+		r, err := s.open()
+		if err != nil {
+			return nil, err
 		}
-		return io.MultiReader(bytes.NewReader(head), r), nil
+		return readHead(r, size)
 	}
 	return s, nil
 }
 
-// readHead reads what r has, up to its limit, for type detection.
-func readHead(r io.Reader) ([]byte, error) {
-	b, err := io.ReadAll(r)
+// readHead reads the first bytes of content of size bytes, for detection.
+func readHead(r io.Reader, size int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, min(size, mediatype.SniffLen)))
 	if err != nil {
 		return nil, fmt.Errorf("upload: reading the start of the content: %w", err)
 	}
 	return b, nil
 }
 
-// exactReader passes through exactly size bytes and fails with
-// ErrSizeMismatch when the source ends early or, in strict mode, has more.
-// The check for more happens before the last bytes are passed on, so a
-// receiver never gets a complete body from a source that was too long.
+// exactReader passes exactly size bytes, or fails with ErrSizeMismatch. It
+// checks for more before passing the last bytes, so a too long source never
+// yields a complete body.
 type exactReader struct {
 	r       io.Reader
 	size, n int64
@@ -119,13 +100,12 @@ func (e *exactReader) Read(p []byte) (int, error) {
 		return n, err
 	case e.n == e.size && e.strict:
 		if err := e.checkExtra(); err != nil {
-			return 0, err // withhold the last bytes: the body stays incomplete
+			return 0, err
 		}
 	}
 	return n, nil
 }
 
-// checkExtra reads one byte past the declared size.
 func (e *exactReader) checkExtra() error {
 	var b [1]byte
 	n, err := io.ReadFull(e.r, b[:])

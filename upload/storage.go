@@ -1,27 +1,28 @@
 package upload
 
 import (
+	"errors"
 	"io"
 )
 
-// maxReservations bounds the reservations of one upload: the first and two
-// fresh ones after refusals (an expired signed URL).
+// maxReservations bounds one upload's reservations (a URL may expire).
 const maxReservations = 3
 
-// body is what one reservation's PUT reads: the source, held to its exact
-// size, reporting progress. The source is opened at the first Read.
+// errSeek is the error of a seek other than a rewind to the start.
+var errSeek = errors.New("upload: the body can only be rewound to its start")
+
+// body is what one reservation's PUT reads, the source opened at the
+// first Read.
 type body struct {
 	src  *source
 	prog *progress
 	r    io.Reader
 }
 
-// rewindableBody is a body whose source can be read again: the client
-// rewinds it (Seek to 0) to retry a PUT from the start.
+// rewindableBody is a body the client can rewind to retry.
 type rewindableBody struct{ body }
 
-// newBody returns the body of a PUT, an io.Seeker when src can be read
-// again, so that the client retries only what it can send again.
+// newBody returns the body of a PUT, an io.Seeker only when src is rereadable.
 func newBody(src *source, prog *progress) io.Reader {
 	b := body{src: src, prog: prog}
 	if src.rereadable {
@@ -41,9 +42,7 @@ func (b *body) Read(p []byte) (int, error) {
 	return b.r.Read(p)
 }
 
-// Seek supports what the client asks of a body: the current offset before
-// the first attempt (0), and a rewind to the start, which opens the source
-// again at the next Read.
+// Seek supports what the client asks: the current offset (0) and a rewind.
 func (b *rewindableBody) Seek(offset int64, whence int) (int64, error) {
 	if offset != 0 || whence == io.SeekEnd {
 		return 0, errSeek
@@ -52,4 +51,36 @@ func (b *rewindableBody) Seek(offset int64, whence int) (int64, error) {
 		b.r = nil
 	}
 	return 0, nil
+}
+
+// progress reports the bytes of one upload, across its attempts, only
+// once they pass what was reported, so the count never goes back.
+type progress struct {
+	fn    func(sent, total int64)
+	total int64
+	high  int64
+}
+
+// reader counts the body of one attempt; attempts never overlap.
+func (p *progress) reader(r io.Reader) io.Reader {
+	if p.fn == nil {
+		return r
+	}
+	return &progressReader{r: r, p: p}
+}
+
+type progressReader struct {
+	r    io.Reader
+	p    *progress
+	sent int64
+}
+
+func (pr *progressReader) Read(b []byte) (int, error) {
+	n, err := pr.r.Read(b)
+	pr.sent += int64(n)
+	if pr.sent > pr.p.high && pr.p.fn != nil {
+		pr.p.high = pr.sent
+		pr.p.fn(pr.sent, pr.p.total)
+	}
+	return n, err
 }
