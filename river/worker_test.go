@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +19,7 @@ import (
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
+	"github.com/mediagen/mediagen-go/internal/testlog"
 	riverjob "github.com/mediagen/mediagen-go/river"
 )
 
@@ -344,8 +343,8 @@ func TestWorkerLogsToItsLogger(t *testing.T) {
 			Header: http.Header{"Content-Type": {"application/json"}},
 			Body:   io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body))}, nil
 	})
-	var logged syncBuffer
-	e.worker(t, 1, e.client(refuse), riverjob.WithLogger(slog.New(slog.NewTextHandler(&logged, nil))))
+	logger, logged := testlog.DebugTextLogger()
+	e.worker(t, 1, e.client(refuse), riverjob.WithLogger(logger))
 	e.insert(t, []client.Args{client.ImageGenerationArgs{Prompt: "k0 a kite"}})
 	jobs := e.waitJobs(t, time.Minute)
 	require.Len(t, jobs[rivertype.JobStateCompleted], 1, "jobs: %v", jobs)
@@ -360,22 +359,4 @@ func TestWorkerLogsToItsLogger(t *testing.T) {
 	require.Len(t, jobs[rivertype.JobStateCompleted], 2, "estimated on the last list: jobs %v", jobs)
 	assert.Contains(t, logged.String(), "reading the price list failed; estimating on the last one")
 	assert.Contains(t, logged.String(), "no prices today")
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger's and a test's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
