@@ -17,6 +17,19 @@ type SelfPortraitArgs struct {
 // Feature returns [mediagen.FeatureImageSelfPortrait].
 func (SelfPortraitArgs) Feature() mediagen.Feature { return mediagen.FeatureImageSelfPortrait }
 
+func (a SelfPortraitArgs) params() map[string]any {
+	m := make(map[string]any, 4)
+	m["image"] = a.Image
+	m["prompt"] = a.Prompt
+	if a.AspectRatio != "" {
+		m["aspectRatio"] = string(a.AspectRatio)
+	}
+	if a.PermissionConfirmed {
+		m["permissionConfirmed"] = a.PermissionConfirmed
+	}
+	return m
+}
+
 // ImageGenerationArgs are the arguments of [mediagen.FeatureImageGeneration].
 type ImageGenerationArgs struct {
 	Prompt      string      `json:"prompt"`                // what to make; required
@@ -28,6 +41,21 @@ type ImageGenerationArgs struct {
 // Feature returns [mediagen.FeatureImageGeneration].
 func (ImageGenerationArgs) Feature() mediagen.Feature { return mediagen.FeatureImageGeneration }
 
+func (a ImageGenerationArgs) params() map[string]any {
+	m := make(map[string]any, 4)
+	m["prompt"] = a.Prompt
+	if a.AspectRatio != "" {
+		m["aspectRatio"] = string(a.AspectRatio)
+	}
+	if a.FineDetails {
+		m["fineDetails"] = a.FineDetails
+	}
+	if a.Image != "" {
+		m["image"] = a.Image
+	}
+	return m
+}
+
 // ProductShotArgs are the arguments of [mediagen.FeatureImageProductShot].
 type ProductShotArgs struct {
 	Image       string      `json:"image"`                 // photo of the product; required
@@ -38,6 +66,19 @@ type ProductShotArgs struct {
 
 // Feature returns [mediagen.FeatureImageProductShot].
 func (ProductShotArgs) Feature() mediagen.Feature { return mediagen.FeatureImageProductShot }
+
+func (a ProductShotArgs) params() map[string]any {
+	m := make(map[string]any, 4)
+	m["image"] = a.Image
+	m["prompt"] = a.Prompt
+	if a.AspectRatio != "" {
+		m["aspectRatio"] = string(a.AspectRatio)
+	}
+	if a.FineDetails {
+		m["fineDetails"] = a.FineDetails
+	}
+	return m
+}
 
 // YoutubeThumbnailArgs are the arguments of
 // [mediagen.FeatureImageYoutubeThumbnail]. AspectRatio defaults to 16:9.
@@ -51,6 +92,21 @@ type YoutubeThumbnailArgs struct {
 // Feature returns [mediagen.FeatureImageYoutubeThumbnail].
 func (YoutubeThumbnailArgs) Feature() mediagen.Feature { return mediagen.FeatureImageYoutubeThumbnail }
 
+func (a YoutubeThumbnailArgs) params() map[string]any {
+	m := make(map[string]any, 4)
+	m["prompt"] = a.Prompt
+	if a.Image != "" {
+		m["image"] = a.Image
+	}
+	if a.AspectRatio != "" {
+		m["aspectRatio"] = string(a.AspectRatio)
+	}
+	if a.FineDetails {
+		m["fineDetails"] = a.FineDetails
+	}
+	return m
+}
+
 // AdArgs are the arguments of [mediagen.FeatureImageAd].
 type AdArgs struct {
 	Image       string      `json:"image"`                 // photo of the product advertised; required
@@ -61,6 +117,19 @@ type AdArgs struct {
 
 // Feature returns [mediagen.FeatureImageAd].
 func (AdArgs) Feature() mediagen.Feature { return mediagen.FeatureImageAd }
+
+func (a AdArgs) params() map[string]any {
+	m := make(map[string]any, 4)
+	m["image"] = a.Image
+	m["prompt"] = a.Prompt
+	if a.AspectRatio != "" {
+		m["aspectRatio"] = string(a.AspectRatio)
+	}
+	if a.FineDetails {
+		m["fineDetails"] = a.FineDetails
+	}
+	return m
+}
 
 // LogoRevealArgs are the arguments of [mediagen.FeatureVideoLogoReveal], billed
 // per second of clip. Prompt directs the motion around the logo (effect, scene,
@@ -80,6 +149,31 @@ type LogoRevealArgs struct {
 // Feature returns [mediagen.FeatureVideoLogoReveal].
 func (LogoRevealArgs) Feature() mediagen.Feature { return mediagen.FeatureVideoLogoReveal }
 
+func (a LogoRevealArgs) params() map[string]any {
+	m := make(map[string]any, 8)
+	m["image"] = a.Image
+	m["prompt"] = a.Prompt
+	if a.Mode != "" {
+		m["mode"] = string(a.Mode)
+	}
+	if a.AspectRatio != "" {
+		m["aspectRatio"] = string(a.AspectRatio)
+	}
+	if a.Background != "" {
+		m["background"] = a.Background
+	}
+	if a.GenerateAudio {
+		m["generateAudio"] = a.GenerateAudio
+	}
+	if a.Duration != 0 {
+		m["duration"] = float64(a.Duration)
+	}
+	if a.Resolution != "" {
+		m["resolution"] = string(a.Resolution)
+	}
+	return m
+}
+
 // ObjectRevealArgs are the arguments of [mediagen.FeatureVideoObjectReveal],
 // billed per second of clip. Duration is 3 to 10 seconds, default 5.
 type ObjectRevealArgs struct {
@@ -92,6 +186,22 @@ type ObjectRevealArgs struct {
 
 // Feature returns [mediagen.FeatureVideoObjectReveal].
 func (ObjectRevealArgs) Feature() mediagen.Feature { return mediagen.FeatureVideoObjectReveal }
+
+func (a ObjectRevealArgs) params() map[string]any {
+	m := make(map[string]any, 5)
+	m["image"] = a.Image
+	m["prompt"] = a.Prompt
+	if a.AspectRatio != "" {
+		m["aspectRatio"] = string(a.AspectRatio)
+	}
+	if a.Duration != 0 {
+		m["duration"] = float64(a.Duration)
+	}
+	if a.Resolution != "" {
+		m["resolution"] = string(a.Resolution)
+	}
+	return m
+}
 
 // AvatarArgs are the arguments of [mediagen.FeatureVideoAvatar]: a portrait
 // speaking Script (1 to 5,000 characters) in the voice VoiceID. It is billed
@@ -111,6 +221,28 @@ type AvatarArgs struct {
 // Feature returns [mediagen.FeatureVideoAvatar].
 func (AvatarArgs) Feature() mediagen.Feature { return mediagen.FeatureVideoAvatar }
 
+func (a AvatarArgs) params() map[string]any {
+	m := make(map[string]any, 7)
+	m["voiceId"] = a.VoiceID
+	m["script"] = a.Script
+	if a.Image != "" {
+		m["image"] = a.Image
+	}
+	if a.AspectRatio != "" {
+		m["aspectRatio"] = string(a.AspectRatio)
+	}
+	if a.Resolution != "" {
+		m["resolution"] = string(a.Resolution)
+	}
+	if a.PermissionConfirmed {
+		m["permissionConfirmed"] = a.PermissionConfirmed
+	}
+	if a.Prompt != "" {
+		m["prompt"] = a.Prompt
+	}
+	return m
+}
+
 // VoiceoverArgs are the arguments of [mediagen.FeatureAudioVoiceover]: Script
 // (1 to 20,000 characters) spoken in the voice VoiceID, billed per started
 // 1,000 characters.
@@ -122,3 +254,57 @@ type VoiceoverArgs struct {
 
 // Feature returns [mediagen.FeatureAudioVoiceover].
 func (VoiceoverArgs) Feature() mediagen.Feature { return mediagen.FeatureAudioVoiceover }
+
+func (a VoiceoverArgs) params() map[string]any {
+	m := make(map[string]any, 3)
+	m["voiceId"] = a.VoiceID
+	m["script"] = a.Script
+	if a.Prompt != "" {
+		m["prompt"] = a.Prompt
+	}
+	return m
+}
+
+// typedParams returns the params of args of a type above (not of one
+// embedding it, whose JSON may say more), or false.
+func typedParams(args Args) (map[string]any, bool) {
+	switch a := args.(type) {
+	case SelfPortraitArgs:
+		return a.params(), true
+	case *SelfPortraitArgs:
+		return a.params(), true
+	case ImageGenerationArgs:
+		return a.params(), true
+	case *ImageGenerationArgs:
+		return a.params(), true
+	case ProductShotArgs:
+		return a.params(), true
+	case *ProductShotArgs:
+		return a.params(), true
+	case YoutubeThumbnailArgs:
+		return a.params(), true
+	case *YoutubeThumbnailArgs:
+		return a.params(), true
+	case AdArgs:
+		return a.params(), true
+	case *AdArgs:
+		return a.params(), true
+	case LogoRevealArgs:
+		return a.params(), true
+	case *LogoRevealArgs:
+		return a.params(), true
+	case ObjectRevealArgs:
+		return a.params(), true
+	case *ObjectRevealArgs:
+		return a.params(), true
+	case AvatarArgs:
+		return a.params(), true
+	case *AvatarArgs:
+		return a.params(), true
+	case VoiceoverArgs:
+		return a.params(), true
+	case *VoiceoverArgs:
+		return a.params(), true
+	}
+	return nil, false
+}

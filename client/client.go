@@ -152,9 +152,10 @@ func (c *Client) do(ctx context.Context, cfg *config, r *engine.Request, out any
 		got = resp
 		return c.read(ctx, cfg, resp, out)
 	})
-	var se *engine.SendError // Do returns ctx.Err() as it is
-	if errors.As(err, &se) {
-		err = fmt.Errorf("mediagen: %w", err)
+	if err != nil { // Do returns ctx.Err() as it is
+		if se := (*engine.SendError)(nil); errors.As(err, &se) {
+			err = fmt.Errorf("mediagen: %w", err)
+		}
 	}
 	return got, err
 }

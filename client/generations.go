@@ -210,5 +210,9 @@ func encodeArgs(args Args) (encodedArgs, error) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return encodedArgs{}, fmt.Errorf("%w: arguments must encode as a JSON object, got %T", ErrInvalidArgument, args)
 	}
-	return encodedArgs{feature: feature, raw: raw}, nil
+	a := encodedArgs{feature: feature, raw: raw}
+	if m, ok := typedParams(args); ok {
+		a.m = m // as decoding raw gives it, without the decoding
+	}
+	return a, nil
 }

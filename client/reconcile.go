@@ -82,8 +82,8 @@ func refusedByService(err error) bool {
 
 // serverDate reads the Date header of an answer.
 func serverDate(resp *http.Response) time.Time {
-	if resp == nil {
-		return time.Time{}
+	if resp == nil || resp.Header.Get("Date") == "" {
+		return time.Time{} // not parsed: each failed format allocates an error
 	}
 	t, _ := http.ParseTime(resp.Header.Get("Date"))
 	return t

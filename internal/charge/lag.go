@@ -44,19 +44,21 @@ const (
 // its request was sent and its answer arrived on the client's clock, and
 // when on the real one.
 type rowSample struct {
-	kind                            string
-	sent, received, real, requested time.Time
+	kind                      string
+	received, real, requested time.Time
+	lo, hi                    time.Duration // see newRowSample
 }
 
-// bounds returns the bounds a row gives of the offset of the clock that
+// newRowSample keeps the bounds a row gives of the offset of the clock that
 // dated it from the client's: requested - received <= offset <=
 // requested - sent, a second more for a date in whole seconds.
-func (r rowSample) bounds() (lo, hi time.Duration) {
-	hi = r.requested.Sub(r.sent)
-	if r.requested.Nanosecond() == 0 {
-		hi += time.Second
+func newRowSample(kind string, sent, received, requested time.Time) rowSample {
+	r := rowSample{kind: kind, received: received, real: time.Now(), requested: requested}
+	r.lo, r.hi = requested.Sub(received), requested.Sub(sent)
+	if requested.Nanosecond() == 0 {
+		r.hi += time.Second
 	}
-	return r.requested.Sub(r.received), hi
+	return r
 }
 
 // since is how long before start (client's clock), began (real) r's answer
@@ -74,19 +76,18 @@ func (l *lag) observe(kind string, sent, received, date, requested time.Time) {
 	if requested.IsZero() {
 		return
 	}
-	row := rowSample{kind, sent, received, time.Now(), requested}
+	row := newRowSample(kind, sent, received, requested)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	// A row whose bounds miss a recent row's of its kind was dated by a
 	// clock apart, which the last rows may not show next time: earliest
 	// says nothing from then on.
-	olo, ohi := row.bounds()
-	for _, r := range l.rows {
-		if _, fresh := r.since(received, row.real); r.kind != kind || !fresh {
+	for i := 0; i < rowSamples && !l.apart; i++ { // apart stays: once seen, no need to look
+		r := &l.rows[i]
+		if r.kind != kind || row.lo <= r.hi+rowApart && r.lo <= row.hi+rowApart {
 			continue
 		}
-		rlo, rhi := r.bounds()
-		l.apart = l.apart || olo > rhi+rowApart || rlo > ohi+rowApart
+		_, l.apart = r.since(received, row.real) // only a fresh row's clock counts
 	}
 	l.rows[l.next] = row
 	l.next = (l.next + 1) % rowSamples

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -260,11 +261,20 @@ func (s *statusAnswer) Error() string {
 }
 
 // drain reads up to 64 KiB left of a body, so its connection is reused,
-// and closes it.
+// and closes it. A pooled buffer, as io.CopyN allocates on every call.
 func drain(body io.ReadCloser) {
-	_, _ = io.CopyN(io.Discard, body, 64<<10)
+	bp := drainBufs.Get().(*[]byte)
+	for n := 0; n < 64<<10; {
+		m, err := body.Read(*bp)
+		if n += m; err != nil {
+			break
+		}
+	}
+	drainBufs.Put(bp)
 	_ = body.Close()
 }
+
+var drainBufs = sync.Pool{New: func() any { b := make([]byte, 4<<10); return &b }}
 
 // newRequest builds one attempt of r, and returns its body to close.
 func (e *Engine) newRequest(ctx context.Context, call *Call, r *Request) (*http.Request, *body, error) {

@@ -2,7 +2,6 @@ package feature
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -26,15 +25,15 @@ func check(name string, args map[string]any, all bool) error {
 	if !ok {
 		return nil
 	}
-	names := make([]string, len(f.Args))
-	for i, a := range f.Args {
-		names[i] = a.Name
-	}
-	slices.Sort(names)
-	for _, n := range slices.Sorted(maps.Keys(args)) {
-		if !slices.Contains(names, n) {
-			return fmt.Errorf("args.%s is not an argument of %s (arguments: %s)", n, f.Name, strings.Join(names, ", "))
+	names := argNames[f.Name]
+	var unknown []string // sorted only when there are any: a create checks its args on every call
+	for n := range args {
+		if _, known := slices.BinarySearch(names, n); !known {
+			unknown = append(unknown, n)
 		}
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("args.%s is not an argument of %s (arguments: %s)", slices.Min(unknown), f.Name, strings.Join(names, ", "))
 	}
 	for _, n := range names {
 		a, _ := f.Arg(n)

@@ -8,6 +8,7 @@ package feature
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -94,6 +95,20 @@ var byName = func() map[string]Info {
 	for _, f := range All {
 		m[f.Name] = f
 		m[f.Legacy] = f
+	}
+	return m
+}()
+
+// argNames holds each feature's argument names, sorted, by canonical name.
+var argNames = func() map[string][]string {
+	m := make(map[string][]string, len(All))
+	for _, f := range All {
+		names := make([]string, len(f.Args))
+		for i, a := range f.Args {
+			names[i] = a.Name
+		}
+		slices.Sort(names)
+		m[f.Name] = names
 	}
 	return m
 }()

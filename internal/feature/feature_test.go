@@ -85,3 +85,15 @@ func TestBoundsOfTheDesign(t *testing.T) {
 	assert.Equal(t, map[string]string{"false": "off", "true": "on"}, bound("image/ad", "fineDetails").Variant)
 	assert.Equal(t, "720p", bound("video/avatar", "resolution").Default)
 }
+
+// Of several unknown arguments, the first by name is reported, whatever the
+// map's order, with the feature's arguments sorted.
+func TestCheckNamesTheFirstUnknownArgument(t *testing.T) {
+	args := map[string]any{"script": "hi", "voiceId": "v", "zeta": 1, "alpha": 2, "mid": 3}
+	for range 20 {
+		err := feature.Check("audio/voiceover", args)
+		require.Error(t, err)
+		assert.Equal(t, "args.alpha is not an argument of audio/voiceover (arguments: prompt, script, voiceId)", err.Error())
+	}
+	require.NoError(t, feature.Check("voiceover", map[string]any{"script": "hi", "voiceId": "v"}))
+}

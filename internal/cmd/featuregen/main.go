@@ -325,8 +325,41 @@ func renderArgs(features []feature) []byte {
 			fmt.Fprintf(&b, "%s %s `json:%q` // %s\n", fieldName(a.name), goType(a), tag, note)
 		}
 		fmt.Fprintf(&b, "}\n\n// Feature returns [mediagen.%[1]s].\nfunc (%[2]s) Feature() mediagen.Feature { return mediagen.%[1]s }\n", f.constant, f.schema)
+		renderParams(&b, f)
 	}
+	b.WriteString("\n// typedParams returns the params of args of a type above (not of one\n// embedding it, whose JSON may say more), or false.\n")
+	b.WriteString("func typedParams(args Args) (map[string]any, bool) {\n\tswitch a := args.(type) {\n")
+	for _, f := range features {
+		fmt.Fprintf(&b, "\tcase %[1]s:\n\t\treturn a.params(), true\n\tcase *%[1]s:\n\t\treturn a.params(), true\n", f.schema)
+	}
+	b.WriteString("\t}\n\treturn nil, false\n}\n")
 	return b.Bytes()
+}
+
+// renderParams writes the struct's params method: its arguments as decoding
+// its JSON would give them (numbers as float64, enums as strings), without
+// the decoding, for the check every create makes before sending.
+func renderParams(b *bytes.Buffer, f feature) {
+	fmt.Fprintf(b, "\nfunc (a %s) params() map[string]any {\n\tm := make(map[string]any, %d)\n", f.schema, len(f.args))
+	for _, a := range f.args {
+		field := "a." + fieldName(a.name)
+		value, set := field, field+` != ""`
+		switch goType(a) {
+		case "int":
+			value, set = "float64("+field+")", field+" != 0"
+		case "bool":
+			set = field
+		case "string":
+		default:
+			value = "string(" + field + ")"
+		}
+		if a.required {
+			fmt.Fprintf(b, "\tm[%q] = %s\n", a.name, value)
+		} else {
+			fmt.Fprintf(b, "\tif %s {\n\t\tm[%q] = %s\n\t}\n", set, a.name, value)
+		}
+	}
+	b.WriteString("\treturn m\n}\n")
 }
 
 // comment wraps text as a Go comment of lines up to 80 columns.
