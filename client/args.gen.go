@@ -2,7 +2,10 @@
 
 package client
 
-import "github.com/mediagen/mediagen-go"
+import (
+	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/feature"
+)
 
 // SelfPortraitArgs are the arguments of [mediagen.FeatureImageSelfPortrait].
 // Without PermissionConfirmed the service answers 403
@@ -17,17 +20,25 @@ type SelfPortraitArgs struct {
 // Feature returns [mediagen.FeatureImageSelfPortrait].
 func (SelfPortraitArgs) Feature() mediagen.Feature { return mediagen.FeatureImageSelfPortrait }
 
-func (a SelfPortraitArgs) params() map[string]any {
-	m := make(map[string]any, 4)
-	m["image"] = a.Image
-	m["prompt"] = a.Prompt
+func (a SelfPortraitArgs) check() error {
+	arg := feature.All[0].Args
 	if a.AspectRatio != "" {
-		m["aspectRatio"] = string(a.AspectRatio)
+		if err := arg[2].Check(string(a.AspectRatio)); err != nil {
+			return err
+		}
+	}
+	if err := arg[0].Check(a.Image); err != nil {
+		return err
 	}
 	if a.PermissionConfirmed {
-		m["permissionConfirmed"] = a.PermissionConfirmed
+		if err := arg[3].Check(a.PermissionConfirmed); err != nil {
+			return err
+		}
 	}
-	return m
+	if err := arg[1].Check(a.Prompt); err != nil {
+		return err
+	}
+	return nil
 }
 
 // ImageGenerationArgs are the arguments of [mediagen.FeatureImageGeneration].
@@ -41,19 +52,27 @@ type ImageGenerationArgs struct {
 // Feature returns [mediagen.FeatureImageGeneration].
 func (ImageGenerationArgs) Feature() mediagen.Feature { return mediagen.FeatureImageGeneration }
 
-func (a ImageGenerationArgs) params() map[string]any {
-	m := make(map[string]any, 4)
-	m["prompt"] = a.Prompt
+func (a ImageGenerationArgs) check() error {
+	arg := feature.All[1].Args
 	if a.AspectRatio != "" {
-		m["aspectRatio"] = string(a.AspectRatio)
+		if err := arg[1].Check(string(a.AspectRatio)); err != nil {
+			return err
+		}
 	}
 	if a.FineDetails {
-		m["fineDetails"] = a.FineDetails
+		if err := arg[2].Check(a.FineDetails); err != nil {
+			return err
+		}
 	}
 	if a.Image != "" {
-		m["image"] = a.Image
+		if err := arg[3].Check(a.Image); err != nil {
+			return err
+		}
 	}
-	return m
+	if err := arg[0].Check(a.Prompt); err != nil {
+		return err
+	}
+	return nil
 }
 
 // ProductShotArgs are the arguments of [mediagen.FeatureImageProductShot].
@@ -67,17 +86,25 @@ type ProductShotArgs struct {
 // Feature returns [mediagen.FeatureImageProductShot].
 func (ProductShotArgs) Feature() mediagen.Feature { return mediagen.FeatureImageProductShot }
 
-func (a ProductShotArgs) params() map[string]any {
-	m := make(map[string]any, 4)
-	m["image"] = a.Image
-	m["prompt"] = a.Prompt
+func (a ProductShotArgs) check() error {
+	arg := feature.All[2].Args
 	if a.AspectRatio != "" {
-		m["aspectRatio"] = string(a.AspectRatio)
+		if err := arg[2].Check(string(a.AspectRatio)); err != nil {
+			return err
+		}
 	}
 	if a.FineDetails {
-		m["fineDetails"] = a.FineDetails
+		if err := arg[3].Check(a.FineDetails); err != nil {
+			return err
+		}
 	}
-	return m
+	if err := arg[0].Check(a.Image); err != nil {
+		return err
+	}
+	if err := arg[1].Check(a.Prompt); err != nil {
+		return err
+	}
+	return nil
 }
 
 // YoutubeThumbnailArgs are the arguments of
@@ -92,19 +119,27 @@ type YoutubeThumbnailArgs struct {
 // Feature returns [mediagen.FeatureImageYoutubeThumbnail].
 func (YoutubeThumbnailArgs) Feature() mediagen.Feature { return mediagen.FeatureImageYoutubeThumbnail }
 
-func (a YoutubeThumbnailArgs) params() map[string]any {
-	m := make(map[string]any, 4)
-	m["prompt"] = a.Prompt
-	if a.Image != "" {
-		m["image"] = a.Image
-	}
+func (a YoutubeThumbnailArgs) check() error {
+	arg := feature.All[3].Args
 	if a.AspectRatio != "" {
-		m["aspectRatio"] = string(a.AspectRatio)
+		if err := arg[2].Check(string(a.AspectRatio)); err != nil {
+			return err
+		}
 	}
 	if a.FineDetails {
-		m["fineDetails"] = a.FineDetails
+		if err := arg[3].Check(a.FineDetails); err != nil {
+			return err
+		}
 	}
-	return m
+	if a.Image != "" {
+		if err := arg[1].Check(a.Image); err != nil {
+			return err
+		}
+	}
+	if err := arg[0].Check(a.Prompt); err != nil {
+		return err
+	}
+	return nil
 }
 
 // AdArgs are the arguments of [mediagen.FeatureImageAd].
@@ -118,17 +153,25 @@ type AdArgs struct {
 // Feature returns [mediagen.FeatureImageAd].
 func (AdArgs) Feature() mediagen.Feature { return mediagen.FeatureImageAd }
 
-func (a AdArgs) params() map[string]any {
-	m := make(map[string]any, 4)
-	m["image"] = a.Image
-	m["prompt"] = a.Prompt
+func (a AdArgs) check() error {
+	arg := feature.All[4].Args
 	if a.AspectRatio != "" {
-		m["aspectRatio"] = string(a.AspectRatio)
+		if err := arg[2].Check(string(a.AspectRatio)); err != nil {
+			return err
+		}
 	}
 	if a.FineDetails {
-		m["fineDetails"] = a.FineDetails
+		if err := arg[3].Check(a.FineDetails); err != nil {
+			return err
+		}
 	}
-	return m
+	if err := arg[0].Check(a.Image); err != nil {
+		return err
+	}
+	if err := arg[1].Check(a.Prompt); err != nil {
+		return err
+	}
+	return nil
 }
 
 // LogoRevealArgs are the arguments of [mediagen.FeatureVideoLogoReveal], billed
@@ -149,29 +192,45 @@ type LogoRevealArgs struct {
 // Feature returns [mediagen.FeatureVideoLogoReveal].
 func (LogoRevealArgs) Feature() mediagen.Feature { return mediagen.FeatureVideoLogoReveal }
 
-func (a LogoRevealArgs) params() map[string]any {
-	m := make(map[string]any, 8)
-	m["image"] = a.Image
-	m["prompt"] = a.Prompt
-	if a.Mode != "" {
-		m["mode"] = string(a.Mode)
-	}
+func (a LogoRevealArgs) check() error {
+	arg := feature.All[5].Args
 	if a.AspectRatio != "" {
-		m["aspectRatio"] = string(a.AspectRatio)
+		if err := arg[3].Check(string(a.AspectRatio)); err != nil {
+			return err
+		}
 	}
 	if a.Background != "" {
-		m["background"] = a.Background
-	}
-	if a.GenerateAudio {
-		m["generateAudio"] = a.GenerateAudio
+		if err := arg[4].Check(a.Background); err != nil {
+			return err
+		}
 	}
 	if a.Duration != 0 {
-		m["duration"] = float64(a.Duration)
+		if err := arg[6].Check(a.Duration); err != nil {
+			return err
+		}
+	}
+	if a.GenerateAudio {
+		if err := arg[5].Check(a.GenerateAudio); err != nil {
+			return err
+		}
+	}
+	if err := arg[0].Check(a.Image); err != nil {
+		return err
+	}
+	if a.Mode != "" {
+		if err := arg[2].Check(string(a.Mode)); err != nil {
+			return err
+		}
+	}
+	if err := arg[1].Check(a.Prompt); err != nil {
+		return err
 	}
 	if a.Resolution != "" {
-		m["resolution"] = string(a.Resolution)
+		if err := arg[7].Check(string(a.Resolution)); err != nil {
+			return err
+		}
 	}
-	return m
+	return nil
 }
 
 // ObjectRevealArgs are the arguments of [mediagen.FeatureVideoObjectReveal],
@@ -187,20 +246,30 @@ type ObjectRevealArgs struct {
 // Feature returns [mediagen.FeatureVideoObjectReveal].
 func (ObjectRevealArgs) Feature() mediagen.Feature { return mediagen.FeatureVideoObjectReveal }
 
-func (a ObjectRevealArgs) params() map[string]any {
-	m := make(map[string]any, 5)
-	m["image"] = a.Image
-	m["prompt"] = a.Prompt
+func (a ObjectRevealArgs) check() error {
+	arg := feature.All[6].Args
 	if a.AspectRatio != "" {
-		m["aspectRatio"] = string(a.AspectRatio)
+		if err := arg[2].Check(string(a.AspectRatio)); err != nil {
+			return err
+		}
 	}
 	if a.Duration != 0 {
-		m["duration"] = float64(a.Duration)
+		if err := arg[3].Check(a.Duration); err != nil {
+			return err
+		}
+	}
+	if err := arg[0].Check(a.Image); err != nil {
+		return err
+	}
+	if err := arg[1].Check(a.Prompt); err != nil {
+		return err
 	}
 	if a.Resolution != "" {
-		m["resolution"] = string(a.Resolution)
+		if err := arg[4].Check(string(a.Resolution)); err != nil {
+			return err
+		}
 	}
-	return m
+	return nil
 }
 
 // AvatarArgs are the arguments of [mediagen.FeatureVideoAvatar]: a portrait
@@ -221,26 +290,40 @@ type AvatarArgs struct {
 // Feature returns [mediagen.FeatureVideoAvatar].
 func (AvatarArgs) Feature() mediagen.Feature { return mediagen.FeatureVideoAvatar }
 
-func (a AvatarArgs) params() map[string]any {
-	m := make(map[string]any, 7)
-	m["voiceId"] = a.VoiceID
-	m["script"] = a.Script
-	if a.Image != "" {
-		m["image"] = a.Image
-	}
+func (a AvatarArgs) check() error {
+	arg := feature.All[7].Args
 	if a.AspectRatio != "" {
-		m["aspectRatio"] = string(a.AspectRatio)
+		if err := arg[3].Check(string(a.AspectRatio)); err != nil {
+			return err
+		}
 	}
-	if a.Resolution != "" {
-		m["resolution"] = string(a.Resolution)
+	if a.Image != "" {
+		if err := arg[2].Check(a.Image); err != nil {
+			return err
+		}
 	}
 	if a.PermissionConfirmed {
-		m["permissionConfirmed"] = a.PermissionConfirmed
+		if err := arg[5].Check(a.PermissionConfirmed); err != nil {
+			return err
+		}
 	}
 	if a.Prompt != "" {
-		m["prompt"] = a.Prompt
+		if err := arg[6].Check(a.Prompt); err != nil {
+			return err
+		}
 	}
-	return m
+	if a.Resolution != "" {
+		if err := arg[4].Check(string(a.Resolution)); err != nil {
+			return err
+		}
+	}
+	if err := arg[1].Check(a.Script); err != nil {
+		return err
+	}
+	if err := arg[0].Check(a.VoiceID); err != nil {
+		return err
+	}
+	return nil
 }
 
 // VoiceoverArgs are the arguments of [mediagen.FeatureAudioVoiceover]: Script
@@ -255,56 +338,62 @@ type VoiceoverArgs struct {
 // Feature returns [mediagen.FeatureAudioVoiceover].
 func (VoiceoverArgs) Feature() mediagen.Feature { return mediagen.FeatureAudioVoiceover }
 
-func (a VoiceoverArgs) params() map[string]any {
-	m := make(map[string]any, 3)
-	m["voiceId"] = a.VoiceID
-	m["script"] = a.Script
+func (a VoiceoverArgs) check() error {
+	arg := feature.All[8].Args
 	if a.Prompt != "" {
-		m["prompt"] = a.Prompt
+		if err := arg[2].Check(a.Prompt); err != nil {
+			return err
+		}
 	}
-	return m
+	if err := arg[1].Check(a.Script); err != nil {
+		return err
+	}
+	if err := arg[0].Check(a.VoiceID); err != nil {
+		return err
+	}
+	return nil
 }
 
-// typedParams returns the params of args of a type above (not of one
-// embedding it, whose JSON may say more), or false.
-func typedParams(args Args) (map[string]any, bool) {
+// checkTyped checks args of a type above (not of one embedding it, whose
+// JSON may say more); false for another type.
+func checkTyped(args Args) (checked bool, err error) {
 	switch a := args.(type) {
 	case SelfPortraitArgs:
-		return a.params(), true
+		return true, a.check()
 	case *SelfPortraitArgs:
-		return a.params(), true
+		return true, a.check()
 	case ImageGenerationArgs:
-		return a.params(), true
+		return true, a.check()
 	case *ImageGenerationArgs:
-		return a.params(), true
+		return true, a.check()
 	case ProductShotArgs:
-		return a.params(), true
+		return true, a.check()
 	case *ProductShotArgs:
-		return a.params(), true
+		return true, a.check()
 	case YoutubeThumbnailArgs:
-		return a.params(), true
+		return true, a.check()
 	case *YoutubeThumbnailArgs:
-		return a.params(), true
+		return true, a.check()
 	case AdArgs:
-		return a.params(), true
+		return true, a.check()
 	case *AdArgs:
-		return a.params(), true
+		return true, a.check()
 	case LogoRevealArgs:
-		return a.params(), true
+		return true, a.check()
 	case *LogoRevealArgs:
-		return a.params(), true
+		return true, a.check()
 	case ObjectRevealArgs:
-		return a.params(), true
+		return true, a.check()
 	case *ObjectRevealArgs:
-		return a.params(), true
+		return true, a.check()
 	case AvatarArgs:
-		return a.params(), true
+		return true, a.check()
 	case *AvatarArgs:
-		return a.params(), true
+		return true, a.check()
 	case VoiceoverArgs:
-		return a.params(), true
+		return true, a.check()
 	case *VoiceoverArgs:
-		return a.params(), true
+		return true, a.check()
 	}
-	return nil, false
+	return false, nil
 }

@@ -36,7 +36,11 @@ func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option
 	if err != nil {
 		return nil, err
 	}
-	if err := feature.Check(string(a.feature), a.params()); err != nil {
+	checked, err := checkTyped(args)
+	if !checked {
+		err = feature.Check(string(a.feature), a.params())
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
 	cfg, err := c.configure(opts)
@@ -210,9 +214,5 @@ func encodeArgs(args Args) (encodedArgs, error) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return encodedArgs{}, fmt.Errorf("%w: arguments must encode as a JSON object, got %T", ErrInvalidArgument, args)
 	}
-	a := encodedArgs{feature: feature, raw: raw}
-	if m, ok := typedParams(args); ok {
-		a.m = m // as decoding raw gives it, without the decoding
-	}
-	return a, nil
+	return encodedArgs{feature: feature, raw: raw}, nil
 }

@@ -46,15 +46,16 @@ func check(name string, args map[string]any, all bool) error {
 		case v == nil, !all && v == "":
 			continue
 		}
-		if err := a.check(v); err != nil {
+		if err := a.Check(v); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// check validates one present value.
-func (a Arg) check(v any) error {
+// Check validates one present value of the argument, as [Check] does; the
+// client's typed arguments call it per field, with no map to build.
+func (a Arg) Check(v any) error {
 	str, isStr := v.(string)
 	switch {
 	case a.Type == "boolean":
