@@ -3,6 +3,7 @@ package charge
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -213,6 +214,46 @@ func TestLagEarliestOutlivesDrift(t *testing.T) {
 	offset := time.Second + at.Sub(base)/100_000
 	assert.False(t, got.After(start.Add(offset)), "never past the lost row")
 	assert.WithinDuration(t, start.Add(offset), got, 70*time.Millisecond, "the round trip, drift allowance and rowApart only")
+}
+
+// The laps' envelopes only spare comparisons: a lag finds clocks apart
+// exactly when comparing the row with each row in the ring would.
+func TestLagApartAsWithEveryRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 30))
+	for trial := range 300 {
+		var l lag
+		var ring [rowSamples]rowSample
+		next, apart := 0, false
+		at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+		offset := time.Second
+		for k := range 400 {
+			at = at.Add(time.Duration(rng.IntN(200)) * time.Millisecond)
+			switch rng.IntN(60) {
+			case 0: // a clock 30 ms apart
+				offset += 30 * time.Millisecond
+			case 1: // idle past rowFresh
+				at = at.Add(rowFresh + time.Second)
+			}
+			kind := "generation"
+			if rng.IntN(8) == 0 {
+				kind = "voice"
+			}
+			requested := at.Add(offset + time.Duration(rng.IntN(5))*time.Millisecond)
+			if rng.IntN(4) == 0 {
+				requested = requested.Truncate(time.Second)
+			}
+			sent, received := at.Add(-3*time.Millisecond), at
+			row := newRowSample(kind, sent, received, requested)
+			for _, r := range ring {
+				if !apart && r.kind == kind && (row.lo > r.hi+rowApart || r.lo > row.hi+rowApart) {
+					_, apart = r.since(received, row.real)
+				}
+			}
+			ring[next], next = row, (next+1)%rowSamples
+			l.observe(kind, sent, received, time.Time{}, requested)
+			require.Equal(t, apart, l.apart, "trial %d, row %d", trial, k)
+		}
+	}
 }
 
 func TestSearchLocksHonourTheContext(t *testing.T) {
