@@ -7,6 +7,8 @@ import (
 	"github.com/mediagen/mediagen-go/internal/telemetry"
 )
 
+func init() { telemetry.Of = func(c any) *telemetry.T { return c.(*Client).tel } }
+
 // startJob starts the job span of a generation, continuing the trace of a keyed call's journal record.
 func (c *Client) startJob(ctx context.Context, cfg *config, feature string) (context.Context, *telemetry.Job) {
 	if c.tel.Get() == nil {
