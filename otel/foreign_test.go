@@ -17,17 +17,17 @@ import (
 )
 
 // TestForeignWaitUsesClientProviders: a wait for a generation this process
-// did not create (no job open for it) records its span and its count with
-// the client's providers, not the global ones, which the caller's span
-// comes from.
+// did not create (no job open for it) records its span and its count, and
+// its save's span, with the client's providers, not the global ones, which
+// the caller's span comes from.
 func TestForeignWaitUsesClientProviders(t *testing.T) {
-	for name, wait := range map[string]func(context.Context, *client.Client, string) error{
-		"Generation": func(ctx context.Context, c *client.Client, id string) error {
-			_, err := poll.Generation(ctx, c, id)
+	for name, wait := range map[string]func(context.Context, *client.Client, string, string) error{
+		"Generation": func(ctx context.Context, c *client.Client, id, dir string) error {
+			_, err := poll.Generation(ctx, c, id, poll.WithSaveTo(dir))
 			return err
 		},
-		"Generations": func(ctx context.Context, c *client.Client, id string) error {
-			_, err := poll.Generations(ctx, c, []string{id})
+		"Generations": func(ctx context.Context, c *client.Client, id, dir string) error {
+			_, err := poll.Generations(ctx, c, []string{id}, poll.WithSaveTo(dir))
 			return err
 		},
 	} {
@@ -46,21 +46,22 @@ func TestForeignWaitUsesClientProviders(t *testing.T) {
 			})
 			ctx, root := otel.Tracer("app").Start(t.Context(), "request")
 			c := srv.Client(client.WithTracerProvider(own.tp), client.WithMeterProvider(own.mp))
-			require.NoError(t, wait(ctx, c, g.ID))
+			require.NoError(t, wait(ctx, c, g.ID, t.TempDir()))
 			root.End()
 
 			assert.Equal(t, int64(1), sumInt(own.metrics(t)["mediagen.waits"]), "the client's meter counts the wait")
 			assert.Zero(t, sumInt(global.metrics(t)["mediagen.waits"]), "the global meter does not")
-			var waits int
+			byName := map[string]int{}
 			for _, s := range own.spans.GetSpans() {
+				byName[s.Name]++
 				if s.Name == "mediagen.wait" {
-					waits++
 					assert.Equal(t, root.SpanContext().SpanID(), s.Parent.SpanID(), "a child of the caller's span")
 				}
 			}
-			assert.Equal(t, 1, waits, "the client's tracer has the wait")
+			assert.Equal(t, 1, byName["mediagen.wait"], "the client's tracer has the wait")
+			assert.Equal(t, 1, byName["mediagen.save"], "and the save")
 			for _, s := range global.spans.GetSpans() {
-				assert.NotEqual(t, "mediagen.wait", s.Name, "the global tracer has no wait")
+				assert.NotContains(t, []string{"mediagen.wait", "mediagen.save"}, s.Name, "the global tracer has neither")
 			}
 		})
 	}
