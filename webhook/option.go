@@ -43,7 +43,6 @@ type options struct {
 	onError      func(context.Context, *Event, error)
 }
 
-// newOptions applies opts; the errors come after errs (a caller's checks), joined.
 func newOptions(secret string, opts []Option, errs ...error) (*options, error) {
 	o := &options{
 		tolerance:    DefaultTolerance,

@@ -29,7 +29,7 @@ const (
 	Reused     = attribute.Key("mediagen.reused")
 	ErrorType  = attribute.Key("error.type")
 	jobSpan    = "mediagen.generation"
-	resumeSpan = "mediagen.generation.resume" // a job continuing another's trace
+	resumeSpan = "mediagen.generation.resume"
 	maxJobs    = 10_000 // about 1 KB each, with the span
 	endedByHub = "webhook"
 )
@@ -71,9 +71,8 @@ var jobs = struct {
 
 // StartJob starts the job of a generation of feature under ctx's span, or,
 // without one, under the trace context remote (a traceparent recorded in
-// the journal), which it links to as well: then the job resumes an earlier
-// one, and its span is a resume span, so a trace has one job root. It
-// returns nil when off.
+// the journal), which it links to as well, as a resume span (one job root
+// per trace). It returns nil when off.
 func (t *T) StartJob(ctx context.Context, feature, remote, key string) (context.Context, *Job) {
 	s := t.Get()
 	if s == nil {
