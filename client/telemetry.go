@@ -7,6 +7,8 @@ import (
 	"github.com/mediagen/mediagen-go/internal/telemetry"
 )
 
+func init() { telemetry.Of = func(c any) *telemetry.T { return c.(*Client).tel } }
+
 // startJob starts the job span of a generation, continuing the trace of a keyed call's journal record.
 func (c *Client) startJob(ctx context.Context, cfg *config, feature string) (context.Context, *telemetry.Job) {
 	if c.tel.Get() == nil {
@@ -23,8 +25,8 @@ func (c *Client) startJob(ctx context.Context, cfg *config, feature string) (con
 
 // Observed records that the caller found generation g terminal by its own means (its own GetGeneration
 // loop, a stored webhook event), as package poll and SaveOutput do: with tracing or metrics on, g's job
-// ends with its status, cost and refund. The job is the one this process opened at submit, or else one
-// continuing the trace in ctx. Call it once per generation; a g not terminal changes nothing.
+// ends with its status, cost and refund. The job is the one this process opened at submit, or else a
+// mediagen.generation.resume span continuing the trace in ctx. Call it once per generation; a g not terminal changes nothing.
 func (c *Client) Observed(ctx context.Context, g *mediagen.Generation) {
 	if g == nil || !g.Terminal() {
 		return

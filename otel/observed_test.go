@@ -65,8 +65,8 @@ func TestObservedEndsJob(t *testing.T) {
 
 // A generation handed to another process (Release) ends its job there,
 // released; the process that finds it terminal continues the recorded
-// trace with a job span of its own, which carries the status, and counts it
-// finished once.
+// trace with a resume span, which carries the status, and counts it
+// finished once: the trace has one generation span.
 func TestReleasedJobContinues(t *testing.T) {
 	rec := newRecorder(t)
 	srv := clienttest.NewServer(t)
@@ -95,6 +95,8 @@ func TestReleasedJobContinues(t *testing.T) {
 	jobs = jobSpans(rec)
 	require.Len(t, jobs, 2)
 	cont := jobs[1]
+	assert.Equal(t, "mediagen.generation", first.Name)
+	assert.Equal(t, "mediagen.generation.resume", cont.Name)
 	assert.Equal(t, first.SpanContext.TraceID(), cont.SpanContext.TraceID())
 	assert.Equal(t, first.SpanContext.SpanID(), cont.Parent.SpanID())
 	v, _ := attr(cont, "mediagen.status")
@@ -120,14 +122,16 @@ func TestReusedKeyEndsItsSpan(t *testing.T) {
 	require.Equal(t, first.ID, again.ID)
 	jobs := jobSpans(rec)
 	require.Len(t, jobs, 1, "the second call's job ended; the first is open")
+	assert.Equal(t, "mediagen.generation.resume", jobs[0].Name, "it continues the first's trace")
 	v, _ := attr(jobs[0], "mediagen.reused")
 	assert.True(t, v.AsBool())
 }
 
+// jobSpans returns the ended job spans: roots and resumes.
 func jobSpans(rec *recorder) []tracetest.SpanStub {
 	var out []tracetest.SpanStub
 	for _, s := range rec.spans.GetSpans() {
-		if s.Name == "mediagen.generation" {
+		if s.Name == "mediagen.generation" || s.Name == "mediagen.generation.resume" {
 			out = append(out, s)
 		}
 	}

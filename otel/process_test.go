@@ -37,8 +37,8 @@ const processKey = "order-31-process"
 // creates a generation with a key on an SQLite journal, with tracing on,
 // and is SIGKILLed once its request reached the service, the key still
 // held and its wait not begun. This process then takes the key over: its
-// job span continues the child's trace, whose id the child printed and the
-// journal recorded.
+// job's resume span continues the child's trace, whose id the child printed
+// and the journal recorded.
 func TestProcessTakeover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a child process")
@@ -83,7 +83,7 @@ func TestProcessTakeover(t *testing.T) {
 
 	var job tracetest.SpanStub
 	for _, s := range rec.spans.GetSpans() {
-		if s.Name == "mediagen.generation" {
+		if s.Name == "mediagen.generation.resume" {
 			job = s
 		}
 	}

@@ -27,7 +27,8 @@ import (
 // TestTakeoverContinuesTrace: a client whose call dies after its request
 // reached the service leaves the key held; a second client on the same
 // journal takes the key over, finds the generation, and its job continues
-// the first client's trace (a child of the first job span, linked to it).
+// the first client's trace: a resume span, a child of the first job span
+// and linked to it, so the trace has one generation span.
 func TestTakeoverContinuesTrace(t *testing.T) {
 	t.Run("memory", func(t *testing.T) { takeover(t, journal.NewMemory()) })
 	t.Run("sqlite", func(t *testing.T) {
@@ -64,23 +65,22 @@ func takeover(t *testing.T, j journal.Journal) {
 	_, err = poll.Generation(t.Context(), second, g.ID)
 	require.NoError(t, err)
 
-	var jobs []tracetest.SpanStub
-	for _, s := range rec.spans.GetSpans() {
-		if s.Name == "mediagen.generation" {
-			jobs = append(jobs, s)
-		}
-	}
+	jobs := jobSpans(rec)
 	require.Len(t, jobs, 2)
 	firstJob, secondJob := jobs[0], jobs[1]
 	if firstJob.Parent.IsValid() {
 		firstJob, secondJob = secondJob, firstJob
 	}
 	assert.False(t, firstJob.Parent.IsValid(), "the first job is the root")
+	assert.Equal(t, "mediagen.generation", firstJob.Name)
+	assert.Equal(t, "mediagen.generation.resume", secondJob.Name)
+	v, _ := attr(secondJob, "mediagen.status")
+	assert.Equal(t, "done", v.AsString(), "the resume carries the end")
 	assert.Equal(t, firstJob.SpanContext.TraceID(), secondJob.SpanContext.TraceID(), "the second job continues the trace")
 	assert.Equal(t, firstJob.SpanContext.SpanID(), secondJob.Parent.SpanID())
 	require.Len(t, secondJob.Links, 1)
 	assert.Equal(t, firstJob.SpanContext.SpanID(), secondJob.Links[0].SpanContext.SpanID())
-	v, _ := attr(secondJob, "mediagen.generation.id")
+	v, _ = attr(secondJob, "mediagen.generation.id")
 	assert.Equal(t, g.ID, v.AsString())
 	key, _ := attr(secondJob, "mediagen.idempotency_key.sha256")
 	assert.Len(t, key.AsString(), 64, "the key is hashed")

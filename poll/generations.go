@@ -43,10 +43,11 @@ func Generations(ctx context.Context, c *client.Client, ids []string, opts ...Op
 		}
 	}
 	b := &batch{c: c, s: s, last: map[string]*mediagen.Generation{}, errs: map[string]error{}, waiting: map[string]bool{}, tel: map[string]waitSpan{}}
+	tel := telemetry.Of(c)
 	for _, id := range ids {
 		if !b.waiting[id] {
 			b.waiting[id] = true
-			wctx, w := telemetry.StartWait(ctx, id)
+			wctx, w := tel.StartWait(ctx, id)
 			b.tel[id] = waitSpan{wctx, w}
 		}
 	}

@@ -56,7 +56,7 @@ func Generation(ctx context.Context, c *client.Client, id string, opts ...Option
 	if id == "" {
 		return nil, errors.New("poll: empty generation id")
 	}
-	ctx, tw := telemetry.StartWait(ctx, id)
+	ctx, tw := telemetry.Of(c).StartWait(ctx, id)
 	g, err := wait(ctx, s, subject[*mediagen.Generation]{
 		key: hub.Key{ID: id},
 		tel: tw,

@@ -27,15 +27,16 @@ import (
 // The error is ErrNoSecret without a secret, and wraps ErrInvalidOption for a
 // nil fn or each invalid option, joined.
 func Handler(secret string, fn func(context.Context, *Event) error, opts ...Option) (http.Handler, error) {
-	callback := func(*options) error {
-		if fn == nil {
-			return invalidOption("Handler: nil callback")
-		}
-		return nil
+	var nilFn error
+	if fn == nil {
+		nilFn = invalidOption("Handler: nil callback")
 	}
-	o, err := newOptions(secret, append([]Option{callback, WithStore(NewMemoryStore(DefaultStoreSize))}, opts...))
+	o, err := newOptions(secret, opts, nilFn)
 	if err != nil {
 		return nil, err
+	}
+	if !o.storeSet {
+		o.store = NewMemoryStore(DefaultStoreSize)
 	}
 	h := &handler{options: o, fn: fn}
 	if o.workers > 0 {

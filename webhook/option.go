@@ -35,6 +35,7 @@ type options struct {
 	secrets      []string
 	maxBodyBytes int64
 	store        Store // nil: no duplicate detection
+	storeSet     bool  // WithStore was given; else Handler makes a MemoryStore
 	workers      int   // 0 processes inline
 	queue        int
 	ackTimeout   time.Duration
@@ -42,7 +43,7 @@ type options struct {
 	onError      func(context.Context, *Event, error)
 }
 
-func newOptions(secret string, opts []Option) (*options, error) {
+func newOptions(secret string, opts []Option, errs ...error) (*options, error) {
 	o := &options{
 		tolerance:    DefaultTolerance,
 		now:          time.Now,
@@ -52,7 +53,7 @@ func newOptions(secret string, opts []Option) (*options, error) {
 		readTimeout:  DefaultReadTimeout,
 		onError:      logError,
 	}
-	errs := apply(o, opts)
+	errs = append(errs, apply(o, opts)...)
 	if len(o.secrets) == 0 {
 		errs = append(errs, ErrNoSecret)
 	}
@@ -139,7 +140,7 @@ func WithMaxBodyBytes(n int64) Option {
 // Nil turns duplicate detection off.
 func WithStore(s Store) Option {
 	return func(o *options) error {
-		o.store = s
+		o.store, o.storeSet = s, true
 		return nil
 	}
 }

@@ -29,6 +29,7 @@ const (
 	Reused     = attribute.Key("mediagen.reused")
 	ErrorType  = attribute.Key("error.type")
 	jobSpan    = "mediagen.generation"
+	resumeSpan = "mediagen.generation.resume"
 	maxJobs    = 10_000 // about 1 KB each, with the span
 	endedByHub = "webhook"
 )
@@ -70,7 +71,8 @@ var jobs = struct {
 
 // StartJob starts the job of a generation of feature under ctx's span, or,
 // without one, under the trace context remote (a traceparent recorded in
-// the journal), which it links to as well. It returns nil when off.
+// the journal), which it links to as well, as a resume span (one job root
+// per trace). It returns nil when off.
 func (t *T) StartJob(ctx context.Context, feature, remote, key string) (context.Context, *Job) {
 	s := t.Get()
 	if s == nil {
@@ -78,7 +80,9 @@ func (t *T) StartJob(ctx context.Context, feature, remote, key string) (context.
 	}
 	j := &Job{m: s.Metrics, start: time.Now(), feature: feature}
 	var opts []trace.SpanStartOption
+	name := jobSpan
 	if sc := Parse(remote); sc.IsValid() {
+		name = resumeSpan
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
 		if !trace.SpanContextFromContext(ctx).IsValid() {
 			ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
@@ -88,7 +92,7 @@ func (t *T) StartJob(ctx context.Context, feature, remote, key string) (context.
 	if tr == nil {
 		tr = noopTracer
 	}
-	ctx, j.span = tr.Start(ctx, jobSpan, opts...)
+	ctx, j.span = tr.Start(ctx, name, opts...)
 	if key != "" && j.span.IsRecording() {
 		sum := sha256.Sum256([]byte(key))
 		j.keyHash = hex.EncodeToString(sum[:])
@@ -217,9 +221,9 @@ func drop(id, event string) {
 }
 
 // Observe ends the job of a generation the caller found terminal: the open
-// one here, or else one that continues ctx's span context (an earlier
-// attempt's job), started now; since is when it was requested. Either way
-// it counts as finished once here.
+// one here, or else a resume span that continues ctx's span context (an
+// earlier attempt's job), started now; since is when it was requested.
+// Either way it counts as finished once here.
 func (t *T) Observe(ctx context.Context, id, feature, kind, status string, cost float64, since time.Time) {
 	refunded := status != "done"
 	jobs.Lock()
@@ -241,8 +245,8 @@ func (t *T) Observe(ctx context.Context, id, feature, kind, status string, cost 
 	if tr == nil || !trace.SpanContextFromContext(ctx).IsValid() {
 		tr = noopTracer
 	}
-	j.ctx, j.span = tr.Start(ctx, jobSpan)
-	j.attrs(ID.String(id), Kind.String(kind), attribute.Bool("mediagen.continued", true))
+	j.ctx, j.span = tr.Start(ctx, resumeSpan)
+	j.attrs(ID.String(id), Kind.String(kind))
 	j.Finish(status, refunded, "")
 }
 

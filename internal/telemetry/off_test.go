@@ -34,7 +34,7 @@ func TestOffAllocatesNothing(t *testing.T) {
 			s.EndSearch(true, nil)
 		},
 		"wait": func() {
-			_, w := StartWait(ctx, "gen_1")
+			_, w := tel.StartWait(ctx, "gen_1")
 			w.Check(true)
 			w.End(false)
 			w.Close(failed)

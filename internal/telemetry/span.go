@@ -25,27 +25,30 @@ type Span struct {
 }
 
 // child starts a span named name, with generation id ("" for none), under
-// the job j or else ctx's span, with that parent's provider. The id's
-// attribute is made only for a span that records: an off one allocates nothing.
-func child(ctx context.Context, j *Job, name, id string) (context.Context, Span) {
+// the job j with its providers, or else under ctx's span (a remote one too)
+// with t's. The id's attribute is made only for a span that records: an
+// off one allocates nothing.
+func (t *T) child(ctx context.Context, j *Job, name, id string) (context.Context, Span) {
+	var tp trace.TracerProvider
+	sp := Span{job: j}
 	if j != nil {
 		ctx = j.Context(ctx)
-	}
-	parent := trace.SpanFromContext(ctx)
-	sp := Span{job: j, ctx: ctx}
-	if j != nil {
-		sp.m = j.m
-	} else if s := Global.Get(); s != nil {
+		sp.m, tp = j.m, j.span.TracerProvider()
+	} else if s := t.Get(); s != nil {
 		sp.m = s.Metrics
+		if s.Tracer != nil {
+			tp = s.tp
+		}
 	}
-	if !parent.IsRecording() {
+	sp.ctx = ctx
+	if parent := trace.SpanFromContext(ctx); tp == nil || !parent.IsRecording() && (j != nil || !parent.SpanContext().IsValid()) {
 		return ctx, sp
 	}
 	var opts []trace.SpanStartOption
 	if id != "" {
 		opts = append(opts, trace.WithAttributes(ID.String(id)))
 	}
-	ctx, sp.span = parent.TracerProvider().Tracer(Scope).Start(ctx, name, opts...)
+	ctx, sp.span = tp.Tracer(Scope).Start(ctx, name, opts...)
 	sp.ctx = ctx
 	return ctx, sp
 }
@@ -70,7 +73,7 @@ func StartSearch(ctx context.Context) (context.Context, Span) {
 	if j == nil {
 		return ctx, Span{}
 	}
-	return child(ctx, j, "mediagen.search", "")
+	return (*T)(nil).child(ctx, j, "mediagen.search", "")
 }
 
 // EndSearch ends a search span with what it found, and counts it.
@@ -102,15 +105,8 @@ func (t *T) StartSave(ctx context.Context, id string) (context.Context, Span) {
 	if j == nil || j.id != id {
 		j = Lookup(id)
 	}
-	if parent := trace.SpanFromContext(ctx); j == nil && !parent.IsRecording() && parent.SpanContext().IsValid() {
-		if s := t.Get(); s != nil && s.Tracer != nil {
-			sp := Span{m: s.Metrics}
-			sp.ctx, sp.span = s.Tracer.Start(ctx, "mediagen.save", trace.WithAttributes(ID.String(id)))
-			return sp.ctx, sp
-		}
-	}
 	j.Ended("") // a save needs a done generation: it was seen terminal by now
-	return child(ctx, j, "mediagen.save", id)
+	return t.child(ctx, j, "mediagen.save", id)
 }
 
 // EndSave ends a save span; a save that worked ends its job, done.
@@ -212,9 +208,10 @@ type Wait struct {
 }
 
 // StartWait starts the span of a wait for generation id, a child of its
-// job when that is open in this process.
-func StartWait(ctx context.Context, id string) (context.Context, *Wait) {
-	ctx, sp := child(ctx, Lookup(id), "mediagen.wait", id)
+// job when that is open in this process, else of ctx's span with t's
+// providers (a client's).
+func (t *T) StartWait(ctx context.Context, id string) (context.Context, *Wait) {
+	ctx, sp := t.child(ctx, Lookup(id), "mediagen.wait", id)
 	if sp.span == nil && sp.m == nil && sp.job == nil {
 		return ctx, nil
 	}

@@ -116,6 +116,10 @@ func newMetrics(m metric.Meter) *Metrics {
 // Global is the telemetry of code that has no client: the global providers.
 var Global = &T{}
 
+// Of returns a *client.Client's telemetry, for the packages given one
+// (poll); package client, which this one cannot import, sets it.
+var Of func(client any) *T
+
 // opts are the measurement options of one attribute set, made once, so a
 // measurement allocates nothing.
 type opts struct {
