@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
@@ -112,6 +113,60 @@ func TestReconcileKeepsReservationSentOnMeanwhile(t *testing.T) {
 	})
 }
 
+// On PostgreSQL, Reconcile's end does not release a reservation that a
+// zombie reserved again while the end statement waited for the row: the
+// statement's view of the journal and of river_job is the snapshot it
+// started with, only the row is read afresh once locked. A trigger the
+// test adds holds the zombie's reserve, row locked, until the end waits.
+func TestReconcileKeepsReservationReservedDuringEnd(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	q := newZombieQueue(t, e.srv, e.store, e.rc)
+	job := q.insert(t, "k000", client.ImageGenerationArgs{Prompt: "k000 a kite"})
+	before := q.srv.Balance()
+	gate, w, _ := q.zombieOn(t)
+	<-gate.reached // the first attempt reserved; it never claims
+	q.cancel(t, job.ID)
+
+	lock, err := e.db.Conn(ctx)
+	require.NoError(t, err)
+	defer lock.Close()
+	_, err = lock.ExecContext(ctx, `SELECT pg_advisory_lock(7)`)
+	require.NoError(t, err)
+	_, err = e.db.ExecContext(ctx, `CREATE FUNCTION wait_for_test() RETURNS trigger LANGUAGE plpgsql AS
+		$$ BEGIN PERFORM pg_advisory_xact_lock_shared(7); RETURN NEW; END $$;
+		CREATE TRIGGER wait_for_test BEFORE UPDATE ON mediagen_river_reservations
+		FOR EACH ROW WHEN (OLD.state = 'held' AND NEW.state = 'held') EXECUTE FUNCTION wait_for_test()`)
+	require.NoError(t, err)
+	waiting := func(locktype string) func() bool {
+		return func() bool {
+			var n int
+			err := e.db.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = $1 AND NOT granted`, locktype).Scan(&n)
+			return err == nil && n > 0
+		}
+	}
+
+	// A zombie of the job works it again (the worker swept a moment ago):
+	// its reserve holds the row, and waits.
+	zombie := make(chan error, 1)
+	go func() { zombie <- w.Work(ctx, job) }()
+	require.Eventually(t, waiting("advisory"), 10*time.Second, time.Millisecond)
+	reconciled := make(chan int, 1)
+	go func() {
+		n, err := q.store.Reconcile(ctx)
+		assert.NoError(t, err)
+		reconciled <- n
+	}()
+	require.Eventually(t, waiting("transactionid"), 10*time.Second, time.Millisecond, "the end waits for the row")
+	_, err = lock.ExecContext(ctx, `SELECT pg_advisory_unlock(7)`)
+	require.NoError(t, err)
+
+	assert.Zero(t, <-reconciled, "reserved again meanwhile: kept")
+	var snooze *river.JobSnoozeError
+	assert.ErrorAs(t, <-zombie, &snooze, "sent and snoozed")
+	q.assertCounted(t, before)
+}
+
 // zombieQueue is a store and a River client that inserts and cancels jobs
 // and works none, on PostgreSQL or SQLite.
 type zombieQueue struct {
@@ -171,6 +226,13 @@ func (q zombieQueue) worker(t *testing.T, c *client.Client) *riverjob.Worker {
 // claim of the key waits, after it signals gate.reached, until gate.open
 // is closed; Work's error comes on the channel.
 func (q zombieQueue) zombie(t *testing.T) (gatedClaim, <-chan error) {
+	gate, _, errc := q.zombieOn(t)
+	return gate, errc
+}
+
+// zombieOn is zombie, and returns the worker too: its next claims of k000
+// do not wait.
+func (q zombieQueue) zombieOn(t *testing.T) (gatedClaim, *riverjob.Worker, <-chan error) {
 	gate := gatedClaim{Journal: q.store.Journal(), key: "k000", reached: make(chan struct{}), open: make(chan struct{}), once: new(sync.Once)}
 	w := q.worker(t, q.srv.MustClient(client.WithJournal(gate)))
 	row := q.insert(t, "k000", client.ImageGenerationArgs{Prompt: "k000 a kite"}) // unique by key: the same job
@@ -178,7 +240,7 @@ func (q zombieQueue) zombie(t *testing.T) (gatedClaim, <-chan error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go func() { errc <- w.Work(ctx, row) }()
-	return gate, errc
+	return gate, w, errc
 }
 
 // assertHeld checks what the queue's budget holds.
