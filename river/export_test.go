@@ -16,3 +16,7 @@ func SetPricesFresh(d time.Duration) time.Duration {
 	pricesFresh = d
 	return old
 }
+
+// SetBeforeEnd sets a function Reconcile runs once it has decided how the
+// reservation of key ends, before it ends it, for the tests.
+func (s *Store) SetBeforeEnd(f func(key string)) { s.beforeEnd = f }

@@ -20,6 +20,8 @@ type Store struct {
 	db      *sql.DB
 	d       mediagen.Dialect
 	journal *journal.SQL
+
+	beforeEnd func(key string) // for tests: runs in Reconcile before it ends key's reservation
 }
 
 // Open returns the store over db, creating its tables and the journal's
@@ -44,19 +46,22 @@ func Open(ctx context.Context, db *sql.DB, d mediagen.Dialect) (*Store, error) {
 			queue text PRIMARY KEY, cap bigint NOT NULL, held bigint NOT NULL DEFAULT 0, spent bigint NOT NULL DEFAULT 0)`,
 		`CREATE TABLE IF NOT EXISTS mediagen_river_reservations (
 			key text PRIMARY KEY, queue text NOT NULL, amount bigint NOT NULL, charged bigint NOT NULL DEFAULT 0,
-			state text NOT NULL, job_id bigint NOT NULL DEFAULT 0, updated bigint NOT NULL DEFAULT 0)`,
+			state text NOT NULL, job_id bigint NOT NULL DEFAULT 0, updated bigint NOT NULL DEFAULT 0,
+			version bigint NOT NULL DEFAULT 0)`,
 		`CREATE INDEX IF NOT EXISTS mediagen_river_reservations_held ON mediagen_river_reservations (key) WHERE state = 'held'`,
 	)
 	if err != nil {
 		return nil, fmt.Errorf("riverjob: creating tables: %w", err)
 	}
 	// Times are unix milliseconds: created, when a generation was first
-	// recorded; updated, when a reservation was last held or ended.
+	// recorded; updated, when a reservation was last held or ended. A
+	// reservation's version counts the reserves and sends on it (see own).
 	for _, c := range [][3]string{
 		{"mediagen_river_generations", "result", "text"},
 		{"mediagen_river_generations", "created", "bigint NOT NULL DEFAULT 0"},
 		{"mediagen_river_reservations", "job_id", "bigint NOT NULL DEFAULT 0"},
 		{"mediagen_river_reservations", "updated", "bigint NOT NULL DEFAULT 0"},
+		{"mediagen_river_reservations", "version", "bigint NOT NULL DEFAULT 0"},
 	} {
 		if err := d.AddColumn(ctx, db, c[0], c[1], c[2]); err != nil {
 			return nil, fmt.Errorf("riverjob: adding the %s column to %s: %w", c[1], c[0], err)
@@ -113,19 +118,27 @@ func (s *Store) Budget(ctx context.Context, queue string) (b Budget, ok bool, er
 // one, of a call that sent nothing, is raised to amount. It reports false
 // when the budget has no room, with whether other reservations are held
 // that may free some; a queue without a budget always has room.
-func (s *Store) reserve(ctx context.Context, queue, key string, job int64, amountUSD float64, recorded bool) (ok, others bool, err error) {
+//
+// When ok, fence is the reservation's version the caller now holds it at
+// (see own), 0 when it holds nothing to send on (no budget; a reservation
+// settled already counts the key). Each reserve moves the version on: an
+// earlier attempt of the job, still running, no longer holds it.
+func (s *Store) reserve(ctx context.Context, queue, key string, job int64, amountUSD float64, recorded bool) (fence int64, ok, others bool, err error) {
 	amount := micros(amountUSD)
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		ok, others = false, false
+		fence, ok, others = 0, false, false
 		var state, was string
 		var old int64
-		err := tx.QueryRowContext(ctx, s.d.Rebind(`UPDATE mediagen_river_reservations SET job_id = ? WHERE key = ? RETURNING state, queue, amount`),
-			job, key).Scan(&state, &was, &old)
+		err := tx.QueryRowContext(ctx, s.d.Rebind(`UPDATE mediagen_river_reservations SET job_id = ?, version = version + 1
+			WHERE key = ? RETURNING state, queue, amount, version`), job, key).Scan(&state, &was, &old, &fence)
 		switch {
 		case err != nil && !errors.Is(err, sql.ErrNoRows):
 			return err
-		case state == "held" && (recorded || was != queue || old >= amount), state == "settled" && recorded:
+		case state == "held" && (recorded || was != queue || old >= amount):
 			ok = true
+			return nil
+		case state == "settled" && recorded:
+			fence, ok = 0, true
 			return nil
 		case state != "held":
 			old = 0
@@ -139,20 +152,51 @@ func (s *Store) reserve(ctx context.Context, queue, key string, job int64, amoun
 			var held int64
 			err := tx.QueryRowContext(ctx, s.d.Rebind(`SELECT held FROM mediagen_river_budgets WHERE queue = ?`), queue).Scan(&held)
 			if errors.Is(err, sql.ErrNoRows) {
-				ok = true // no budget
+				fence, ok = 0, true // no budget
 				return nil
 			}
 			others = held > old
 			return err
 		}
 		ok = true
-		_, err = tx.ExecContext(ctx, s.d.Rebind(`INSERT INTO mediagen_river_reservations (key, queue, amount, state, job_id, updated)
-			VALUES (?, ?, ?, 'held', ?, ?) ON CONFLICT (key) DO UPDATE SET queue = excluded.queue, amount = excluded.amount,
-			charged = 0, state = 'held', job_id = excluded.job_id, updated = excluded.updated`),
-			key, queue, amount, job, time.Now().UnixMilli())
+		return tx.QueryRowContext(ctx, s.d.Rebind(`INSERT INTO mediagen_river_reservations (key, queue, amount, state, job_id, updated, version)
+			VALUES (?, ?, ?, 'held', ?, ?, 1) ON CONFLICT (key) DO UPDATE SET queue = excluded.queue, amount = excluded.amount,
+			charged = 0, state = 'held', job_id = excluded.job_id, updated = excluded.updated,
+			version = mediagen_river_reservations.version + 1 RETURNING version`),
+			key, queue, amount, job, time.Now().UnixMilli()).Scan(&fence)
+	})
+	return fence, ok, others, err
+}
+
+// own moves key's reservation on from version fence, when it is still held
+// there: nobody reserved it since (an attempt of the job River rescued from
+// the caller) nor ended it (the attempt that did, or Reconcile). A worker
+// calls it after claiming the key, before each send, and sends only if it
+// reports true, at fence+1 from then on: so no generation is sent on a
+// reservation that may be given back, and Reconcile, which ends one only at
+// the version it read, never ends one that is sent on meanwhile.
+func (s *Store) own(ctx context.Context, key string, fence int64) (ok bool, err error) {
+	err = s.d.Retry(ctx, func() error {
+		res, err := s.db.ExecContext(ctx, s.d.Rebind(`UPDATE mediagen_river_reservations SET version = version + 1
+			WHERE key = ? AND version = ? AND state = 'held'`), key, fence)
+		if err == nil {
+			var n int64
+			n, err = res.RowsAffected()
+			ok = n == 1
+		}
 		return err
 	})
-	return ok, others, err
+	return ok, err
+}
+
+// release gives back key's reservation, held at version fence by a caller
+// that sent nothing, unless another reserved it since; 0 holds none.
+func (s *Store) release(ctx context.Context, key string, fence int64) error {
+	if fence == 0 {
+		return nil
+	}
+	_, err := s.end(ctx, key, "released", sql.NullInt64{Valid: true}, ` AND version = ?`, fence)
+	return err
 }
 
 // settle ends key's reservation: state "settled" moves the charged amount to

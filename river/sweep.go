@@ -27,12 +27,12 @@ const finishedStates = `('cancelled', 'completed', 'discarded')`
 // schema).
 func (s *Store) Reconcile(ctx context.Context) (int, error) {
 	type held struct {
-		key          string
-		job, updated int64
+		key                   string
+		job, updated, version int64
 	}
 	var found []held
 	err := func() error {
-		rows, err := s.db.QueryContext(ctx, `SELECT r.key, r.job_id, r.updated FROM mediagen_river_reservations r
+		rows, err := s.db.QueryContext(ctx, `SELECT r.key, r.job_id, r.updated, r.version FROM mediagen_river_reservations r
 			LEFT JOIN river_job j ON j.id = r.job_id WHERE r.state = 'held' AND (j.id IS NULL OR j.state IN `+finishedStates+`)`)
 		if err != nil {
 			return err
@@ -40,7 +40,7 @@ func (s *Store) Reconcile(ctx context.Context) (int, error) {
 		defer rows.Close()
 		for rows.Next() {
 			var h held
-			if err := rows.Scan(&h.key, &h.job, &h.updated); err != nil {
+			if err := rows.Scan(&h.key, &h.job, &h.updated, &h.version); err != nil {
 				return err
 			}
 			found = append(found, h)
@@ -59,10 +59,18 @@ func (s *Store) Reconcile(ctx context.Context) (int, error) {
 		if state == "" {
 			continue
 		}
-		// The job is checked again as the row changes: one an operator
-		// retried, or a new job of the key, keeps the reservation.
-		ended, err := s.end(ctx, h.key, state, charged, ` AND job_id = ? AND NOT EXISTS (
-			SELECT 1 FROM river_job j WHERE j.id = ? AND j.state NOT IN `+finishedStates+`)`, h.job, h.job)
+		if s.beforeEnd != nil {
+			s.beforeEnd(h.key)
+		}
+		// Only at the version read: an attempt that reserved or sent on it
+		// since (one running still, an operator's retry, a new job of the
+		// key) keeps it. That is checked on the row itself, which
+		// PostgreSQL reads afresh once it has locked it; the river_job test
+		// below reads the statement's snapshot, a job retried while it runs
+		// is not seen, but such a job's attempt moves the version before it
+		// may send.
+		ended, err := s.end(ctx, h.key, state, charged, ` AND version = ? AND NOT EXISTS (
+			SELECT 1 FROM river_job j WHERE j.id = ? AND j.state NOT IN `+finishedStates+`)`, h.version, h.job)
 		if err != nil {
 			return n, err
 		}

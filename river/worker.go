@@ -24,6 +24,10 @@ import (
 // does not fit what is left of its queue's budget (Store.SetBudget).
 var ErrOverBudget = errors.New("riverjob: over the queue's budget")
 
+// errNotHeld fails the send of an attempt whose reservation was reserved
+// again (River rescued the job while the attempt ran) or ended meanwhile.
+var errNotHeld = errors.New("riverjob: the key's reservation is no longer this attempt's; nothing sent")
+
 // DefaultTimeout is how long one attempt of a job may run: a submit, or a
 // check, and the saving of the outputs.
 const DefaultTimeout = 5 * time.Minute
@@ -153,7 +157,7 @@ func (w *Worker) submit(ctx context.Context, job *river.Job[Args], key string, a
 		return nil, nil, err
 	}
 	w.sweep(ctx)
-	ok, others, err := w.store.reserve(ctx, job.Queue, key, job.ID, est, recorded)
+	fence, ok, others, err := w.store.reserve(ctx, job.Queue, key, job.ID, est, recorded)
 	switch {
 	case err != nil:
 		return nil, nil, err
@@ -163,6 +167,9 @@ func (w *Worker) submit(ctx context.Context, job *river.Job[Args], key string, a
 		return nil, nil, river.JobCancel(fmt.Errorf("%w: %s estimated at $%.4f", ErrOverBudget, key, est))
 	}
 	opts := []client.Option{client.WithIdempotencyKey(key)}
+	if fence != 0 { // sent only while the reservation is this attempt's
+		opts = append(opts, client.WithMiddleware(w.owned(key, &fence)))
+	}
 	if w.webhook != "" {
 		opts = append(opts, client.WithWebhookURL(w.webhook))
 	}
@@ -177,17 +184,36 @@ func (w *Worker) submit(ctx context.Context, job *river.Job[Args], key string, a
 		// the key, which may have been charged: Reconcile ends it.
 		return nil, nil, river.JobCancel(err)
 	case refused(err):
-		if rerr := w.store.settle(ctx, key, "released", 0); rerr != nil {
+		if rerr := w.store.release(ctx, key, fence); rerr != nil {
 			return nil, nil, rerr
 		}
 		return nil, nil, river.JobCancel(err)
 	default: // nothing was charged; River tries again later
-		if rerr := w.store.settle(ctx, key, "released", 0); rerr != nil {
+		if rerr := w.store.release(ctx, key, fence); rerr != nil {
 			return nil, nil, rerr
 		}
 		return nil, nil, err
 	}
 	return w.remember(ctx, g, job.ID)
+}
+
+// owned is the middleware of a submit that holds key's reservation at
+// version *fence: each create goes out only once Store.own moved it on.
+func (w *Worker) owned(key string, fence *int64) client.Middleware {
+	return func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		if req.Method != http.MethodPost {
+			return next(req)
+		}
+		ok, err := w.store.own(req.Context(), key, *fence)
+		switch {
+		case err != nil:
+			return nil, err
+		case !ok:
+			return nil, errNotHeld
+		}
+		*fence++
+		return next(req)
+	}
 }
 
 // check reads the generation of rec once: from the webhook event a Waker
