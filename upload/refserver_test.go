@@ -358,6 +358,24 @@ func TestExpiredURLGetsFreshReservation(t *testing.T) {
 	assert.ErrorContains(t, err, "signed URL refused")
 }
 
+func TestExpiredURLSaysSo(t *testing.T) {
+	// The expired reservation is gone from storage by the time its PUT
+	// arrives; the refusal still says why, as the contract's "after expiry
+	// start again at step 1" needs.
+	srv, c, rec := setup(t)
+	rec.before = func(n int, r *http.Request) *http.Response {
+		if r.Method == http.MethodPut {
+			srv.Advance(16 * time.Minute)
+		}
+		return nil
+	}
+	png := samples(t)[0].content
+	_, err := Reader(context.Background(), c, io.MultiReader(bytes.NewReader(png)), int64(len(png)), "image/png")
+	require.ErrorIs(t, err, client.ErrExpired)
+	assert.ErrorContains(t, err, "expired")
+	assert.NotContains(t, err.Error(), "signature does not match")
+}
+
 func TestMultipartEveryAcceptedKind(t *testing.T) {
 	_, c, rec := setup(t)
 	all := samples(t)

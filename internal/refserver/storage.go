@@ -211,7 +211,12 @@ func (s *Server) putUpload(w http.ResponseWriter, r *http.Request, id string) {
 	}
 	s.mu.Unlock()
 	if !ok || declared == "" {
-		writeError(w, forbiddenf("the signature does not match"))
+		// A reservation is dropped once its URL expires: the URL says so.
+		msg := "the signature does not match"
+		if exp, err := strconv.ParseInt(r.URL.Query().Get("expires"), 10, 64); err == nil && !s.clock.Now().Before(time.Unix(exp, 0)) {
+			msg = "the signed URL expired"
+		}
+		writeError(w, forbiddenf("%s", msg))
 		return
 	}
 	length := strconv.FormatInt(size, 10)
