@@ -110,9 +110,8 @@ func (c *Client) PutUpload(ctx context.Context, u *mediagen.UploadURL, body io.R
 	seeker, rewindable := body.(io.Seeker)
 	var from int64
 	if rewindable {
-		if from, err = seeker.Seek(0, io.SeekCurrent); err != nil {
-			return fmt.Errorf("mediagen: storage PUT: %w", err)
-		}
+		from, err = seeker.Seek(0, io.SeekCurrent)
+		rewindable = err == nil // a pipe (os.Stdin) cannot seek: sent once
 	}
 	method := cmp.Or(string(u.Method), http.MethodPut)
 	r := &engine.Request{Method: method, URL: *target, Header: http.Header{"Content-Type": {u.Headers.ContentType}},

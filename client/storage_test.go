@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -106,6 +107,20 @@ func TestPutUploadOneShotBody(t *testing.T) {
 	assert.Equal(t, "storage says no", se.Message)
 	assert.Len(t, stub.puts(), 1)
 	assert.NotContains(t, err.Error(), "secret", "no signed URL in the error")
+}
+
+// A pipe (os.Stdin, os.Pipe) is an *os.File, an io.Seeker that cannot
+// seek: it is sent once, as any body that cannot be rewound.
+func TestPutUploadFromAPipe(t *testing.T) {
+	stub, u := newStorage(t, 200)
+	c := storageClient(t, newTestClock())
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	go func() { _, _ = io.WriteString(w, "hello"); _ = w.Close() }()
+	require.NoError(t, c.PutUpload(context.Background(), u, r))
+	require.Len(t, stub.puts(), 1)
+	assert.Equal(t, "hello", stub.puts()[0].body)
 }
 
 // A refused URL (expired, or a header that differs) is not retried: it

@@ -376,6 +376,30 @@ func TestExpiredURLSaysSo(t *testing.T) {
 	assert.NotContains(t, err.Error(), "signature does not match")
 }
 
+func TestUploadFromAPipe(t *testing.T) {
+	// os.Stdin piped, os.Pipe, a FIFO: an *os.File that cannot seek is
+	// read once, as any other io.Reader.
+	_, c, rec := setup(t)
+	png := samples(t)[0].content
+	pipe := func() *os.File {
+		r, w, err := os.Pipe()
+		require.NoError(t, err)
+		t.Cleanup(func() { r.Close() })
+		go func() { _, _ = w.Write(png); _ = w.Close() }()
+		return r
+	}
+	f, err := Reader(context.Background(), c, pipe(), int64(len(png)), "")
+	require.NoError(t, err)
+	assert.NotEmpty(t, f.ID)
+	assert.Equal(t, "image/png", rec.reservations()[0].reserved, "detected from the piped bytes")
+	useAsImage(t, c, f.ID)
+
+	files, err := Multipart(context.Background(), c, []Part{{Name: "logo.png", Reader: pipe(), Size: int64(len(png))}})
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	assert.EqualValues(t, len(png), files[0].Size)
+}
+
 func TestMultipartEveryAcceptedKind(t *testing.T) {
 	_, c, rec := setup(t)
 	all := samples(t)

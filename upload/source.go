@@ -24,15 +24,13 @@ type source struct {
 func newSource(r io.Reader, size int64) (*source, error) {
 	s := &source{size: size, strict: true, rereadable: true}
 	seeker, isSeeker := r.(io.Seeker)
+	ra, isReaderAt := r.(io.ReaderAt)
 	var start int64
 	if isSeeker {
 		off, err := seeker.Seek(0, io.SeekCurrent)
-		if err != nil {
-			return nil, fmt.Errorf("upload: finding the reader's offset: %w", err)
-		}
-		start = off
+		// A pipe (os.Stdin) is an *os.File that can neither seek nor ReadAt.
+		start, isSeeker, isReaderAt = off, err == nil, isReaderAt && err == nil
 	}
-	ra, isReaderAt := r.(io.ReaderAt)
 	switch {
 	case isReaderAt:
 		s.strict = false
