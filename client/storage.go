@@ -92,9 +92,9 @@ func storageMessage(body []byte) string {
 // PutUpload sends the u.Headers.ContentLength bytes of body to a signed
 // upload reserved by [Client.CreateUploadURL], with the signed headers and
 // never the API key; on success u.File.ID is live. Transient failures are
-// retried when body is an [io.Seeker], from its position at the call, else
-// returned as a [*StorageError] with Retryable set. A 403 matches
-// [ErrExpired]: reserve a new URL.
+// retried when body is an [io.Seeker] that can seek (not a pipe), from its
+// position at the call, else returned as a [*StorageError] with Retryable
+// set. A 403 matches [ErrExpired]: reserve a new URL.
 func (c *Client) PutUpload(ctx context.Context, u *mediagen.UploadURL, body io.Reader, opts ...Option) error {
 	if u == nil || body == nil {
 		return fmt.Errorf("%w: PutUpload needs an upload URL and a body", ErrInvalidArgument)
