@@ -226,9 +226,8 @@ func TestMultipartSourceFailureNamesThePart(t *testing.T) {
 	boom := errors.New("disk went away")
 	var sb strings.Builder
 	mw := multipart.NewWriter(&sb)
-	src, err := newSource(errReader{boom}, 8)
-	require.NoError(t, err)
-	err = writeParts(mw, []preparedPart{{name: "b.txt", contentType: "text/plain", src: src}}, &progress{})
+	src := newSource(errReader{boom}, 8)
+	err := writeParts(mw, []preparedPart{{name: "b.txt", contentType: "text/plain", src: src}}, &progress{})
 	assert.ErrorIs(t, err, boom)
 	assert.ErrorContains(t, err, "part 1 (b.txt)")
 }

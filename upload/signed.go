@@ -89,10 +89,7 @@ func prepare(label string, r io.Reader, size int64, declared, name string) (*sou
 	if err := checkSize(label, size); err != nil {
 		return nil, "", err
 	}
-	src, err := newSource(r, size)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", label, err)
-	}
+	src := newSource(r, size)
 	ct, err := resolveType(src, declared, name)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", label, err)

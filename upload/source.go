@@ -21,7 +21,7 @@ type source struct {
 
 // newSource reads an io.ReaderAt in sections from its offset, rewinds an
 // io.Seeker, and reads anything else once.
-func newSource(r io.Reader, size int64) (*source, error) {
+func newSource(r io.Reader, size int64) *source {
 	s := &source{size: size, strict: true, rereadable: true}
 	seeker, isSeeker := r.(io.Seeker)
 	ra, isReaderAt := r.(io.ReaderAt)
@@ -52,7 +52,7 @@ func newSource(r io.Reader, size int64) (*source, error) {
 			return head, headErr
 		}
 		s.open = func() (io.Reader, error) { return io.MultiReader(bytes.NewReader(head), r), nil }
-		return s, nil
+		return s
 	}
 	s.peek = func() ([]byte, error) {
 		r, err := s.open()
@@ -61,7 +61,7 @@ func newSource(r io.Reader, size int64) (*source, error) {
 		}
 		return readHead(r, size)
 	}
-	return s, nil
+	return s
 }
 
 // readHead reads the first bytes of content of size bytes, for detection.

@@ -31,8 +31,7 @@ func TestSourceReaderAtFromCurrentOffset(t *testing.T) {
 	_, err := br.Seek(5, io.SeekStart)
 	require.NoError(t, err)
 
-	src, err := newSource(br, 11)
-	require.NoError(t, err)
+	src := newSource(br, 11)
 	assert.True(t, src.rereadable)
 	head, err := src.peek()
 	require.NoError(t, err)
@@ -49,8 +48,7 @@ func TestSourceReaderAtFromCurrentOffset(t *testing.T) {
 
 func TestSourceSeekerRewinds(t *testing.T) {
 	s := seekOnly{bytes.NewReader([]byte("hello world"))}
-	src, err := newSource(s, 11)
-	require.NoError(t, err)
+	src := newSource(s, 11)
 	assert.True(t, src.rereadable)
 	head, err := src.peek()
 	require.NoError(t, err)
@@ -64,8 +62,7 @@ func TestSourceSeekerRewinds(t *testing.T) {
 
 func TestSourcePlainReaderKeepsPeekedBytes(t *testing.T) {
 	content := strings.Repeat("0123456789", 100) // longer than the sniff length
-	src, err := newSource(io.MultiReader(strings.NewReader(content)), int64(len(content)))
-	require.NoError(t, err)
+	src := newSource(io.MultiReader(strings.NewReader(content)), int64(len(content)))
 	assert.False(t, src.rereadable)
 	head, err := src.peek()
 	require.NoError(t, err)
