@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"time"
@@ -138,7 +139,8 @@ func readBody(w http.ResponseWriter, body io.Reader, limit int64, deadline time.
 	go func() {
 		// Left behind by a timeout, this touches nothing the handler still uses.
 		var err error
-		payload, err = io.ReadAll(io.LimitReader(&deadlineReader{r: body, deadline: deadline}, limit+1))
+		// One byte past the cap tells a body over it; MaxInt64+1 would wrap.
+		payload, err = io.ReadAll(io.LimitReader(&deadlineReader{r: body, deadline: deadline}, min(limit, math.MaxInt64-1)+1))
 		if err == nil && int64(len(payload)) > limit {
 			err = errTooLarge
 		}

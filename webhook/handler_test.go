@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -223,6 +224,17 @@ func TestHandlerBodyLimitBoundary(t *testing.T) {
 	assert.Zero(t, c.calls())
 	assert.Equal(t, http.StatusOK, serve(h, delivery(padded(limit), handlerNow, handlerSecret)).Code)
 	assert.Equal(t, 1, c.calls())
+}
+
+// The largest cap, "no limit", takes a delivery: reading one byte past the cap
+// overflowed and read nothing, so every signature failed (401).
+func TestHandlerLargestBodyLimit(t *testing.T) {
+	c, rep := &counter{}, &reported{}
+	h := newHandler(t, c, rep, webhook.WithMaxBodyBytes(math.MaxInt64))
+	body := generationBody(webhook.EventGenerationDone, "gen_1")
+	assert.Equal(t, http.StatusOK, serve(h, delivery(body, handlerNow, handlerSecret)).Code)
+	assert.Equal(t, 1, c.calls())
+	assert.Zero(t, rep.count())
 }
 
 func TestHandlerDropsDuplicates(t *testing.T) {
