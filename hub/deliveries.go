@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/telemetry"
@@ -81,9 +82,15 @@ func splitTrace(raw []byte) (string, []byte) {
 // not a webhook event, a generation id and its job's trace context.
 const watchEvent webhook.EventName = "mediagen.wait"
 
+// shareTimeout bounds the sharing of a wait's trace context: an exchange
+// that hangs (a database that stopped answering) costs the link, not the wait.
+const shareTimeout = time.Second
+
 // shareTraces shares the trace contexts of the traced jobs of keys, once per
 // job; a failure only costs the link.
 func (h *Hub) shareTraces(ctx context.Context, keys []Key) {
+	ctx, cancel := context.WithTimeout(ctx, shareTimeout)
+	defer cancel()
 	for _, k := range keys {
 		if k.Voice {
 			continue

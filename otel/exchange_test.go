@@ -1,9 +1,11 @@
 package otel_test
 
 import (
+	"context"
 	"database/sql"
 	"net/http/httptest"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,4 +82,42 @@ func TestExchangedDeliveryLinks(t *testing.T) {
 		events = append(events, e.Name)
 	}
 	assert.Contains(t, events, "webhook")
+}
+
+// stuckExchange is a database that stopped answering: its calls return only
+// when their context ends.
+type stuckExchange struct{}
+
+func (stuckExchange) Publish(ctx context.Context, _ *webhook.Event) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (stuckExchange) Since(ctx context.Context, cursor int64) ([]*webhook.Event, int64, error) {
+	<-ctx.Done()
+	return nil, cursor, ctx.Err()
+}
+
+// A traced wait shares its job's trace context through the exchange; an
+// exchange that hangs costs that link, not the wait.
+func TestStuckExchangeCostsOnlyTheLink(t *testing.T) {
+	rec := newRecorder(t)
+	srv := clienttest.NewServer(t)
+	var shareErrs atomic.Int32
+	h, err := hub.New(hub.WithExchange(stuckExchange{}, time.Hour, func(error) { shareErrs.Add(1) }))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() })
+	c := srv.Client(client.WithTracerProvider(rec.tp))
+	g, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "a lighthouse"})
+	require.NoError(t, err)
+	srv.Advance(time.Minute)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second) // a wait's own bound is far off
+	defer cancel()
+	start := time.Now()
+	got, err := poll.Generation(ctx, c, g.ID, poll.WithHub(h))
+	require.NoError(t, err)
+	assert.Equal(t, mediagen.GenerationStatusDone, got.Status)
+	assert.Less(t, time.Since(start), 10*time.Second, "the share gave up long before the wait's bound")
+	assert.Positive(t, shareErrs.Load(), "the failed share is reported")
 }

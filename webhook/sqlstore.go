@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -243,8 +244,9 @@ func (s *SQLStore) maybeCleanup(ctx context.Context, now time.Time) {
 	if s.interval <= 0 {
 		return
 	}
-	next := s.nextCleanup.Load()
-	if now.UnixNano() < next || !s.nextCleanup.CompareAndSwap(next, now.Add(s.interval).UnixNano()) {
+	next, n := s.nextCleanup.Load(), now.UnixNano()
+	// An interval past the year 2262 would wrap: it saturates instead.
+	if n < next || !s.nextCleanup.CompareAndSwap(next, n+min(int64(s.interval), math.MaxInt64-n)) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.interval)
