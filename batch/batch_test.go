@@ -426,3 +426,40 @@ func TestRunStoppedBeforeAWaitAgainKeepsTheLastStatus(t *testing.T) {
 	assert.Equal(t, string(gaveUp.Last.Status), gaveUp.Status)
 	assert.Same(t, gaveUp.Last, it.Generation)
 }
+
+// A create that may have been charged (the service took it, the answer was
+// lost) and whose search was rate limited to the end of its budget comes
+// back as rate limited: the run sends the item again later, and that create
+// must search for the first one, not charge the key a second time.
+func TestRateLimitedSearchDoesNotChargeTwice(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	start := srv.Now()
+	var posts atomic.Int32
+	cutOff := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		if isCreate(req) && posts.Add(1) == 1 {
+			resp, err := next(req)
+			if err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				err = errors.New("connection reset after the service took the create")
+			}
+			return nil, err
+		}
+		if req.Method == http.MethodGet && req.URL.Path == "/v3/generations" && srv.Now().Before(start.Add(client.SearchBudget+15*time.Second)) {
+			body := `{"error":{"code":"rate_limited","message":"slow down"}}`
+			return &http.Response{StatusCode: http.StatusTooManyRequests, Status: "429 Too Many Requests",
+				Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Request: req, ContentLength: int64(len(body)),
+				Header: http.Header{"Content-Type": {"application/json"}, "Retry-After": {"30"}},
+				Body:   io.NopCloser(strings.NewReader(body))}, nil
+		}
+		return next(req)
+	}
+	items := images("unsure", 1)
+	c := srv.Client(client.WithJournalHold(time.Second), client.WithMiddleware(cutOff))
+	res, err := batch.Run(t.Context(), c, items)
+	require.NoError(t, err)
+	require.NoError(t, res.Items[0].Err)
+	assert.Equal(t, 1, res.Done)
+	requireOnceEach(t, srv.Client(), items)
+	assert.InDelta(t, clienttest.Balance-imagePrice, srv.Balance(), 1e-9, "charged once")
+}

@@ -16,7 +16,8 @@ var ErrOverBudget = errors.New("batch: over budget")
 // money is in ten-thousandths of a USD, the service's unit, so sums are exact.
 type money int64
 
-func toMoney(usd float64) money { return money(math.Round(usd * 10_000)) }
+// toMoney caps what an int64 cannot hold: a budget of math.MaxFloat64 is no limit.
+func toMoney(usd float64) money { return money(math.Round(min(usd*10_000, 1<<62))) }
 
 func (m money) usd() float64 { return float64(m) / 10_000 }
 

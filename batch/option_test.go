@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -199,3 +200,15 @@ func TestPollSaveFailureEndsTheItem(t *testing.T) {
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
+
+// A budget too large to count in the run's units (math.MaxFloat64, for no
+// limit) is no limit, not a negative budget that refuses every run.
+func TestHugeBudgetIsNoLimit(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	items := images("huge", 3)
+	for _, usd := range []float64{math.MaxFloat64, 1e15} {
+		res, err := batch.Run(t.Context(), srv.Client(), items, batch.WithBudget(usd))
+		require.NoError(t, err, "budget %g", usd)
+		assert.Equal(t, len(items), res.Done)
+	}
+}

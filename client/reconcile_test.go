@@ -24,6 +24,7 @@ import (
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/client/clienttest"
+	"github.com/mediagen/mediagen-go/client/journal"
 	"github.com/mediagen/mediagen-go/internal/testlog"
 )
 
@@ -681,4 +682,63 @@ func TestSearchAfterAmbiguousFailureHonoursRetryAfter(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, page.Generations, 1, "found, not created again")
 	assert.Equal(t, g.ID, page.Generations[0].ID)
+}
+
+// A keyed create that may have been charged (answered 502 or cut off after
+// the service took it), and whose search could not tell (the service
+// unreachable, or rate limiting it, for the whole search budget), keeps its
+// key held: the search's error, which alone would mean "nothing charged",
+// must not free it, or the next call with the key sends again and charges
+// twice.
+func TestUncertainKeyedCallKeepsItsKey(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cutOff bool // the create's answer is lost, not a 502
+		search func(*http.Request) (*http.Response, error)
+	}{
+		{"502 then unreachable", false, func(*http.Request) (*http.Response, error) {
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+		}},
+		{"cut off then rate limited", true, func(r *http.Request) (*http.Response, error) {
+			return synthetic(r, http.StatusTooManyRequests, "rate_limited", map[string]string{"Retry-After": "30"}), nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, clean, ctx := setup(t)
+			next := loopback(t)
+			var failing atomic.Bool
+			failing.Store(true)
+			j := journal.NewMemory()
+			c, rec := recorded(t, srv, func(r *http.Request, n int) (*http.Response, error) {
+				switch {
+				case r.Method == http.MethodPost && r.URL.Path == "/v3/generations" && n == 0:
+					resp, err := processedThen(next, r, http.StatusBadGateway)
+					if err == nil && tc.cutOff {
+						return nil, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+					}
+					return resp, err
+				case r.Method == http.MethodGet && r.URL.Path == "/v3/generations" && failing.Load():
+					return tc.search(r)
+				}
+				return nil, nil
+			}, newServerClock(srv).Option(), client.WithJournal(j), client.WithJournalHold(time.Second))
+			args := client.ImageGenerationArgs{Prompt: "an unsure stork"}
+
+			_, err := c.CreateGeneration(ctx, args, client.WithIdempotencyKey("order-unsure"))
+			var uerr *client.UncertainError
+			require.ErrorAs(t, err, &uerr)
+			_, err = j.Get(ctx, "order-unsure")
+			require.NoError(t, err, "the key stays held: its create may have been charged")
+
+			failing.Store(false)
+			g, err := c.CreateGeneration(ctx, args, client.WithIdempotencyKey("order-unsure"))
+			require.NoError(t, err)
+			assert.Equal(t, 1, rec.count(http.MethodPost, "/v3/generations"), "found by the search, not sent again")
+			page, err := clean.ListGenerations(ctx, client.ListParams{})
+			require.NoError(t, err)
+			require.Len(t, page.Generations, 1)
+			assert.Equal(t, g.ID, page.Generations[0].ID)
+			assert.InDelta(t, clienttest.Balance-g.BalanceUsed, srv.Balance(), 1e-9, "charged once")
+		})
+	}
 }

@@ -88,6 +88,7 @@ func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Jo
 	c.held = held
 	var row *T
 	var err error
+	var unsure *Uncertain
 	if win != nil {
 		row, err = Search(ctx, p, op, *win)
 		if err != nil { // the hold lapses: the next call searches again
@@ -111,6 +112,9 @@ func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Jo
 		}
 		p.cleanJournal(ctx, j, log)
 		return row, nil
+	case errors.As(err, &unsure):
+		// It may have charged; the search's error (a 429, a refused
+		// connection) must not read as the create's: the key stays held.
 	case p.errs.Refused(err), p.errs.Unsent(err):
 		// Nothing was charged: the next call need not wait out the hold and
 		// search.
