@@ -155,10 +155,11 @@ func (c *Client) delete(ctx context.Context, what, id string, opts []Option, bui
 	return err
 }
 
-// configureID is configure for a call on the what id, which must be set.
+// configureID is configure for a call on the what id, which must be set and not a dot segment, which a
+// URL resolves away (GET /v3/generations/. is the list).
 func (c *Client) configureID(what, id string, opts []Option) (*config, error) {
-	if id == "" {
-		return nil, fmt.Errorf("%w: empty %s id", ErrInvalidArgument, what)
+	if id == "" || id == "." || id == ".." {
+		return nil, fmt.Errorf("%w: %s id %q is not an id", ErrInvalidArgument, what, id)
 	}
 	return c.configure(opts)
 }

@@ -225,3 +225,23 @@ func TestDeleteAnsweredSuccessFalse(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "success false")
 }
+
+// TestDotIDsAreRefused: an id "." or ".." is a path segment of its own, which
+// a URL resolves away: GetGeneration(".") read the list and returned an
+// empty generation with no error.
+func TestDotIDsAreRefused(t *testing.T) {
+	_, c, ctx := setup(t)
+	for _, id := range []string{".", ".."} {
+		g, err := c.GetGeneration(ctx, id)
+		assert.ErrorIs(t, err, client.ErrInvalidArgument, id)
+		assert.Nil(t, g, id)
+		v, err := c.GetVoice(ctx, id)
+		assert.ErrorIs(t, err, client.ErrInvalidArgument, id)
+		assert.Nil(t, v, id)
+		_, err = c.TemplatePrompt(ctx, id)
+		assert.ErrorIs(t, err, client.ErrInvalidArgument, id)
+		assert.ErrorIs(t, c.DeleteGeneration(ctx, id), client.ErrInvalidArgument, id)
+		assert.ErrorIs(t, c.DeleteVoice(ctx, id), client.ErrInvalidArgument, id)
+		assert.ErrorIs(t, c.FavoriteVoice(ctx, id), client.ErrInvalidArgument, id)
+	}
+}

@@ -53,7 +53,7 @@ func WithJournalHold(d time.Duration) Option {
 //   - a call finding the key held waits for a live holder's outcome; for a dead holder's, it searches
 //     for what the holder sent and sends only when nothing is there;
 //   - the key with other arguments fails with [ErrIdempotencyMismatch];
-//   - a call the service refused (400, 402, 403) frees the key.
+//   - a call the service refused (400, 401, 402, 403, 429) frees the key.
 //
 // A key is 1 to [MaxIdempotencyKey] bytes. Given to [Client.SaveOutput], it records that the outputs of
 // the key's generation were saved ([Client.Unfinished]). Per call only.

@@ -563,3 +563,20 @@ func TestKeyedCallNeverSentFreesItsKey(t *testing.T) {
 	_, err = j.Get(t.Context(), "order-unsent")
 	assert.ErrorIs(t, err, journal.ErrNotFound, "the key is free again")
 }
+
+// A create refused with 401 (a wrong or revoked key) charged nothing: its
+// idempotency key is freed at once, as after any other refusal.
+func TestUnauthorizedCallFreesTheKey(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	j := journal.NewMemory()
+	c, err := srv.ClientFor("mg_not_a_key", client.WithJournal(j))
+	require.NoError(t, err)
+	_, err = c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "p"}, client.WithIdempotencyKey("k"))
+	require.ErrorIs(t, err, client.ErrUnauthorized)
+	_, err = c.CloneVoice(t.Context(), client.CloneVoiceParams{Name: "n", Audio: "file_x"}, client.WithIdempotencyKey("v"))
+	require.ErrorIs(t, err, client.ErrUnauthorized)
+	for _, key := range []string{"k", "v"} {
+		_, err = j.Get(t.Context(), key)
+		assert.ErrorIs(t, err, journal.ErrNotFound, "the key %s is free for the next call", key)
+	}
+}

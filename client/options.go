@@ -193,7 +193,8 @@ func WithTimeout(d time.Duration) Option {
 	return nonNegative("WithTimeout", d, func(s *settings) { s.timeout, s.timeoutSet = d, true })
 }
 
-// WithTransferTimeout is [WithTimeout] for uploads and downloads; the default is [DefaultTransferTimeout].
+// WithTransferTimeout is [WithTimeout] for uploads and downloads; the default is [DefaultTransferTimeout], or
+// the Timeout of [WithHTTPClient]'s client.
 func WithTransferTimeout(d time.Duration) Option {
 	return nonNegative("WithTransferTimeout", d, func(s *settings) { s.transfer, s.transferSet = d, true })
 }

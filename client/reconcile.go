@@ -71,13 +71,14 @@ func ambiguous(err error) bool {
 	return errors.As(err, &be)
 }
 
-// refusedByService reports whether the service refused the call, charging nothing (429: outlasting retries).
+// refusedByService reports whether the service refused the call, charging nothing (401: no project to
+// charge; 429: outlasting retries).
 func refusedByService(err error) bool {
 	var apiErr *APIError
 	if !errors.As(err, &apiErr) {
 		return errors.Is(err, ErrInvalidArgument)
 	}
-	return slices.Contains([]int{400, 402, 403, 429}, apiErr.StatusCode)
+	return slices.Contains([]int{400, 401, 402, 403, 429}, apiErr.StatusCode)
 }
 
 // serverDate reads the Date header of an answer.

@@ -17,7 +17,7 @@ import (
 // VoiceFilter selects voices. The zero value lists the project's clones and
 // then the whole catalog.
 type VoiceFilter struct {
-	Owner     mediagen.VoiceOwner // [VoiceOwnerService] or [VoiceOwnerProject]; "" for both
+	Owner     mediagen.VoiceOwner // [mediagen.VoiceOwnerService] or [mediagen.VoiceOwnerProject]; "" for both
 	Tags      []string            // the voice must carry every tag; catalog voices only
 	Locale    string              // exact match such as "en-US", not a prefix; catalog voices only
 	Favorites bool                // only voices the project starred
