@@ -24,7 +24,7 @@ func (c *Client) Templates(ctx context.Context, f TemplateFilter, opts ...Option
 	if err != nil {
 		return nil, err
 	}
-	q := api.ListTemplatesParams{Feature: string(f.Feature), Category: f.Category, Title: slices.Clone(f.Titles),
+	q := api.ListTemplatesParams{Feature: nonZero(string(f.Feature)), Category: nonZero(f.Category), Title: slices.Clone(f.Titles),
 		PerCategory: nonZero(f.PerCategory), Limit: nonZero(f.Limit)}
 	list, _, err := send[api.TemplateList](ctx, c, cfg, api.NewListTemplatesRequest, &q)
 	if err != nil {

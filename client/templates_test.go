@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,4 +68,24 @@ func TestTemplates(t *testing.T) {
 
 	_, err = c.TemplatePrompt(ctx, "pvw_missing")
 	assert.ErrorIs(t, err, client.ErrNotFound)
+}
+
+// A filter left unset is not sent: an empty feature= or favorites= could
+// read as a value to a stricter service (the default feature is its own).
+func TestUnsetFiltersAreNotSent(t *testing.T) {
+	srv, _, ctx := setup(t)
+	var queries []string
+	c := srv.Client(client.WithMiddleware(func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		queries = append(queries, req.URL.RawQuery)
+		return next(req)
+	}))
+	_, err := c.Templates(ctx, client.TemplateFilter{})
+	require.NoError(t, err)
+	_, err = c.Voices(ctx, client.VoiceFilter{})
+	require.NoError(t, err)
+	_, err = c.Templates(ctx, client.TemplateFilter{Feature: mediagen.FeatureVideoLogoReveal, Category: "motion"})
+	require.NoError(t, err)
+	_, err = c.Voices(ctx, client.VoiceFilter{Favorites: true})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"", "", "feature=video%2Flogo-reveal&category=motion", "favorites=true"}, queries)
 }

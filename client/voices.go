@@ -37,7 +37,7 @@ func (c *Client) Voices(ctx context.Context, f VoiceFilter, opts ...Option) ([]*
 func (c *Client) listVoices(ctx context.Context, cfg *config, f VoiceFilter) ([]*mediagen.Voice, *http.Response, error) {
 	q := api.ListVoicesParams{Tag: slices.Clone(f.Tags), Owner: nonZero(string(f.Owner)), Locale: nonZero(f.Locale)}
 	if f.Favorites {
-		q.Favorites = "true"
+		q.Favorites = nonZero("true")
 	}
 	list, resp, err := send[api.VoiceList](ctx, c, cfg, api.NewListVoicesRequest, &q)
 	if err != nil {

@@ -843,10 +843,10 @@ type ListGenerationsParams struct {
 // ListTemplatesParams defines parameters for ListTemplates.
 type ListTemplatesParams struct {
 	// Feature Canonical or legacy spelling.
-	Feature string `form:"feature,omitempty" json:"feature,omitempty,omitzero"`
+	Feature *string `form:"feature,omitempty" json:"feature,omitempty"`
 
 	// Category Only this category.
-	Category string `form:"category,omitempty" json:"category,omitempty,omitzero"`
+	Category *string `form:"category,omitempty" json:"category,omitempty"`
 
 	// Title Repeatable; exact match.
 	Title []string `form:"title,omitempty" json:"title,omitempty,omitzero"`
@@ -870,7 +870,7 @@ type ListVoicesParams struct {
 	Locale *string `form:"locale,omitempty" json:"locale,omitempty"`
 
 	// Favorites `1`, `true` or `yes`: only starred voices.
-	Favorites string `form:"favorites,omitempty" json:"favorites,omitempty,omitzero"`
+	Favorites *string `form:"favorites,omitempty" json:"favorites,omitempty"`
 }
 
 // GenerationEventDeliveryParams defines parameters for GenerationEventDelivery.
@@ -1994,20 +1994,28 @@ func NewListTemplatesRequest(server string, params *ListTemplatesParams) (*http.
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
-		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "feature", params.Feature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-			return nil, err
-		} else {
-			for _, qp := range strings.Split(queryFrag, "&") {
-				rawQueryFragments = append(rawQueryFragments, qp)
+		if params.Feature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "feature", *params.Feature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
 			}
+
 		}
 
-		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "category", params.Category, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-			return nil, err
-		} else {
-			for _, qp := range strings.Split(queryFrag, "&") {
-				rawQueryFragments = append(rawQueryFragments, qp)
+		if params.Category != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "category", *params.Category, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
 			}
+
 		}
 
 		if params.Title != nil {
@@ -2158,12 +2166,16 @@ func NewListVoicesRequest(server string, params *ListVoicesParams) (*http.Reques
 
 		}
 
-		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "favorites", params.Favorites, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-			return nil, err
-		} else {
-			for _, qp := range strings.Split(queryFrag, "&") {
-				rawQueryFragments = append(rawQueryFragments, qp)
+		if params.Favorites != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "favorites", *params.Favorites, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
 			}
+
 		}
 
 		if encoded := queryValues.Encode(); encoded != "" {

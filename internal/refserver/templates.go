@@ -27,8 +27,8 @@ func (s *Server) ListTemplates(ctx context.Context, req api.ListTemplatesRequest
 	}
 	prm := req.Params
 	q := catalog.TemplateQuery{
-		Feature:  prm.Feature, // "" lists the default feature
-		Category: prm.Category,
+		Feature:  value(prm.Feature), // "" lists the default feature
+		Category: value(prm.Category),
 		Titles:   prm.Title,
 	}
 	var aerr *apiError

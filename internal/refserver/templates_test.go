@@ -33,7 +33,7 @@ func TestTemplatesPerFeature(t *testing.T) {
 		assert.Equal(t, mediagen.Feature("image/self-portrait"), tpl.Feature, "default feature")
 	}
 	for _, f := range feature.All {
-		status, list := h.templates(&api.ListTemplatesParams{Feature: f.Legacy})
+		status, list := h.templates(&api.ListTemplatesParams{Feature: ptr(f.Legacy)})
 		require.Equal(t, http.StatusOK, status)
 		require.NotEmpty(t, list, f.Name)
 		for i, tpl := range list {
@@ -53,7 +53,7 @@ func TestTemplatesPerFeature(t *testing.T) {
 			}
 		}
 	}
-	_, logos := h.templates(&api.ListTemplatesParams{Feature: "video/logo-reveal"})
+	_, logos := h.templates(&api.ListTemplatesParams{Feature: ptr("video/logo-reveal")})
 	cats := map[string]bool{}
 	for _, tpl := range logos {
 		cats[tpl.Category] = true
@@ -67,17 +67,17 @@ func TestTemplatesPerFeature(t *testing.T) {
 func TestTemplateFiltersAndBounds(t *testing.T) {
 	h := newHarness(t)
 	feat := "logo-reveal"
-	_, outro := h.templates(&api.ListTemplatesParams{Feature: feat, Category: "outro"})
+	_, outro := h.templates(&api.ListTemplatesParams{Feature: ptr(feat), Category: ptr("outro")})
 	require.NotEmpty(t, outro)
 	for _, tpl := range outro {
 		assert.Equal(t, "outro", tpl.Category)
 	}
-	_, one := h.templates(&api.ListTemplatesParams{Feature: feat, PerCategory: ptr(1)})
+	_, one := h.templates(&api.ListTemplatesParams{Feature: ptr(feat), PerCategory: ptr(1)})
 	assert.Len(t, one, 2, "one per category")
-	_, capped := h.templates(&api.ListTemplatesParams{Feature: feat, Limit: ptr(3)})
+	_, capped := h.templates(&api.ListTemplatesParams{Feature: ptr(feat), Limit: ptr(3)})
 	assert.Len(t, capped, 3)
 	titles := []string{outro[0].Title, "No Such Title"}
-	_, byTitle := h.templates(&api.ListTemplatesParams{Feature: feat, Title: titles})
+	_, byTitle := h.templates(&api.ListTemplatesParams{Feature: ptr(feat), Title: titles})
 	require.Len(t, byTitle, 1)
 	assert.Equal(t, outro[0].ID, byTitle[0].ID)
 
@@ -86,14 +86,14 @@ func TestTemplateFiltersAndBounds(t *testing.T) {
 		"perCategory 51":  {PerCategory: ptr(51)},
 		"limit 0":         {Limit: ptr(0)},
 		"limit 501":       {Limit: ptr(501)},
-		"unknown feature": {Feature: "video/nope"},
+		"unknown feature": {Feature: ptr("video/nope")},
 	} {
 		status, _ := h.templates(p)
 		assert.Equal(t, http.StatusBadRequest, status, name)
 	}
 	status, _ := h.templates(&api.ListTemplatesParams{PerCategory: ptr(50), Limit: ptr(500)})
 	assert.Equal(t, http.StatusOK, status)
-	status, list := h.templates(&api.ListTemplatesParams{Feature: ""})
+	status, list := h.templates(&api.ListTemplatesParams{Feature: ptr("")})
 	assert.Equal(t, http.StatusOK, status)
 	require.NotEmpty(t, list)
 	assert.Equal(t, mediagen.Feature("image/self-portrait"), list[0].Feature, "an empty feature lists the default")
@@ -101,7 +101,7 @@ func TestTemplateFiltersAndBounds(t *testing.T) {
 
 func TestTemplatePreviewPrompt(t *testing.T) {
 	h := newHarness(t)
-	_, list := h.templates(&api.ListTemplatesParams{Feature: "video/logo-reveal"})
+	_, list := h.templates(&api.ListTemplatesParams{Feature: ptr("video/logo-reveal")})
 	require.NotEmpty(t, list)
 	tpl := list[0]
 	resp, err := h.client(keyA).GetTemplatePreviewWithResponse(context.Background(), tpl.Previews[0].ID)

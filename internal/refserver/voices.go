@@ -252,6 +252,14 @@ func (s *Server) usableVoice(p *project, id string) error {
 }
 
 // truthy reports whether a favorites filter value asks for starred voices.
+// value is an optional query parameter's value, "" when absent.
+func value(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
 func truthy(v string) bool {
 	switch strings.ToLower(v) {
 	case "1", "true", "yes":
@@ -279,7 +287,7 @@ func (s *Server) ListVoices(ctx context.Context, req api.ListVoicesRequestObject
 			return invalidf("owner must be service or project, or omitted for both"), nil
 		}
 	}
-	favOnly := truthy(req.Params.Favorites)
+	favOnly := truthy(value(req.Params.Favorites))
 	tags := req.Params.Tag
 
 	s.settle()

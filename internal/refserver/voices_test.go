@@ -151,18 +151,18 @@ func TestVoiceFavorites(t *testing.T) {
 		assert.Equal(t, api.FavoriteState{ID: avaID, Favorite: true}, *resp.JSON200)
 	}
 	for _, v := range []string{"1", "true", "yes", "YES"} {
-		favs := h.listVoices(keyA, &api.ListVoicesParams{Favorites: v})
+		favs := h.listVoices(keyA, &api.ListVoicesParams{Favorites: ptr(v)})
 		require.Len(t, favs, 1, v)
 		assert.True(t, favs[0].Favorite)
 	}
 	no := "no"
-	assert.Greater(t, len(h.listVoices(keyA, &api.ListVoicesParams{Favorites: no})), 1)
+	assert.Greater(t, len(h.listVoices(keyA, &api.ListVoicesParams{Favorites: ptr(no)})), 1)
 	v, err := c.GetVoiceWithResponse(context.Background(), avaID)
 	require.NoError(t, err)
 	assert.True(t, v.JSON200.Voice.Favorite)
 
 	yes := "1"
-	assert.Empty(t, h.listVoices(keyB, &api.ListVoicesParams{Favorites: yes}), "starring is per project")
+	assert.Empty(t, h.listVoices(keyB, &api.ListVoicesParams{Favorites: ptr(yes)}), "starring is per project")
 
 	for range 2 {
 		resp, err := c.UnfavoriteVoiceWithResponse(context.Background(), avaID)
@@ -170,7 +170,7 @@ func TestVoiceFavorites(t *testing.T) {
 		require.Equal(t, http.StatusOK, resp.StatusCode())
 		assert.Equal(t, api.FavoriteState{ID: avaID, Favorite: false}, *resp.JSON200)
 	}
-	assert.Empty(t, h.listVoices(keyA, &api.ListVoicesParams{Favorites: yes}))
+	assert.Empty(t, h.listVoices(keyA, &api.ListVoicesParams{Favorites: ptr(yes)}))
 
 	resp, err := c.FavoriteVoiceWithResponse(context.Background(), "no-such-voice")
 	require.NoError(t, err)

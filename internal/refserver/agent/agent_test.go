@@ -414,13 +414,13 @@ func TestListParameters(t *testing.T) {
 	require.False(t, res.IsError, text(res))
 	require.Len(t, ops.templates, 1)
 	p := ops.templates[0]
-	require.NotEmpty(t, p.Feature)
-	assert.Equal(t, "logo-reveal", p.Feature)
+	require.NotNil(t, p.Feature)
+	assert.Equal(t, "logo-reveal", *p.Feature)
 	require.NotZero(t, p.Title)
 	assert.Equal(t, []string{"Glitch", "Ink"}, p.Title)
 	require.NotNil(t, p.PerCategory)
 	assert.Equal(t, 2, *p.PerCategory)
-	assert.Empty(t, p.Category)
+	assert.Nil(t, p.Category, "an argument not given is not sent")
 	assert.Nil(t, p.Limit)
 	assert.Contains(t, text(res), "Glitch")
 
@@ -432,7 +432,7 @@ func TestListParameters(t *testing.T) {
 	require.NotNil(t, v.Tag)
 	assert.Equal(t, []string{"female", "narration"}, v.Tag)
 	require.NotNil(t, v.Favorites)
-	assert.Equal(t, "true", v.Favorites)
+	assert.Equal(t, "true", *v.Favorites)
 
 	assert.True(t, slices.ContainsFunc(ops.projects, func(p string) bool { return p == "proj_test" }))
 }

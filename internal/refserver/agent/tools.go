@@ -137,7 +137,7 @@ func addTools(s *mcp.Server, ops api.StrictServerInterface) {
 		Description: "List ready-made styles (templates) of a feature, in creation order. Each template has previews; get_template_prompt turns a preview id into the prompt to send."},
 		summarizeTemplates,
 		func(ctx context.Context, in listTemplatesInput) (answer, error) {
-			p := api.ListTemplatesParams{Feature: in.Feature, Category: in.Category,
+			p := api.ListTemplatesParams{Feature: nonEmpty(in.Feature), Category: nonEmpty(in.Category),
 				PerCategory: in.PerCategory, Limit: in.Limit, Title: in.Title}
 			resp, err := ops.ListTemplates(ctx, api.ListTemplatesRequestObject{Params: p})
 			return record(resp, err, api.ListTemplatesResponseObject.VisitListTemplatesResponse)
@@ -181,7 +181,7 @@ func addTools(s *mcp.Server, ops api.StrictServerInterface) {
 				p.Locale = &in.Locale
 			}
 			if in.Favorites {
-				p.Favorites = "true"
+				p.Favorites = nonEmpty("true")
 			}
 			resp, err := ops.ListVoices(ctx, api.ListVoicesRequestObject{Params: p})
 			return record(resp, err, api.ListVoicesResponseObject.VisitListVoicesResponse)
@@ -288,4 +288,12 @@ func valueOr[T ~int](p *T) T {
 		return 0
 	}
 	return *p
+}
+
+// nonEmpty is s as an optional query parameter: nil when empty, so it is not sent.
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
