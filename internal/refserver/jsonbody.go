@@ -20,7 +20,8 @@ import (
 // bufferJSONBody reads a POST body whole, before the generated decoder
 // does, and refuses one that is not valid UTF-8 or that escapes a lone
 // UTF-16 surrogate: encoding/json would replace either by U+FFFD without a
-// word, and a prompt would be charged for text the caller never sent. The
+// word, and a prompt would be charged for text the caller never sent. It
+// also refuses a JSON value followed by more than white space. The
 // multipart upload is left to its own parser.
 func bufferJSONBody(r *http.Request) *apiError {
 	if r.Method != http.MethodPost || r.URL.Path == "/v3/files/upload" || r.Body == nil || r.Body == http.NoBody {
@@ -37,6 +38,16 @@ func bufferJSONBody(r *http.Request) *apiError {
 	r.Body = io.NopCloser(bytes.NewReader(data))
 	if msg := jsonTextProblem(data); msg != "" {
 		return invalidf("%s", msg)
+	}
+	// The generated decoder reads the first value and ignores the rest, so
+	// a body with more after it would be accepted (and charged) as if it
+	// were JSON text.
+	if !json.Valid(data) {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		var first json.RawMessage
+		if dec.Decode(&first) == nil {
+			return invalidf("the body is not valid JSON: more follows its first value (at byte %d)", dec.InputOffset())
+		}
 	}
 	return nil
 }
