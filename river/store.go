@@ -92,7 +92,7 @@ func (s *Store) SetBudget(ctx context.Context, queue string, capUSD float64) err
 	}
 	return s.d.Retry(ctx, func() error {
 		_, err := s.db.ExecContext(ctx, s.d.Rebind(`INSERT INTO mediagen_river_budgets (queue, cap) VALUES (?, ?)
-			ON CONFLICT (queue) DO UPDATE SET cap = excluded.cap`), queue, micros(capUSD))
+			ON CONFLICT (queue) DO UPDATE SET cap = excluded.cap`), queue, micros(min(capUSD, maxCapUSD)))
 		return err
 	})
 }
@@ -292,6 +292,10 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return tx.Commit()
 	})
 }
+
+// maxCapUSD is the largest budget kept: a larger one (math.MaxFloat64, for
+// no limit) overflowed the millionths to a negative cap.
+const maxCapUSD = 1 << 62 / 1e6
 
 // micros converts USD to the millionths the tables keep, so sums are exact.
 func micros(v float64) int64 { return int64(math.Round(v * 1e6)) }

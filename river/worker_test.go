@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -359,4 +360,51 @@ func TestWorkerLogsToItsLogger(t *testing.T) {
 	require.Len(t, jobs[rivertype.JobStateCompleted], 2, "estimated on the last list: jobs %v", jobs)
 	assert.Contains(t, logged.String(), "reading the price list failed; estimating on the last one")
 	assert.Contains(t, logged.String(), "no prices today")
+}
+
+// A budget too large for the store's millionths of USD (math.MaxFloat64,
+// for no limit) is no limit, on PostgreSQL and SQLite; it overflowed to a
+// negative cap that cancelled every job as over budget.
+func TestHugeBudgetIsNoLimit(t *testing.T) {
+	args, err := riverjob.NewArgs("huge", client.ImageGenerationArgs{Prompt: "huge a kite"})
+	require.NoError(t, err)
+	check := func(t *testing.T, store *riverjob.Store, state func() rivertype.JobState) {
+		require.Eventually(t, func() bool {
+			return state() != rivertype.JobStateAvailable && state() != rivertype.JobStateRunning &&
+				state() != rivertype.JobStateScheduled && state() != rivertype.JobStateRetryable
+		}, 30*time.Second, 50*time.Millisecond)
+		assert.Equal(t, rivertype.JobStateCompleted, state())
+		b, ok, err := store.Budget(t.Context(), river.QueueDefault)
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Greater(t, b.Cap, 1e12)
+		assert.Positive(t, b.Spent)
+	}
+	t.Run("PostgreSQL", func(t *testing.T) {
+		e := newEnv(t)
+		require.NoError(t, e.store.SetBudget(t.Context(), river.QueueDefault, math.MaxFloat64))
+		e.worker(t, 1, e.client())
+		ins, err := e.rc.Insert(t.Context(), args, nil)
+		require.NoError(t, err)
+		check(t, e.store, func() rivertype.JobState {
+			j, err := e.rc.JobGet(t.Context(), ins.Job.ID)
+			require.NoError(t, err)
+			return j.State
+		})
+	})
+	t.Run("SQLite", func(t *testing.T) {
+		srv := clienttest.NewServer(t, clienttest.WithWallClock())
+		db := openSQLite(t, filepath.Join(t.TempDir(), "queue.db"))
+		store, err := riverjob.Open(t.Context(), db, mediagen.SQLite)
+		require.NoError(t, err)
+		require.NoError(t, store.SetBudget(t.Context(), river.QueueDefault, math.MaxFloat64))
+		rc := workSQLite(t, db, store, srv)
+		ins, err := rc.Insert(t.Context(), args, nil)
+		require.NoError(t, err)
+		check(t, store, func() rivertype.JobState {
+			j, err := rc.JobGet(t.Context(), ins.Job.ID)
+			require.NoError(t, err)
+			return j.State
+		})
+	})
 }

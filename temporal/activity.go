@@ -180,8 +180,8 @@ func (a *Activities) Generate(ctx context.Context, req Request) (*Result, error)
 		return a.pend(ctx, id, key, req.SaveTo)
 	}
 	stop := heartbeat(ctx, id)
+	defer stop() // through the save too, which may outlast the HeartbeatTimeout
 	g, err := poll.Generation(ctx, a.c, id, a.pollOptions()...)
-	stop()
 	if err != nil {
 		return nil, ended(err)
 	}

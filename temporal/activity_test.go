@@ -2,7 +2,9 @@ package mediagentemporal_test
 
 import (
 	"errors"
+	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
@@ -207,4 +210,40 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	acts := newActivities(t, f.client())
 	_, err = acts.Completer(nil)
 	assert.Error(t, err, "no token store")
+}
+
+// An activity keeps heartbeating while it saves the output: a download
+// longer than the HeartbeatTimeout timed the attempt out, and every retry
+// the same way, as the heartbeats stopped when the wait ended.
+func TestSaveLongerThanHeartbeatTimeout(t *testing.T) {
+	f := newFixture(t)
+	slow := func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		if req.Method == http.MethodGet && !strings.HasPrefix(req.URL.Path, "/v3/") {
+			time.Sleep(1500 * time.Millisecond) // the output's download
+		}
+		return next(req)
+	}
+	acts := newActivities(t, f.client(client.WithMiddleware(slow)))
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(time.Minute)
+	env.RegisterActivity(acts)
+	req := image("a slow download")
+	req.SaveTo = t.TempDir()
+	env.ExecuteWorkflow(func(ctx workflow.Context) (*mt.Result, error) {
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: time.Minute,
+			HeartbeatTimeout:    600 * time.Millisecond,
+			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+		})
+		var res mt.Result
+		err := workflow.ExecuteActivity(ctx, acts.Generate, req).Get(ctx, &res)
+		return &res, err
+	})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res mt.Result
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.NotNil(t, res.Saved)
+	assert.FileExists(t, res.Saved.Path)
 }

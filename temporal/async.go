@@ -12,6 +12,7 @@ import (
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/client"
 	"github.com/mediagen/mediagen-go/hub"
+	"github.com/mediagen/mediagen-go/poll"
 	"github.com/mediagen/mediagen-go/webhook"
 )
 
@@ -108,7 +109,7 @@ func (a *Activities) pend(ctx context.Context, id, key, dir string) (*Result, er
 		var err error
 		if g, err = a.c.GetGeneration(ctx, id); errors.Is(err, client.ErrNotFound) {
 			_, _, _ = a.tokens.Take(ctx, id)
-			return nil, ended(err)
+			return nil, ended(&poll.GoneError{ID: id, Seen: true, Err: err})
 		}
 	}
 	if g == nil || !g.Status.Terminal() {

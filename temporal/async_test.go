@@ -257,3 +257,30 @@ func testAsyncRetryOfFinishedGeneration(t *testing.T, withHub bool) {
 	require.NoError(t, err)
 	assert.False(t, ok)
 }
+
+// A retried asynchronous attempt whose generation expired or was deleted
+// fails with the non-retryable ErrorGone, as a waiting one does, and leaves
+// no token behind; it was a retryable error, retried with no end.
+func TestAsyncRetryOfGoneGenerationIsNonRetryable(t *testing.T) {
+	f := newFixture(t)
+	c := f.client()
+	g, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "a kite"})
+	require.NoError(t, err)
+	require.NoError(t, c.DeleteGeneration(t.Context(), g.ID))
+	mem := mt.NewMemoryTokens()
+	acts := newActivities(t, c, mt.WithAsyncCompletion(mem))
+	env := activityEnv(acts)
+	env.SetHeartbeatDetails(g.ID)
+	_, err = env.ExecuteActivity(acts.Generate, image("a kite"))
+	var appErr *temporal.ApplicationError
+	require.True(t, errors.As(err, &appErr), "%v", err)
+	assert.True(t, appErr.NonRetryable())
+	assert.Equal(t, mt.ErrorGone, appErr.Type())
+	var fail mt.Failure
+	require.NoError(t, appErr.Details(&fail))
+	assert.Equal(t, g.ID, fail.GenerationID)
+	_, ok, err := mem.Take(t.Context(), g.ID)
+	require.NoError(t, err)
+	assert.False(t, ok, "no token left behind")
+	assert.EqualValues(t, 1, f.posts.Load())
+}
