@@ -228,3 +228,20 @@ func TestBadInputChargesNothing(t *testing.T) {
 	srv.call(t, http.MethodGet, srv.base+"/v3/generations", "", &page)
 	assert.Empty(t, page.Generations, "nothing created")
 }
+
+// TestLocalFileErrorExitsOther checks that a file the command cannot write
+// on this machine (--save or --dir naming a file, trigger --save naming a
+// folder) exits 1, not 6: its errno is no network's.
+func TestLocalFileErrorExitsOther(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "taken", []byte("a file, not a folder"))
+	r := run(t, dir, nil, "", "trigger", "generation.done", "--secret", "s", "--save", dir)
+	requireFailure(t, r, exitOther, "is a directory")
+
+	_, env := inProcess(t)
+	r = run(t, dir, env, "", "generate", "image/generation", "--arg", "prompt=a kite", "--save", "taken", "--json")
+	assert.Equal(t, exitOther, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "not a directory")
+	id := decode[map[string]any](t, r.stdout)["id"].(string)
+	requireFailure(t, run(t, dir, env, "", "download", id, "--dir", "taken"), exitOther, "not a directory")
+}
