@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -244,4 +246,27 @@ func TestLocalFileErrorExitsOther(t *testing.T) {
 	assert.Contains(t, r.stderr, "not a directory")
 	id := decode[map[string]any](t, r.stdout)["id"].(string)
 	requireFailure(t, run(t, dir, env, "", "download", id, "--dir", "taken"), exitOther, "not a directory")
+}
+
+// TestServePrintsItsKey checks that `mediagen serve -api-key K` prints K for
+// scripts to read even when MEDIAGEN_API_KEY is K already (the environment of
+// an earlier run): the key the server serves is not the caller's to mask.
+func TestServePrintsItsKey(t *testing.T) {
+	const key = "mg_test_same_key_again"
+	cmd := command(t, t.TempDir(), []string{"MEDIAGEN_API_KEY=" + key}, "serve", "--addr", "127.0.0.1:0", "-api-key", key)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}()
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if k, v, _ := strings.Cut(sc.Text(), "="); k == "MEDIAGEN_API_KEY" {
+			assert.Equal(t, key, v)
+			return
+		}
+	}
+	t.Fatalf("mediagen serve printed no MEDIAGEN_API_KEY line: %v", sc.Err())
 }
