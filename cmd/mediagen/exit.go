@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/url"
 	"regexp"
@@ -86,6 +87,7 @@ func exitCode(err error) int {
 		apiErr    *client.APIError
 		storeErr  *client.StorageError
 		uncertain *client.UncertainError
+		pathErr   *fs.PathError
 		netErr    net.Error
 		urlErr    *url.Error
 	)
@@ -111,6 +113,8 @@ func exitCode(err error) int {
 		return exitService
 	case errors.As(err, &storeErr) && (storeErr.StatusCode >= 500 || storeErr.StatusCode == 429 || storeErr.Retryable):
 		return exitService
+	case errors.As(err, &pathErr):
+		return exitOther // a file here (--save, --dir): its syscall.Errno passes for a net.Error
 	case errors.As(err, &netErr), errors.As(err, &urlErr), errors.Is(err, context.DeadlineExceeded):
 		return exitService
 	}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -227,4 +229,44 @@ func TestBadInputChargesNothing(t *testing.T) {
 	var page struct{ Generations []any }
 	srv.call(t, http.MethodGet, srv.base+"/v3/generations", "", &page)
 	assert.Empty(t, page.Generations, "nothing created")
+}
+
+// TestLocalFileErrorExitsOther checks that a file the command cannot write
+// on this machine (--save or --dir naming a file, trigger --save naming a
+// folder) exits 1, not 6: its errno is no network's.
+func TestLocalFileErrorExitsOther(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "taken", []byte("a file, not a folder"))
+	r := run(t, dir, nil, "", "trigger", "generation.done", "--secret", "s", "--save", dir)
+	requireFailure(t, r, exitOther, "is a directory")
+
+	_, env := inProcess(t)
+	r = run(t, dir, env, "", "generate", "image/generation", "--arg", "prompt=a kite", "--save", "taken", "--json")
+	assert.Equal(t, exitOther, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "not a directory")
+	id := decode[map[string]any](t, r.stdout)["id"].(string)
+	requireFailure(t, run(t, dir, env, "", "download", id, "--dir", "taken"), exitOther, "not a directory")
+}
+
+// TestServePrintsItsKey checks that `mediagen serve -api-key K` prints K for
+// scripts to read even when MEDIAGEN_API_KEY is K already (the environment of
+// an earlier run): the key the server serves is not the caller's to mask.
+func TestServePrintsItsKey(t *testing.T) {
+	const key = "mg_test_same_key_again"
+	cmd := command(t, t.TempDir(), []string{"MEDIAGEN_API_KEY=" + key}, "serve", "--addr", "127.0.0.1:0", "-api-key", key)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}()
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if k, v, _ := strings.Cut(sc.Text(), "="); k == "MEDIAGEN_API_KEY" {
+			assert.Equal(t, key, v)
+			return
+		}
+	}
+	t.Fatalf("mediagen serve printed no MEDIAGEN_API_KEY line: %v", sc.Err())
 }

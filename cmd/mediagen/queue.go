@@ -254,7 +254,10 @@ DSN is a PostgreSQL URL (postgres://user@host/db) or sqlite:PATH for one machine
 				_ = rc.StopAndCancel(stopCtx)
 			}
 			p, text, err := q.progress(stopCtx)
-			if a.json && err == nil {
+			switch {
+			case err != nil: // an error's text, not counts, on stdout
+				return fmt.Errorf("queue: %w", err)
+			case a.json:
 				return a.writeJSON(Counts(p))
 			}
 			a.printf("%s\n", text)

@@ -109,3 +109,23 @@ func TestBatchQueueRefusedFileSetsNoBudget(t *testing.T) {
 	require.NoError(t, db.QueryRow(`SELECT count(*) FROM mediagen_river_budgets`).Scan(&n))
 	assert.Zero(t, n, "no budget set")
 }
+
+// A worker stopped on a queue whose counts cannot be read says so on
+// stderr and fails: its --json stdout had the error's text, exit 0.
+func TestWorkerUnreadableCountsAreNoOutput(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "queue.db")
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	// The store's table without the column its counts join on.
+	_, err = db.Exec(`CREATE TABLE mediagen_river_generations (id text PRIMARY KEY)`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	cmd := command(t, dir, []string{"MEDIAGEN_BASE_URL=http://127.0.0.1:1", "MEDIAGEN_API_KEY=k"}, "worker", "--queue", "sqlite:"+path, "--json")
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	code, stderr := interrupt(t, cmd, time.Second)
+	assert.Equal(t, exitOther, code, "stdout: %s\nstderr: %s", stdout.String(), stderr)
+	assert.Empty(t, stdout.String(), "no error text among the JSON")
+	assert.Contains(t, stderr, "job_id")
+}

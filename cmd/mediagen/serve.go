@@ -58,7 +58,9 @@ func (a *app) serveCommand() *cobra.Command {
 		Long:               serveAbout + "\nRun 'mediagen serve --help' for the flags.",
 		DisableFlagParsing: true,
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
-			err := command.Run(cmd.Context(), args, a.stdout, a.stderr)
+			// Unmasked: its KEY=VALUE lines print the server's own keys,
+			// which may be MEDIAGEN_API_KEY's when a script starts it again.
+			err := command.Run(cmd.Context(), args, underlying(a.stdout), a.stderr)
 			var usage *serve.UsageError
 			if err == nil || errors.Is(err, flag.ErrHelp) || errors.As(err, &usage) || errors.Is(err, context.Canceled) {
 				return err

@@ -202,3 +202,15 @@ func TestVerify(t *testing.T) {
 	requireOK(t, run(t, dir, env, old.String(), "verify", "--ignore-age"))
 	requireOK(t, run(t, dir, nil, old.String(), "verify", "--secret", "whsec_new", "--tolerance", "1h"))
 }
+
+// TestVerifyBadTolerance checks that a --tolerance the check cannot use is
+// a usage error (2), not a verdict on a valid delivery (1, "not valid").
+func TestVerifyBadTolerance(t *testing.T) {
+	dir := t.TempDir()
+	env := []string{"MEDIAGEN_WEBHOOK_SECRET=whsec_a"}
+	requireOK(t, run(t, dir, env, "", "trigger", "generation.done", "--save", "d.http"))
+	for _, tolerance := range []string{"0s", "-1m0s"} {
+		r := run(t, dir, env, "", "verify", "d.http", "--tolerance", tolerance)
+		requireFailure(t, r, exitUsage, "--tolerance "+tolerance+": want a positive duration")
+	}
+}

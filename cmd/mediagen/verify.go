@@ -43,6 +43,9 @@ Exit code 0 when it is valid, 1 when it is not, 2 when the file cannot be read.
   mediagen verify < delivery.http`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: a.runE(func(cmd *cobra.Command, args []string) error {
+			if tolerance <= 0 { // the check would refuse it, as if the delivery were not valid
+				return usageErrorf("--tolerance %v: want a positive duration", tolerance)
+			}
 			if secret == "" {
 				secret = os.Getenv(envWebhookSecret)
 			}
