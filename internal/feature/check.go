@@ -55,7 +55,7 @@ func check(name string, args map[string]any, all bool) error {
 
 // Check validates one present value of the argument, as [Check] does; the
 // client's typed arguments call it per field, with no map to build.
-func (a Arg) Check(v any) error {
+func (a *Arg) Check(v any) error {
 	str, isStr := v.(string)
 	switch {
 	case a.Type == "boolean":
