@@ -222,12 +222,16 @@ func encodeCreate(args Args, webhookURL string) (encodedArgs, []byte, error) {
 	}
 	e := encoders.Get().(*encoder)
 	defer e.put()
-	if err := e.enc.Encode(args); err != nil {
+	raw, typed := appendTyped(e.buf.AvailableBuffer(), args)
+	if typed {
+		e.buf.Write(raw)
+	} else if err := e.enc.Encode(args); err != nil {
 		return encodedArgs{}, nil, fmt.Errorf("%w: arguments: %v", ErrInvalidArgument, err)
+	} else {
+		raw = e.buf.Bytes()[:e.buf.Len()-1] // Encode ends with a newline
 	}
-	// Encode writes what json.Marshal would, compact and valid, and a
-	// newline: an object starts with '{'.
-	raw := e.buf.Bytes()[:e.buf.Len()-1]
+	// Both write what json.Marshal would, compact and valid: an object
+	// starts with '{'.
 	if raw[0] != '{' {
 		return encodedArgs{}, nil, fmt.Errorf("%w: arguments must encode as a JSON object, got %T", ErrInvalidArgument, args)
 	}
@@ -237,7 +241,8 @@ func encodeCreate(args Args, webhookURL string) (encodedArgs, []byte, error) {
 }
 
 // encoder encodes arguments into a buffer of its own, reused: json.Marshal
-// would allocate one more copy of each create's arguments.
+// would allocate one more copy of each create's arguments. Typed arguments
+// encode themselves (appendTyped), without reflection.
 type encoder struct {
 	buf bytes.Buffer
 	enc *json.Encoder

@@ -88,6 +88,14 @@ func createGenerationRequestBody(args []byte, feature, webhookURL string) []byte
 	return append(b, '}')
 }
 
+// jsonKey appends key ("name":) to the object begun at b[o], after a comma unless it is its first.
+func jsonKey(b []byte, o int, key string) []byte {
+	if len(b) > o+1 {
+		b = append(b, ',')
+	}
+	return append(b, key...)
+}
+
 // appendJSONString appends s as a JSON string, as json.Marshal writes it.
 func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
