@@ -3,6 +3,8 @@
 package client
 
 import (
+	"strconv"
+
 	"github.com/mediagen/mediagen-go"
 	"github.com/mediagen/mediagen-go/internal/feature"
 )
@@ -41,6 +43,20 @@ func (a SelfPortraitArgs) check() error {
 	return nil
 }
 
+func (a SelfPortraitArgs) appendJSON(b []byte) []byte {
+	o := len(b)
+	b = append(b, '{')
+	b = appendJSONString(jsonKey(b, o, `"image":`), a.Image)
+	b = appendJSONString(jsonKey(b, o, `"prompt":`), a.Prompt)
+	if a.AspectRatio != "" {
+		b = appendJSONString(jsonKey(b, o, `"aspectRatio":`), string(a.AspectRatio))
+	}
+	if a.PermissionConfirmed {
+		b = strconv.AppendBool(jsonKey(b, o, `"permissionConfirmed":`), a.PermissionConfirmed)
+	}
+	return append(b, '}')
+}
+
 // ImageGenerationArgs are the arguments of [mediagen.FeatureImageGeneration].
 type ImageGenerationArgs struct {
 	Prompt      string      `json:"prompt"`                // what to make; required
@@ -75,6 +91,22 @@ func (a ImageGenerationArgs) check() error {
 	return nil
 }
 
+func (a ImageGenerationArgs) appendJSON(b []byte) []byte {
+	o := len(b)
+	b = append(b, '{')
+	b = appendJSONString(jsonKey(b, o, `"prompt":`), a.Prompt)
+	if a.AspectRatio != "" {
+		b = appendJSONString(jsonKey(b, o, `"aspectRatio":`), string(a.AspectRatio))
+	}
+	if a.FineDetails {
+		b = strconv.AppendBool(jsonKey(b, o, `"fineDetails":`), a.FineDetails)
+	}
+	if a.Image != "" {
+		b = appendJSONString(jsonKey(b, o, `"image":`), a.Image)
+	}
+	return append(b, '}')
+}
+
 // ProductShotArgs are the arguments of [mediagen.FeatureImageProductShot].
 type ProductShotArgs struct {
 	Image       string      `json:"image"`                 // photo of the product; required
@@ -105,6 +137,20 @@ func (a ProductShotArgs) check() error {
 		return err
 	}
 	return nil
+}
+
+func (a ProductShotArgs) appendJSON(b []byte) []byte {
+	o := len(b)
+	b = append(b, '{')
+	b = appendJSONString(jsonKey(b, o, `"image":`), a.Image)
+	b = appendJSONString(jsonKey(b, o, `"prompt":`), a.Prompt)
+	if a.AspectRatio != "" {
+		b = appendJSONString(jsonKey(b, o, `"aspectRatio":`), string(a.AspectRatio))
+	}
+	if a.FineDetails {
+		b = strconv.AppendBool(jsonKey(b, o, `"fineDetails":`), a.FineDetails)
+	}
+	return append(b, '}')
 }
 
 // YoutubeThumbnailArgs are the arguments of
@@ -142,6 +188,22 @@ func (a YoutubeThumbnailArgs) check() error {
 	return nil
 }
 
+func (a YoutubeThumbnailArgs) appendJSON(b []byte) []byte {
+	o := len(b)
+	b = append(b, '{')
+	b = appendJSONString(jsonKey(b, o, `"prompt":`), a.Prompt)
+	if a.Image != "" {
+		b = appendJSONString(jsonKey(b, o, `"image":`), a.Image)
+	}
+	if a.AspectRatio != "" {
+		b = appendJSONString(jsonKey(b, o, `"aspectRatio":`), string(a.AspectRatio))
+	}
+	if a.FineDetails {
+		b = strconv.AppendBool(jsonKey(b, o, `"fineDetails":`), a.FineDetails)
+	}
+	return append(b, '}')
+}
+
 // AdArgs are the arguments of [mediagen.FeatureImageAd].
 type AdArgs struct {
 	Image       string      `json:"image"`                 // photo of the product advertised; required
@@ -172,6 +234,20 @@ func (a AdArgs) check() error {
 		return err
 	}
 	return nil
+}
+
+func (a AdArgs) appendJSON(b []byte) []byte {
+	o := len(b)
+	b = append(b, '{')
+	b = appendJSONString(jsonKey(b, o, `"image":`), a.Image)
+	b = appendJSONString(jsonKey(b, o, `"prompt":`), a.Prompt)
+	if a.AspectRatio != "" {
+		b = appendJSONString(jsonKey(b, o, `"aspectRatio":`), string(a.AspectRatio))
+	}
+	if a.FineDetails {
+		b = strconv.AppendBool(jsonKey(b, o, `"fineDetails":`), a.FineDetails)
+	}
+	return append(b, '}')
 }
 
 // LogoRevealArgs are the arguments of [mediagen.FeatureVideoLogoReveal], billed
@@ -233,6 +309,32 @@ func (a LogoRevealArgs) check() error {
 	return nil
 }
 
+func (a LogoRevealArgs) appendJSON(b []byte) []byte {
+	o := len(b)
+	b = append(b, '{')
+	b = appendJSONString(jsonKey(b, o, `"image":`), a.Image)
+	b = appendJSONString(jsonKey(b, o, `"prompt":`), a.Prompt)
+	if a.Mode != "" {
+		b = appendJSONString(jsonKey(b, o, `"mode":`), string(a.Mode))
+	}
+	if a.AspectRatio != "" {
+		b = appendJSONString(jsonKey(b, o, `"aspectRatio":`), string(a.AspectRatio))
+	}
+	if a.Background != "" {
+		b = appendJSONString(jsonKey(b, o, `"background":`), a.Background)
+	}
+	if a.GenerateAudio {
+		b = strconv.AppendBool(jsonKey(b, o, `"generateAudio":`), a.GenerateAudio)
+	}
+	if a.Duration != 0 {
+		b = strconv.AppendInt(jsonKey(b, o, `"duration":`), int64(a.Duration), 10)
+	}
+	if a.Resolution != "" {
+		b = appendJSONString(jsonKey(b, o, `"resolution":`), string(a.Resolution))
+	}
+	return append(b, '}')
+}
+
 // ObjectRevealArgs are the arguments of [mediagen.FeatureVideoObjectReveal],
 // billed per second of clip. Duration is 3 to 10 seconds, default 5.
 type ObjectRevealArgs struct {
@@ -270,6 +372,23 @@ func (a ObjectRevealArgs) check() error {
 		}
 	}
 	return nil
+}
+
+func (a ObjectRevealArgs) appendJSON(b []byte) []byte {
+	o := len(b)
+	b = append(b, '{')
+	b = appendJSONString(jsonKey(b, o, `"image":`), a.Image)
+	b = appendJSONString(jsonKey(b, o, `"prompt":`), a.Prompt)
+	if a.AspectRatio != "" {
+		b = appendJSONString(jsonKey(b, o, `"aspectRatio":`), string(a.AspectRatio))
+	}
+	if a.Duration != 0 {
+		b = strconv.AppendInt(jsonKey(b, o, `"duration":`), int64(a.Duration), 10)
+	}
+	if a.Resolution != "" {
+		b = appendJSONString(jsonKey(b, o, `"resolution":`), string(a.Resolution))
+	}
+	return append(b, '}')
 }
 
 // AvatarArgs are the arguments of [mediagen.FeatureVideoAvatar]: a portrait
@@ -326,6 +445,29 @@ func (a AvatarArgs) check() error {
 	return nil
 }
 
+func (a AvatarArgs) appendJSON(b []byte) []byte {
+	o := len(b)
+	b = append(b, '{')
+	b = appendJSONString(jsonKey(b, o, `"voiceId":`), a.VoiceID)
+	b = appendJSONString(jsonKey(b, o, `"script":`), a.Script)
+	if a.Image != "" {
+		b = appendJSONString(jsonKey(b, o, `"image":`), a.Image)
+	}
+	if a.AspectRatio != "" {
+		b = appendJSONString(jsonKey(b, o, `"aspectRatio":`), string(a.AspectRatio))
+	}
+	if a.Resolution != "" {
+		b = appendJSONString(jsonKey(b, o, `"resolution":`), string(a.Resolution))
+	}
+	if a.PermissionConfirmed {
+		b = strconv.AppendBool(jsonKey(b, o, `"permissionConfirmed":`), a.PermissionConfirmed)
+	}
+	if a.Prompt != "" {
+		b = appendJSONString(jsonKey(b, o, `"prompt":`), a.Prompt)
+	}
+	return append(b, '}')
+}
+
 // VoiceoverArgs are the arguments of [mediagen.FeatureAudioVoiceover]: Script
 // (1 to 20,000 characters) spoken in the voice VoiceID, billed per started
 // 1,000 characters.
@@ -352,6 +494,17 @@ func (a VoiceoverArgs) check() error {
 		return err
 	}
 	return nil
+}
+
+func (a VoiceoverArgs) appendJSON(b []byte) []byte {
+	o := len(b)
+	b = append(b, '{')
+	b = appendJSONString(jsonKey(b, o, `"voiceId":`), a.VoiceID)
+	b = appendJSONString(jsonKey(b, o, `"script":`), a.Script)
+	if a.Prompt != "" {
+		b = appendJSONString(jsonKey(b, o, `"prompt":`), a.Prompt)
+	}
+	return append(b, '}')
 }
 
 // checkTyped checks args of a type above (not of one embedding it, whose
@@ -396,4 +549,48 @@ func checkTyped(args Args) (checked bool, err error) {
 		return true, a.check()
 	}
 	return false, nil
+}
+
+// appendTyped appends args of a type above as json.Marshal encodes them;
+// false for another type.
+func appendTyped(b []byte, args Args) ([]byte, bool) {
+	switch a := args.(type) {
+	case SelfPortraitArgs:
+		return a.appendJSON(b), true
+	case *SelfPortraitArgs:
+		return a.appendJSON(b), true
+	case ImageGenerationArgs:
+		return a.appendJSON(b), true
+	case *ImageGenerationArgs:
+		return a.appendJSON(b), true
+	case ProductShotArgs:
+		return a.appendJSON(b), true
+	case *ProductShotArgs:
+		return a.appendJSON(b), true
+	case YoutubeThumbnailArgs:
+		return a.appendJSON(b), true
+	case *YoutubeThumbnailArgs:
+		return a.appendJSON(b), true
+	case AdArgs:
+		return a.appendJSON(b), true
+	case *AdArgs:
+		return a.appendJSON(b), true
+	case LogoRevealArgs:
+		return a.appendJSON(b), true
+	case *LogoRevealArgs:
+		return a.appendJSON(b), true
+	case ObjectRevealArgs:
+		return a.appendJSON(b), true
+	case *ObjectRevealArgs:
+		return a.appendJSON(b), true
+	case AvatarArgs:
+		return a.appendJSON(b), true
+	case *AvatarArgs:
+		return a.appendJSON(b), true
+	case VoiceoverArgs:
+		return a.appendJSON(b), true
+	case *VoiceoverArgs:
+		return a.appendJSON(b), true
+	}
+	return b, false
 }

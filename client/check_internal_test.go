@@ -98,3 +98,42 @@ func setSample(t *testing.T, f reflect.Value, strs []string, ints []int64, k int
 		t.Fatalf("%s: a kind the generated check does not read", f.Type())
 	}
 }
+
+// TestTypedEncodeMatchesMarshal holds the generated encoding of typed args
+// to json.Marshal's, byte for byte, over every field and a range of values
+// (escapes, invalid UTF-8, zero and negative numbers), after other bytes,
+// and leaves a type embedding one to json.Marshal.
+func TestTypedEncodeMatchesMarshal(t *testing.T) {
+	typed := []Args{SelfPortraitArgs{}, ImageGenerationArgs{}, ProductShotArgs{}, AdArgs{},
+		YoutubeThumbnailArgs{}, LogoRevealArgs{}, ObjectRevealArgs{}, AvatarArgs{}, VoiceoverArgs{}}
+	require.Len(t, typed, len(feature.All), "one typed args per feature")
+	strs := []string{"", "x", `a "b" \ c`, "<&>", "\x00\x1f\u2028\u2029", "é\xff", "16:9"}
+	ints := []int64{0, 1, -3, 1 << 40}
+	for _, zero := range typed {
+		typ := reflect.TypeOf(zero)
+		for k := range len(strs) * 2 {
+			v := reflect.New(typ)
+			for i := range v.Elem().NumField() {
+				if (k+i)%3 != 0 { // some fields left at zero
+					setSample(t, v.Elem().Field(i), strs, ints, k+i)
+				}
+			}
+			for _, args := range []Args{v.Elem().Interface().(Args), v.Interface().(Args)} {
+				want, err := json.Marshal(args)
+				require.NoError(t, err)
+				got, ok := appendTyped([]byte("prefix"), args)
+				require.True(t, ok, "%T", args)
+				assert.Equal(t, "prefix"+string(want), string(got), "%T", args)
+			}
+		}
+	}
+	type embedding struct {
+		ImageGenerationArgs
+		Extra string `json:"extra"`
+	}
+	_, ok := appendTyped(nil, embedding{ImageGenerationArgs{Prompt: "p"}, "e"})
+	assert.False(t, ok)
+	a, _, err := encodeCreate(embedding{ImageGenerationArgs{Prompt: "p"}, "e"}, "")
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"prompt":"p","extra":"e"}`, string(a.raw))
+}

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -9,6 +10,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/mediagen/mediagen-go"
@@ -172,11 +175,7 @@ func (c *Client) read(ctx context.Context, cfg *config, resp *http.Response, out
 	if resp.ContentLength > maxResponseBody {
 		return newBodyError(resp, tooLarge("the answer", maxResponseBody, resp.ContentLength))
 	}
-	var body io.Reader = resp.Body
-	if resp.ContentLength < 0 {
-		body = &capReader{r: resp.Body, limit: maxResponseBody, what: "the answer"}
-	}
-	if err := json.NewDecoder(body).Decode(out); err != nil {
+	if err := decodeAnswer(resp, out); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -184,6 +183,54 @@ func (c *Client) read(ctx context.Context, cfg *config, resp *http.Response, out
 	}
 	return nil
 }
+
+// decodeAnswer decodes a JSON answer into out as json.Decoder reads it. A
+// short one of known length is read whole into a pooled buffer and
+// unmarshalled: no decoder and no buffers grown for each answer. The
+// decoder reads the rest: an answer of unknown length, a long one, and one
+// that unmarshalling alone would read otherwise (data after the value, a
+// body longer or shorter than it said, a failed read).
+func decodeAnswer(resp *http.Response, out any) error {
+	if resp.ContentLength < 0 || resp.ContentLength > maxPooledAnswer {
+		var body io.Reader = resp.Body
+		if resp.ContentLength < 0 {
+			body = &capReader{r: resp.Body, limit: maxResponseBody, what: "the answer"}
+		}
+		return json.NewDecoder(body).Decode(out)
+	}
+	bp := answerBufs.Get().(*[]byte)
+	defer answerBufs.Put(bp)
+	*bp = slices.Grow((*bp)[:0], int(resp.ContentLength)+1)
+	// One byte more than said: the body must end where it said it would.
+	buf, n, err := (*bp)[:resp.ContentLength+1], 0, error(nil)
+	for n < len(buf) && err == nil {
+		var m int
+		m, err = resp.Body.Read(buf[n:])
+		n += m
+	}
+	if n == int(resp.ContentLength) && err == io.EOF {
+		// Unmarshal checks the syntax before it writes to out.
+		uerr := json.Unmarshal(buf[:n], out)
+		if _, syntax := uerr.(*json.SyntaxError); !syntax {
+			return uerr
+		}
+	}
+	var rest io.Reader = resp.Body
+	if err != nil && err != io.EOF {
+		rest = errReader{err}
+	}
+	return json.NewDecoder(io.MultiReader(bytes.NewReader(buf[:n]), rest)).Decode(out)
+}
+
+// errReader fails its reads with err.
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// maxPooledAnswer is the longest answer read into a pooled buffer.
+const maxPooledAnswer = 64 << 10
+
+var answerBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // ErrTooLarge matches an answer over 8 MiB or a download over [WithMaxDownload]; it is not transient.
 var ErrTooLarge = errors.New("mediagen: too large")

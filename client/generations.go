@@ -1,12 +1,14 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/mediagen/mediagen-go"
@@ -32,23 +34,28 @@ import (
 // calls are told apart: two Clients submitting the same arguments seconds
 // apart may, after an ambiguous failure, both get the same generation.
 func (c *Client) CreateGeneration(ctx context.Context, args Args, opts ...Option) (*mediagen.Generation, error) {
-	a, err := encodeArgs(args)
+	// The options come first, as the webhook is part of the body, but their
+	// error after the arguments'.
+	cfg, cerr := c.configure(opts)
+	webhookURL := ""
+	if cerr == nil {
+		webhookURL = cfg.s.webhookURL
+	}
+	a, body, err := encodeCreate(args, webhookURL)
 	if err != nil {
 		return nil, err
 	}
+	op := &generationOp{c: c, cfg: cfg, args: a, body: body}
 	checked, err := checkTyped(args)
 	if !checked {
-		err = feature.Check(string(a.feature), a.params())
+		err = feature.Check(string(a.feature), op.args.params())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
-	cfg, err := c.configure(opts)
-	if err != nil {
-		return nil, err
+	if cerr != nil {
+		return nil, cerr
 	}
-	op := &generationOp{c: c, cfg: cfg, args: a}
-	op.body = createGenerationRequestBody(&op.args, cfg.s.webhookURL)
 	ctx, job := c.startJob(ctx, cfg, string(a.feature))
 	var rec journal.Record
 	if cfg.s.idemKey != "" {
@@ -197,23 +204,60 @@ func (a *encodedArgs) params() map[string]any {
 }
 
 func encodeArgs(args Args) (encodedArgs, error) {
+	a, _, err := encodeCreate(args, "")
+	return a, err
+}
+
+// encodeCreate encodes args once, straight into the body of a create with
+// webhookURL: raw is a slice of the body.
+func encodeCreate(args Args, webhookURL string) (encodedArgs, []byte, error) {
 	if args == nil {
-		return encodedArgs{}, fmt.Errorf("%w: nil arguments", ErrInvalidArgument)
+		return encodedArgs{}, nil, fmt.Errorf("%w: nil arguments", ErrInvalidArgument)
 	}
 	if v := reflect.ValueOf(args); v.Kind() == reflect.Pointer && v.IsNil() {
-		return encodedArgs{}, fmt.Errorf("%w: arguments are a nil %T", ErrInvalidArgument, args)
+		return encodedArgs{}, nil, fmt.Errorf("%w: arguments are a nil %T", ErrInvalidArgument, args)
 	}
 	feature := args.Feature()
 	if feature == "" {
-		return encodedArgs{}, fmt.Errorf("%w: empty feature", ErrInvalidArgument)
+		return encodedArgs{}, nil, fmt.Errorf("%w: empty feature", ErrInvalidArgument)
 	}
-	raw, err := json.Marshal(args)
-	if err != nil {
-		return encodedArgs{}, fmt.Errorf("%w: arguments: %v", ErrInvalidArgument, err)
+	e := encoders.Get().(*encoder)
+	defer e.put()
+	raw, typed := appendTyped(e.buf.AvailableBuffer(), args)
+	if typed {
+		e.buf.Write(raw)
+	} else if err := e.enc.Encode(args); err != nil {
+		return encodedArgs{}, nil, fmt.Errorf("%w: arguments: %v", ErrInvalidArgument, err)
+	} else {
+		raw = e.buf.Bytes()[:e.buf.Len()-1] // Encode ends with a newline
 	}
-	// json.Marshal output is compact and valid: an object starts with '{'.
-	if len(raw) == 0 || raw[0] != '{' {
-		return encodedArgs{}, fmt.Errorf("%w: arguments must encode as a JSON object, got %T", ErrInvalidArgument, args)
+	// Both write what json.Marshal would, compact and valid: an object
+	// starts with '{'.
+	if raw[0] != '{' {
+		return encodedArgs{}, nil, fmt.Errorf("%w: arguments must encode as a JSON object, got %T", ErrInvalidArgument, args)
 	}
-	return encodedArgs{feature: feature, raw: raw}, nil
+	body := createGenerationRequestBody(raw, string(feature), webhookURL)
+	n := len(`{"args":`) + len(raw)
+	return encodedArgs{feature: feature, raw: body[len(`{"args":`):n:n]}, body, nil
+}
+
+// encoder encodes arguments into a buffer of its own, reused: json.Marshal
+// would allocate one more copy of each create's arguments. Typed arguments
+// encode themselves (appendTyped), without reflection.
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := &encoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	return e
+}}
+
+func (e *encoder) put() {
+	if e.buf.Cap() <= 64<<10 {
+		e.buf.Reset()
+		encoders.Put(e)
+	}
 }

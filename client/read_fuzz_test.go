@@ -3,11 +3,16 @@ package client
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/mediagen/mediagen-go/internal/api"
 )
@@ -70,3 +75,43 @@ func (c *countReader) Read(p []byte) (int, error) {
 	c.n += int64(n)
 	return n, err
 }
+
+// TestDecodeAnswerAsDecoder: an answer read whole and unmarshalled decodes
+// as json.Decoder reads it from the body, to the same value and error:
+// data after the value, a second value, a body cut short, longer or
+// shorter than its length says, a failed read, a type error.
+func TestDecodeAnswerAsDecoder(t *testing.T) {
+	broken := errors.New("connection reset")
+	for _, body := range []string{
+		`{"generation":{"id":"gen_1","status":"done","params":{"a":[1,"x"]}}}`,
+		`{"generation":{"id":"gen_1"}}` + "\n",
+		`{"generation":{"id":"gen_1"}} trailing`,
+		`{"generation":{"id":"gen_1"}}{"generation":{"id":"gen_2"}}`,
+		`{"generation":{"id":"`,
+		`{"generation":{"id":5,"status":"done"}}`,
+		`{"generation":{"id":"gen_1","balanceUsed":"x"}}`,
+		`[1,2]`, `null`, ` `, ``,
+	} {
+		for _, declared := range []int64{int64(len(body)), int64(len(body)) - 3, int64(len(body)) + 5, -1, maxPooledAnswer + 1} {
+			for _, fail := range []bool{false, true} {
+				answer := func() *http.Response {
+					var r io.Reader = strings.NewReader(body)
+					if fail {
+						r = io.MultiReader(r, &failing{err: broken})
+					}
+					return &http.Response{ContentLength: declared, Body: io.NopCloser(r)}
+				}
+				var want, got api.GenerationEnvelope
+				wantErr := json.NewDecoder(answer().Body).Decode(&want)
+				gotErr := decodeAnswer(answer(), &got)
+				name := fmt.Sprintf("%q declared %d, failing %v", body, declared, fail)
+				assert.Equal(t, fmt.Sprint(wantErr), fmt.Sprint(gotErr), name)
+				assert.Equal(t, want, got, name)
+			}
+		}
+	}
+}
+
+type failing struct{ err error }
+
+func (f *failing) Read([]byte) (int, error) { return 0, f.err }

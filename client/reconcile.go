@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/mediagen/mediagen-go"
@@ -83,11 +84,27 @@ func refusedByService(err error) bool {
 
 // serverDate reads the Date header of an answer.
 func serverDate(resp *http.Response) time.Time {
-	if resp == nil || resp.Header.Get("Date") == "" {
+	if resp == nil {
+		return time.Time{}
+	}
+	s := resp.Header.Get("Date")
+	if s == "" {
 		return time.Time{} // not parsed: each failed format allocates an error
 	}
-	t, _ := http.ParseTime(resp.Header.Get("Date"))
+	if d := lastDate.Load(); d != nil && d.s == s {
+		return d.t
+	}
+	t, _ := http.ParseTime(s)
+	lastDate.Store(&parsedDate{s: s, t: t})
 	return t
+}
+
+// lastDate is the last Date parsed: answers of one second share it.
+var lastDate atomic.Pointer[parsedDate]
+
+type parsedDate struct {
+	s string
+	t time.Time
 }
 
 // UncertainError is a charging request that failed ambiguously and whose search for what it may have

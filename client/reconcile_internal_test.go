@@ -1,7 +1,9 @@
 package client
 
 import (
+	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,4 +27,17 @@ func TestSearchKeyIgnoresHowArgsCame(t *testing.T) {
 	other := typed
 	other.Prompt = "silver"
 	assert.NotEqual(t, key(typed), key(other))
+}
+
+// TestServerDateReadsEachAnswer: the parsed Date reused is the answer's own.
+func TestServerDateReadsEachAnswer(t *testing.T) {
+	answer := func(date string) *http.Response { return &http.Response{Header: http.Header{"Date": {date}}} }
+	first := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	for _, d := range []time.Time{first, first, first.Add(time.Second), first} {
+		assert.True(t, d.Equal(serverDate(answer(d.Format(http.TimeFormat)))), "%v", d)
+	}
+	assert.True(t, serverDate(answer("not a date")).IsZero())
+	assert.True(t, serverDate(&http.Response{Header: http.Header{}}).IsZero())
+	assert.True(t, serverDate(nil).IsZero())
+	assert.True(t, first.Equal(serverDate(answer(first.Format(http.TimeFormat)))))
 }

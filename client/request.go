@@ -74,18 +74,26 @@ func (c *Client) listGenerationsRequest(p ListParams) engine.Request {
 	return c.request(http.MethodGet, "/v3/generations", "", q.Encode(), engine.Safe)
 }
 
-// createGenerationRequestBody encodes a create, copying a.raw (json.Marshal's) where RawMessage rescans it.
-func createGenerationRequestBody(a *encodedArgs, webhookURL string) []byte {
-	b := make([]byte, 0, len(a.raw)+len(a.feature)+len(webhookURL)+40)
+// createGenerationRequestBody encodes a create, copying args (encoded) where RawMessage rescans them.
+func createGenerationRequestBody(args []byte, feature, webhookURL string) []byte {
+	b := make([]byte, 0, len(args)+len(feature)+len(webhookURL)+40)
 	b = append(b, `{"args":`...)
-	b = append(b, a.raw...)
+	b = append(b, args...)
 	b = append(b, `,"feature":`...)
-	b = appendJSONString(b, string(a.feature))
+	b = appendJSONString(b, feature)
 	if webhookURL != "" {
 		b = append(b, `,"webhookUrl":`...)
 		b = appendJSONString(b, webhookURL)
 	}
 	return append(b, '}')
+}
+
+// jsonKey appends key ("name":) to the object begun at b[o], after a comma unless it is its first.
+func jsonKey(b []byte, o int, key string) []byte {
+	if len(b) > o+1 {
+		b = append(b, ',')
+	}
+	return append(b, key...)
 }
 
 // appendJSONString appends s as a JSON string, as json.Marshal writes it.

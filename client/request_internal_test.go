@@ -3,6 +3,7 @@ package client
 import (
 	"encoding/json"
 	"io"
+	"math"
 	"strings"
 	"testing"
 
@@ -69,11 +70,11 @@ func TestHandBuiltRequestsMatchGenerated(t *testing.T) {
 			{LogoRevealArgs{Image: "file_1", Prompt: "sparks", Duration: 7}, "https://example.com/hook"},
 			{RawArgs{FeatureName: "logo-reveal", Values: map[string]any{"image": "file_2", "prompt": "ü", "n": 1e21}}, ""},
 		} {
-			a, err := encodeArgs(tc.args) // as sent; the check before sending is tested in check_test.go
+			a, body, err := encodeCreate(tc.args, tc.webhook) // as sent; the check before sending is tested in check_test.go
 			require.NoError(t, err)
 			want, err := api.NewCreateGenerationRequest(server, api.CreateGenerationRequest{Feature: mediagen.Feature(a.feature), Args: a.params(), WebhookURL: tc.webhook})
 			require.NoError(t, err)
-			got := c.createGenerationRequest(createGenerationRequestBody(&a, tc.webhook))
+			got := c.createGenerationRequest(body)
 			assert.Equal(t, want.Method, got.Method)
 			assert.Equal(t, want.URL.String(), got.URL.String())
 			assert.Equal(t, want.Header.Get("Content-Type"), got.Header.Get("Content-Type"))
@@ -92,4 +93,29 @@ func TestAppendJSONString(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, string(want), string(appendJSONString(nil, s)), "%q", s)
 	}
+}
+
+// TestEncodeCreateMatchesMarshal: the arguments a create sends are
+// json.Marshal's, each call's its own though the encoder is reused.
+func TestEncodeCreateMatchesMarshal(t *testing.T) {
+	all := []Args{
+		ImageGenerationArgs{Prompt: `a "lighthouse" <at> dusk & after`, AspectRatio: Aspect16x9},
+		RawArgs{FeatureName: "logo-reveal", Values: map[string]any{"image": "file_2", "prompt": "ü\u2028", "n": 1e21, "feature": map[string]any{"z": []any{1, "x"}}}},
+		&LogoRevealArgs{Image: "file_1", Prompt: "sparks", Duration: 7},
+		RawArgs{FeatureName: "image-generation"},
+	}
+	var raws, bodies [][]byte
+	for _, args := range all {
+		a, body, err := encodeCreate(args, "https://example.com/h")
+		require.NoError(t, err)
+		raws, bodies = append(raws, a.raw), append(bodies, body)
+	}
+	for i, args := range all {
+		want, err := json.Marshal(args)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(raws[i]))
+		assert.Equal(t, `{"args":`+string(want)+`,"feature":"`+string(args.Feature())+`","webhookUrl":"https://example.com/h"}`, string(bodies[i]))
+	}
+	_, _, err := encodeCreate(RawArgs{FeatureName: "x", Values: map[string]any{"n": math.NaN()}}, "")
+	assert.ErrorIs(t, err, ErrInvalidArgument)
 }

@@ -104,12 +104,14 @@ func Submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T], rec j
 func submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T]) (*T, error) {
 	log, what := call.Logger, slog.String("what", op.What())
 	for attempt := 0; ; attempt++ {
-		start, began := call.Clock.Now(), time.Now()
+		start := call.Clock.Now()
+		began := realTime(call.Clock, start)
 		row, date, err := op.Post(ctx)
 		var win Window
 		switch {
 		case err == nil:
-			p.lag.observe(op.What(), start, call.Clock.Now(), date, op.Requested(row))
+			received := call.Clock.Now()
+			p.lag.observe(op.What(), start, received, realTime(call.Clock, received), date, op.Requested(row))
 			prev, ok := p.claims.take(op.ID(row))
 			if ok {
 				return row, nil
@@ -163,6 +165,15 @@ func submit[T any](ctx context.Context, p *Protocol, call *Call, op Op[T]) (*T, 
 		}
 		log.DebugContext(ctx, "mediagen: no row found; submitting again", what, slog.Int("attempt", attempt+2))
 	}
+}
+
+// realTime is the real time when clock read now: now itself on the wall
+// clock, not read twice.
+func realTime(clock retry.Clock, now time.Time) time.Time {
+	if clock == retry.Wall {
+		return now
+	}
+	return time.Now()
 }
 
 // Search claims the first unclaimed row op's search finds in win: the row

@@ -70,34 +70,34 @@ func TestLagMargin(t *testing.T) {
 	date := time.Date(2026, 11, 27, 9, 0, 10, 0, time.UTC) // whole seconds, as HTTP dates are
 	var l lag
 	assert.Equal(t, clockSkew, l.margin(), "nothing seen yet")
-	l.observe("", time.Time{}, time.Time{}, time.Time{}, date)
-	l.observe("", date, date, date, time.Time{})
+	l.observeNow("", time.Time{}, time.Time{}, time.Time{}, date)
+	l.observeNow("", date, date, date, time.Time{})
 	assert.Equal(t, clockSkew, l.margin(), "an answer without Date or a row without date says nothing")
 
 	// Clocks that agree: the Date is the row's second, rounded down.
 	for i := range lagSamples - 1 {
-		l.observe("", date, date, date, date.Add(time.Duration(i)*time.Millisecond+time.Millisecond))
+		l.observeNow("", date, date, date, date.Add(time.Duration(i)*time.Millisecond+time.Millisecond))
 	}
 	assert.Equal(t, clockSkew, l.margin(), "too few rows to search less far back")
-	l.observe("", date, date, date, date.Add(400*time.Millisecond))
+	l.observeNow("", date, date, date, date.Add(400*time.Millisecond))
 	assert.Equal(t, time.Second-time.Millisecond, l.margin(), "the largest bound: Date - requested + 1 s")
 
 	// One replica whose rows lag its Date by 5 s raises the margin for good.
-	l.observe("", date.Add(5*time.Second), date.Add(5*time.Second), date.Add(5*time.Second), date.Add(200*time.Millisecond))
+	l.observeNow("", date.Add(5*time.Second), date.Add(5*time.Second), date.Add(5*time.Second), date.Add(200*time.Millisecond))
 	assert.Equal(t, 5800*time.Millisecond, l.margin())
-	l.observe("", date, date, date, date)
+	l.observeNow("", date, date, date, date)
 	assert.Equal(t, 5800*time.Millisecond, l.margin(), "a smaller bound does not lower it")
 
 	// Rows dated in whole seconds hide their own rounding: a second more.
 	var whole lag
 	for range lagSamples {
-		whole.observe("", date, date, date, date)
+		whole.observeNow("", date, date, date, date)
 	}
 	assert.Equal(t, 2*time.Second, whole.margin())
 
 	// A lag over clockSkew shows before the margin is trusted to shrink.
 	var far lag
-	far.observe("", date.Add(10*time.Second), date.Add(10*time.Second), date.Add(10*time.Second), date.Add(time.Millisecond))
+	far.observeNow("", date.Add(10*time.Second), date.Add(10*time.Second), date.Add(10*time.Second), date.Add(time.Millisecond))
 	assert.Equal(t, 11*time.Second-time.Millisecond, far.margin())
 }
 
@@ -110,10 +110,10 @@ func TestLagMargin(t *testing.T) {
 func TestLagMarginOfFewWholeSecondRows(t *testing.T) {
 	date := time.Date(2026, 11, 27, 9, 0, 10, 0, time.UTC)
 	var few lag
-	few.observe("", date.Add(5*time.Second), date.Add(5*time.Second), date.Add(5*time.Second), date) // the lag may be up to 6 s
+	few.observeNow("", date.Add(5*time.Second), date.Add(5*time.Second), date.Add(5*time.Second), date) // the lag may be up to 6 s
 	assert.Equal(t, 7*time.Second, few.margin(), "the learned bound and a second for the row's rounding")
 	for range lagSamples - 1 {
-		few.observe("", date.Add(5*time.Second), date.Add(5*time.Second), date.Add(5*time.Second), date)
+		few.observeNow("", date.Add(5*time.Second), date.Add(5*time.Second), date.Add(5*time.Second), date)
 	}
 	assert.Equal(t, 7*time.Second, few.margin(), "the same once trusted")
 }
@@ -130,7 +130,7 @@ func TestLagMarginCoversReplicasWhoseClocksDisagree(t *testing.T) {
 		now := base.Add(time.Duration(k) * 250 * time.Millisecond) // the client's clock, true time
 		ahead := time.Duration(k%2) * 2 * time.Second              // odd answers from the replica ahead
 		at := now.Add(ahead)
-		l.observe("", now.Add(-5*time.Millisecond), now.Add(5*time.Millisecond), at.Truncate(time.Second), at)
+		l.observeNow("", now.Add(-5*time.Millisecond), now.Add(5*time.Millisecond), at.Truncate(time.Second), at)
 	}
 	// Largest lag bound 1 s; Dates from the replica ahead come up to
 	// 1.745 s past the client's clock, from the other at most 0.505 s.
@@ -140,7 +140,7 @@ func TestLagMarginCoversReplicasWhoseClocksDisagree(t *testing.T) {
 	var one lag
 	for k := range lagSamples {
 		now := base.Add(time.Duration(k) * 250 * time.Millisecond)
-		one.observe("", now.Add(-5*time.Millisecond), now.Add(5*time.Millisecond), now.Truncate(time.Second), now)
+		one.observeNow("", now.Add(-5*time.Millisecond), now.Add(5*time.Millisecond), now.Truncate(time.Second), now)
 	}
 	assert.Equal(t, time.Second, one.margin(), "one clock: its bounds overlap, nothing added")
 }
@@ -156,11 +156,11 @@ func TestLagEarliest(t *testing.T) {
 	var l lag
 	for k := range lagSamples - 1 {
 		at := base.Add(time.Duration(k) * 100 * time.Millisecond)
-		l.observe("", at.Add(-20*time.Millisecond), at, time.Time{}, at.Add(-7*time.Millisecond+time.Second)) // a clock 1 s ahead
+		l.observeNow("", at.Add(-20*time.Millisecond), at, time.Time{}, at.Add(-7*time.Millisecond+time.Second)) // a clock 1 s ahead
 	}
 	assert.True(t, l.earliest("", start, began).IsZero(), "too few rows")
 	behind := base.Add(2 * time.Second)
-	l.observe("", behind.Add(-20*time.Millisecond), behind, time.Time{}, behind.Add(time.Second-15*time.Millisecond)) // a replica a few ms behind
+	l.observeNow("", behind.Add(-20*time.Millisecond), behind, time.Time{}, behind.Add(time.Second-15*time.Millisecond)) // a replica a few ms behind
 	got := l.earliest("", start, began)
 	want := start.Add(time.Second - 15*time.Millisecond - 4*time.Millisecond - rowApart) // less 500 ppm of the 8 s since that row
 	assert.Equal(t, want, got, "the clock furthest behind bounds it, less what clocks may be apart unseen")
@@ -168,17 +168,17 @@ func TestLagEarliest(t *testing.T) {
 
 	// A replica 0.3 s behind: its row's bounds miss the others'. The rows
 	// after it may all come from the clock ahead, so nothing more is said.
-	l.observe("", behind.Add(-20*time.Millisecond), behind, time.Time{}, behind.Add(-300*time.Millisecond))
+	l.observeNow("", behind.Add(-20*time.Millisecond), behind, time.Time{}, behind.Add(-300*time.Millisecond))
 	for k := range rowSamples {
 		at := behind.Add(time.Duration(k) * 10 * time.Millisecond)
-		l.observe("", at.Add(-20*time.Millisecond), at, time.Time{}, at.Add(-7*time.Millisecond+time.Second))
+		l.observeNow("", at.Add(-20*time.Millisecond), at, time.Time{}, at.Add(-7*time.Millisecond+time.Second))
 	}
 	assert.True(t, l.earliest("", start, began).IsZero(), "clocks apart: the Date's bound alone")
 
 	var whole lag
 	for k := range lagSamples {
 		at := base.Add(time.Duration(k) * time.Second)
-		whole.observe("", at, at, time.Time{}, at)
+		whole.observeNow("", at, at, time.Time{}, at)
 	}
 	assert.Equal(t, base.Add(20*time.Second-time.Second-10*time.Millisecond-rowApart), whole.earliest("", base.Add(20*time.Second), began),
 		"rows dated in whole seconds: a second more for the lost row's rounding")
@@ -205,7 +205,7 @@ func TestLagEarliestOutlivesDrift(t *testing.T) {
 	for k := range 3600 {
 		at = base.Add(time.Duration(k)*time.Second + time.Duration(k*37%1000)*time.Millisecond)
 		served := at.Add(time.Second + at.Sub(base)/100_000) // the service's clock: 1 s ahead, gaining 10 ppm
-		l.observe("", at.Add(-time.Millisecond), at.Add(time.Millisecond), served.Truncate(time.Second), served)
+		l.observeNow("", at.Add(-time.Millisecond), at.Add(time.Millisecond), served.Truncate(time.Second), served)
 	}
 	assert.Greater(t, l.lo, l.hi, "the Date bounds no longer overlap")
 	start := at.Add(time.Second)
@@ -243,14 +243,14 @@ func TestLagApartAsWithEveryRow(t *testing.T) {
 				requested = requested.Truncate(time.Second)
 			}
 			sent, received := at.Add(-3*time.Millisecond), at
-			row := newRowSample(kind, sent, received, requested)
+			row := newRowSample(kind, sent, received, time.Now(), requested)
 			for _, r := range ring {
 				if !apart && r.kind == kind && (row.lo > r.hi+rowApart || r.lo > row.hi+rowApart) {
 					_, apart = r.since(received, row.real)
 				}
 			}
 			ring[next], next = row, (next+1)%rowSamples
-			l.observe(kind, sent, received, time.Time{}, requested)
+			l.observeNow(kind, sent, received, time.Time{}, requested)
 			require.Equal(t, apart, l.apart, "trial %d, row %d", trial, k)
 		}
 	}
@@ -268,4 +268,9 @@ func TestSearchLocksHonourTheContext(t *testing.T) {
 	unlock2, err := l.lock(context.Background(), "k")
 	require.NoError(t, err)
 	unlock2()
+}
+
+// observeNow is observe of an answer received now, in real time.
+func (l *lag) observeNow(kind string, sent, received, date, requested time.Time) {
+	l.observe(kind, sent, received, time.Now(), date, requested)
 }

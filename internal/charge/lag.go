@@ -71,8 +71,8 @@ type rowSample struct {
 // newRowSample keeps the bounds a row gives of the offset of the clock that
 // dated it from the client's: requested - received <= offset <=
 // requested - sent, a second more for a date in whole seconds.
-func newRowSample(kind string, sent, received, requested time.Time) rowSample {
-	r := rowSample{kind: kind, received: received, real: time.Now(), requested: requested}
+func newRowSample(kind string, sent, received, real, requested time.Time) rowSample {
+	r := rowSample{kind: kind, received: received, real: real, requested: requested}
 	r.lo, r.hi = requested.Sub(received), requested.Sub(sent)
 	if requested.Nanosecond() == 0 {
 		r.hi += time.Second
@@ -89,13 +89,13 @@ func (r rowSample) since(start, began time.Time) (time.Duration, bool) {
 }
 
 // observe records a created row of kind, its request date and its answer's
-// Date, sent and received at local times sent and received; a zero time
-// (no Date, no request date) says nothing.
-func (l *lag) observe(kind string, sent, received, date, requested time.Time) {
+// Date, sent and received at local times sent and received (real time
+// real); a zero time (no Date, no request date) says nothing.
+func (l *lag) observe(kind string, sent, received, real, date, requested time.Time) {
 	if requested.IsZero() {
 		return
 	}
-	row := newRowSample(kind, sent, received, requested)
+	row := newRowSample(kind, sent, received, real, requested)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	// A row whose bounds miss a recent row's of its kind was dated by a

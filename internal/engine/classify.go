@@ -139,7 +139,8 @@ func classifyError(r *Request, p progress, err error) retry.Outcome {
 // transientStatus reports whether to retry an answer, and the wait it asks
 // for: 429 for every class that may resend; 500, 502, 503, 504 for Safe
 // only, since a charging request they answer may have been accepted.
-func transientStatus(r *Request, resp *http.Response, now time.Time) (time.Duration, bool) {
+// The clock is read only then: a Retry-After date needs it.
+func transientStatus(r *Request, resp *http.Response, clock retry.Clock) (time.Duration, bool) {
 	switch {
 	case r.Class == Once:
 		return 0, false
@@ -148,7 +149,7 @@ func transientStatus(r *Request, resp *http.Response, now time.Time) (time.Durat
 	default:
 		return 0, false
 	}
-	after, _ := retry.After(resp, now)
+	after, _ := retry.After(resp, clock.Now())
 	return after, true
 }
 

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/mediagen/mediagen-go/internal/retry"
 )
 
 var (
@@ -74,7 +76,7 @@ func TestClassify(t *testing.T) {
 				assert.Equal(t, tc.retry, classifyError(r, progress{body: b}, tc.err).Retry, "by its body")
 				return
 			}
-			_, retry := transientStatus(r, tc.resp, time.Now())
+			_, retry := transientStatus(r, tc.resp, retry.Wall)
 			assert.Equal(t, tc.retry, retry)
 		})
 	}
@@ -129,7 +131,7 @@ func TestUnreadBodyWasNotSent(t *testing.T) {
 }
 
 func TestRetryAfterIsRead(t *testing.T) {
-	after, ok := transientStatus(&Request{Class: Safe}, status(429, "7"), time.Now())
+	after, ok := transientStatus(&Request{Class: Safe}, status(429, "7"), retry.Wall)
 	assert.True(t, ok)
 	assert.Equal(t, 7*time.Second, after)
 }

@@ -230,7 +230,7 @@ func (e *Engine) attempt(ctx context.Context, call *Call, r *Request, tr *tracer
 		}
 		return outcome{Outcome: classifyError(r, progress{tr, body}, err)}
 	}
-	if after, ok := transientStatus(r, resp, call.Clock.Now()); ok {
+	if after, ok := transientStatus(r, resp, call.Clock); ok {
 		// Its deadline is released once it is drained.
 		return outcome{Outcome: retry.Outcome{Err: &statusAnswer{resp: resp, w: &e.watch, b: b}, Retry: true, After: after}, resp: resp}
 	}

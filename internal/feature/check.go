@@ -55,7 +55,7 @@ func check(name string, args map[string]any, all bool) error {
 
 // Check validates one present value of the argument, as [Check] does; the
 // client's typed arguments call it per field, with no map to build.
-func (a Arg) Check(v any) error {
+func (a *Arg) Check(v any) error {
 	str, isStr := v.(string)
 	switch {
 	case a.Type == "boolean":
@@ -98,6 +98,12 @@ func (a Arg) Check(v any) error {
 // tags) or another default-ignorable code point.
 func Visible(s string) bool {
 	for _, r := range s {
+		if r < utf8.RuneSelf { // ASCII shows from '!' to '~': no table to read
+			if r > ' ' && r != 0x7f {
+				return true
+			}
+			continue
+		}
 		if !unicode.IsControl(r) && !unicode.IsSpace(r) &&
 			!unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point) {
 			return true

@@ -3,6 +3,7 @@ package feature_test
 import (
 	"encoding/json"
 	"testing"
+	"unicode"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -96,4 +97,15 @@ func TestCheckNamesTheFirstUnknownArgument(t *testing.T) {
 		assert.Equal(t, "args.alpha is not an argument of audio/voiceover (arguments: prompt, script, voiceId)", err.Error())
 	}
 	require.NoError(t, feature.Check("voiceover", map[string]any{"script": "hi", "voiceId": "v"}))
+}
+
+// TestVisibleASCIIAsTables: Visible's ASCII shortcut agrees with the
+// Unicode tables it reads for every other character.
+func TestVisibleASCIIAsTables(t *testing.T) {
+	for r := rune(0); r < 0x3000; r++ {
+		want := !unicode.IsControl(r) && !unicode.IsSpace(r) &&
+			!unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
+		assert.Equal(t, want, feature.Visible(string(r)), "%U", r)
+		assert.Equal(t, want, feature.Visible(" \t"+string(r)), "%U after spaces", r)
+	}
 }
