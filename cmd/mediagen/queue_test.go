@@ -75,17 +75,23 @@ func TestBatchQueue(t *testing.T) {
 	assert.InDelta(t, 100-n*0.04, srv.balance(t), 1e-9, "each line charged once")
 }
 
+// unreadableQueue makes a queue in dir whose counts cannot be read: the
+// store's table without the column its counts join on.
+func unreadableQueue(t *testing.T, dir string) string {
+	path := filepath.Join(dir, "queue.db")
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	_, err = db.Exec(`CREATE TABLE mediagen_river_generations (id text PRIMARY KEY)`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	return path
+}
+
 // A queue whose counts cannot be read is not taken for an empty one:
 // following it fails instead of exiting 0 as if every job were done.
 func TestBatchQueueUnreadableIsNoSuccess(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "queue.db")
-	db, err := sql.Open("sqlite", path)
-	require.NoError(t, err)
-	// The store's table without the column its counts join on.
-	_, err = db.Exec(`CREATE TABLE mediagen_river_generations (id text PRIMARY KEY)`)
-	require.NoError(t, err)
-	require.NoError(t, db.Close())
+	path := unreadableQueue(t, dir)
 	file := writeFile(t, dir, "orders.jsonl", []byte(`{"key": "k", "feature": "image/generation", "args": {"prompt": "a kite"}}`+"\n"))
 	r := run(t, dir, []string{"MEDIAGEN_BASE_URL=http://127.0.0.1:1", "MEDIAGEN_API_KEY=k"}, "", "batch", file, "--queue", "sqlite:"+path)
 	assert.Equal(t, exitOther, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
@@ -114,13 +120,7 @@ func TestBatchQueueRefusedFileSetsNoBudget(t *testing.T) {
 // stderr and fails: its --json stdout had the error's text, exit 0.
 func TestWorkerUnreadableCountsAreNoOutput(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "queue.db")
-	db, err := sql.Open("sqlite", path)
-	require.NoError(t, err)
-	// The store's table without the column its counts join on.
-	_, err = db.Exec(`CREATE TABLE mediagen_river_generations (id text PRIMARY KEY)`)
-	require.NoError(t, err)
-	require.NoError(t, db.Close())
+	path := unreadableQueue(t, dir)
 	cmd := command(t, dir, []string{"MEDIAGEN_BASE_URL=http://127.0.0.1:1", "MEDIAGEN_API_KEY=k"}, "worker", "--queue", "sqlite:"+path, "--json")
 	var stdout strings.Builder
 	cmd.Stdout = &stdout
