@@ -580,3 +580,37 @@ func TestUnauthorizedCallFreesTheKey(t *testing.T) {
 		assert.ErrorIs(t, err, journal.ErrNotFound, "the key %s is free for the next call", key)
 	}
 }
+
+// settleFailsOnce loses the first Settle only, as a database that blinked.
+type settleFailsOnce struct {
+	*journal.Memory
+	failed atomic.Bool
+}
+
+func (j *settleFailsOnce) Settle(ctx context.Context, key, holder, id string) error {
+	if j.failed.CompareAndSwap(false, true) {
+		return errors.New("connection reset")
+	}
+	return j.Memory.Settle(ctx, key, holder, id)
+}
+
+// The next call with a key whose id could not be recorded finds the
+// generation also from the same client, where the row is already handed
+// out (its search skipped it and sent again: charged twice).
+func TestLostRecordIsFoundBySameClient(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	ctx := t.Context()
+	j := &settleFailsOnce{Memory: journal.NewMemory()}
+	c := srv.Client(client.WithJournal(j), client.WithJournalHold(time.Second))
+	args := client.ImageGenerationArgs{Prompt: "recorded later"}
+	g1, err := c.CreateGeneration(ctx, args, client.WithIdempotencyKey("k"))
+	require.NoError(t, err)
+	after := srv.Balance()
+	g2, err := c.CreateGeneration(ctx, args, client.WithIdempotencyKey("k"))
+	require.NoError(t, err)
+	assert.Equal(t, g1.ID, g2.ID, "found, not sent again")
+	assert.Equal(t, after, srv.Balance())
+	rec, err := j.Get(ctx, "k")
+	require.NoError(t, err)
+	assert.Equal(t, g1.ID, rec.ID)
+}

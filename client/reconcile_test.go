@@ -742,3 +742,31 @@ func TestUncertainKeyedCallKeepsItsKey(t *testing.T) {
 		})
 	}
 }
+
+// A keyed create left uncertain and resolved by FindGeneration: the next
+// call with the key, from the same client, returns that generation. Its
+// search skipped the row FindGeneration had claimed and sent again.
+func TestFoundUncertainKeyedCreateIsNotSentAgain(t *testing.T) {
+	srv, clean, ctx := setup(t)
+	var failing atomic.Bool
+	failing.Store(true)
+	c, rec := recorded(t, srv, failingSearch(loopback(t), "/v3/generations", true, &failing), newServerClock(srv).Option(),
+		client.WithJournal(journal.NewMemory()), client.WithJournalHold(time.Second))
+	args := client.ImageGenerationArgs{Prompt: "a keyed stork"}
+	_, err := c.CreateGeneration(ctx, args, client.WithIdempotencyKey("k"))
+	var uerr *client.UncertainError
+	require.ErrorAs(t, err, &uerr)
+	failing.Store(false)
+	found, err := c.FindGeneration(ctx, uerr)
+	require.NoError(t, err)
+	require.NotNil(t, found)
+
+	g, err := c.CreateGeneration(ctx, args, client.WithIdempotencyKey("k"))
+	require.NoError(t, err)
+	assert.Equal(t, found.ID, g.ID)
+	assert.Equal(t, 1, rec.count(http.MethodPost, "/v3/generations"), "not sent again")
+	page, err := clean.ListGenerations(ctx, client.ListParams{})
+	require.NoError(t, err)
+	assert.Len(t, page.Generations, 1)
+	assert.InDelta(t, clienttest.Balance-found.BalanceUsed, srv.Balance(), 1e-9, "charged once")
+}

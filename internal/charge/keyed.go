@@ -69,6 +69,9 @@ func submitKeyed[T any](ctx context.Context, p *Protocol, call *Call, op Op[T], 
 			if !took {
 				continue // another caller took it first: wait for that one
 			}
+			if id, ok := p.unsettled.Load(key); ok {
+				return settleFound(ctx, p, j, key, holder, id.(string), op, log)
+			}
 			log.DebugContext(ctx, "mediagen: took over a key whose holder stopped; searching for what it sent", slog.String("holder", got.Holder))
 			// clockSkew more than after an ambiguous failure: Started is on
 			// the dead holder's clock, maybe another machine's.
@@ -92,10 +95,10 @@ func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Jo
 	if win != nil {
 		row, err = Search(ctx, p, op, *win)
 		if err != nil { // the hold lapses: the next call searches again
-			return nil, uncertain(ctx, op.What(), win.Start, call.Clock.Now(), err, *win)
+			err = uncertain(ctx, op.What(), win.Start, call.Clock.Now(), err, *win)
 		}
 	}
-	if row == nil {
+	if row == nil && err == nil {
 		row, err = submit(ctx, p, &c, op)
 	}
 	switch {
@@ -105,6 +108,7 @@ func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Jo
 		if serr := j.Settle(context.WithoutCancel(ctx), key, holder, op.ID(row)); serr != nil {
 			log.WarnContext(ctx, "mediagen: journal: could not record the id; the next call with the key will search for it",
 				slog.String("id", op.ID(row)), slog.String("error", serr.Error()))
+			p.unsettled.Store(key, op.ID(row))
 		}
 		if kind != "generation" {
 			// A clone has no outputs to save: nothing to resume.
@@ -115,6 +119,7 @@ func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Jo
 	case errors.As(err, &unsure):
 		// It may have charged; the search's error (a 429, a refused
 		// connection) must not read as the create's: the key stays held.
+		unsure.Found.key = key
 	case p.errs.Refused(err), p.errs.Unsent(err):
 		// Nothing was charged: the next call need not wait out the hold and
 		// search.
@@ -123,6 +128,17 @@ func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Jo
 		}
 	}
 	return nil, err
+}
+
+// settleFound hands a taken-over key the row this client got for it but
+// could not record, and records it.
+func settleFound[T any](ctx context.Context, p *Protocol, j journal.Journal, key, holder, id string, op Op[T], log *slog.Logger) (*T, error) {
+	if err := j.Settle(context.WithoutCancel(ctx), key, holder, id); err != nil {
+		log.WarnContext(ctx, "mediagen: journal: could not record the id", slog.String("id", id), slog.String("error", err.Error()))
+	} else {
+		p.unsettled.CompareAndDelete(key, id)
+	}
+	return op.Get(ctx, id)
 }
 
 // renewHold renews the hold every third of it, on the wall clock, until
