@@ -614,3 +614,38 @@ func TestLostRecordIsFoundBySameClient(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, g1.ID, rec.ID)
 }
+
+// A call that took over a dead holder's key and lost it while searching
+// for what that holder sent (its renewals find the key taken) sends
+// nothing: the caller that took the key searches and sends, and two
+// sends could charge twice.
+func TestTakeoverDoesNotSendAfterItsHoldWasTaken(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	ctx := t.Context()
+	j := takenJournal{journal.NewMemory()}
+	args := client.ImageGenerationArgs{Prompt: "never sent by the dead"}
+	fp := recordedFingerprint(t, srv, args)
+	srv.Advance(time.Minute) // the probe's generation is out of the search's sight
+	_, _, err := j.Claim(ctx, journal.Record{Key: "k", Op: "generation", Feature: "image/generation",
+		Fingerprint: fp, Holder: "dead", HeldUntil: time.Now().Add(-time.Millisecond),
+		Started: srv.Now(), Created: srv.Now()})
+	require.NoError(t, err)
+	before := srv.Balance()
+	next := loopback(t)
+	var posts atomic.Int32
+	tr := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		switch {
+		case r.Method == http.MethodPost:
+			posts.Add(1)
+		case r.URL.Path == "/v3/generations":
+			time.Sleep(600 * time.Millisecond) // a slow search: past the first renewal, a third of the hold
+		}
+		return next.RoundTrip(r)
+	})
+	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: tr}), client.WithJournal(j), client.WithJournalHold(time.Second))
+	_, err = c.CreateGeneration(ctx, args, client.WithIdempotencyKey("k"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not sent")
+	assert.Zero(t, posts.Load(), "no create")
+	assert.Equal(t, before, srv.Balance())
+}

@@ -98,7 +98,13 @@ func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Jo
 			err = uncertain(ctx, op.What(), win.Start, call.Clock.Now(), err, *win)
 		}
 	}
-	if row == nil && err == nil {
+	switch {
+	case row != nil || err != nil:
+	case win != nil && !held():
+		// Lost during the search: the caller that took the key searches
+		// and sends; sending too could charge twice.
+		err = fmt.Errorf("mediagen: the hold of idempotency key %q lapsed or was taken over while searching for what its last holder sent; the %s was not sent", key, op.What())
+	default:
 		row, err = submit(ctx, p, &c, op)
 	}
 	switch {
