@@ -770,3 +770,34 @@ func TestFoundUncertainKeyedCreateIsNotSentAgain(t *testing.T) {
 	assert.Len(t, page.Generations, 1)
 	assert.InDelta(t, clienttest.Balance-found.BalanceUsed, srv.Balance(), 1e-9, "charged once")
 }
+
+// A create answered 303 See Other was processed (RFC 9110: a 303 to a
+// POST says so); the redirect is not followed, and the create is searched
+// for instead of reported as charging nothing.
+func TestSeeOtherAfterCreateIsAmbiguous(t *testing.T) {
+	for _, location := range []string{"", "/v3/generations/elsewhere"} {
+		t.Run("location "+location, func(t *testing.T) {
+			srv, clean, ctx := setup(t)
+			next := loopback(t)
+			c, rec := recorded(t, srv, func(r *http.Request, n int) (*http.Response, error) {
+				if r.Method == http.MethodPost && n == 0 {
+					resp, err := processedThen(next, r, http.StatusSeeOther)
+					if location != "" {
+						resp.Header.Set("Location", location)
+					}
+					return resp, err
+				}
+				return nil, nil
+			}, newServerClock(srv).Option())
+			g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "seen elsewhere"})
+			require.NoError(t, err, "the generation the create made is found")
+			page, err := clean.ListGenerations(ctx, client.ListParams{})
+			require.NoError(t, err)
+			require.Len(t, page.Generations, 1)
+			assert.Equal(t, page.Generations[0].ID, g.ID)
+			assert.Equal(t, 1, rec.count(http.MethodPost, "/v3/generations"), "not sent again")
+			assert.Zero(t, rec.count(http.MethodGet, "/v3/generations/elsewhere"), "not followed")
+			assert.InDelta(t, clienttest.Balance-g.BalanceUsed, srv.Balance(), 1e-9, "charged once")
+		})
+	}
+}
