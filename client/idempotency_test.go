@@ -649,3 +649,46 @@ func TestTakeoverDoesNotSendAfterItsHoldWasTaken(t *testing.T) {
 	assert.Zero(t, posts.Load(), "no create")
 	assert.Equal(t, before, srv.Balance())
 }
+
+// slowClaimJournal answers Claim late and never renews: a journal that
+// became slow, then unreachable.
+type slowClaimJournal struct {
+	*journal.Memory
+	delay time.Duration
+}
+
+func (j slowClaimJournal) Claim(ctx context.Context, r journal.Record) (journal.Record, bool, error) {
+	time.Sleep(j.delay)
+	return j.Memory.Claim(ctx, r)
+}
+
+func (slowClaimJournal) Renew(context.Context, string, string, time.Time) (bool, error) {
+	return false, errors.New("connection refused")
+}
+
+// A keyed call's hold is the one the journal recorded, from before a slow
+// Claim: counted from after it, the call sent again after the journal's
+// hold had lapsed, when another caller may have taken the key and sent.
+func TestHoldCountsFromTheClaim(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	before := srv.Balance()
+	next := loopback(t)
+	var posts atomic.Int32
+	tr := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		switch {
+		case r.Method == http.MethodPost && posts.Add(1) == 1:
+			drain(r)
+			return synthetic(r, http.StatusBadGateway, "", nil), nil // never reached the service
+		case r.Method == http.MethodGet && r.URL.Path == "/v3/generations":
+			time.Sleep(400 * time.Millisecond) // the search ends past the recorded hold
+		}
+		return next.RoundTrip(r)
+	})
+	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: tr}),
+		client.WithJournal(slowClaimJournal{journal.NewMemory(), 700 * time.Millisecond}), client.WithJournalHold(time.Second))
+	_, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "a slow journal"}, client.WithIdempotencyKey("k"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not sent again")
+	assert.EqualValues(t, 1, posts.Load(), "no second create")
+	assert.Equal(t, before, srv.Balance())
+}

@@ -77,15 +77,16 @@ func submitKeyed[T any](ctx context.Context, p *Protocol, call *Call, op Op[T], 
 			// the dead holder's clock, maybe another machine's.
 			win = &Window{Start: got.Started, Margin: p.lag.margin() + clockSkew}
 		}
-		return sendKeyed(ctx, p, call, j, holder, op, win, rec.Op, log)
+		return sendKeyed(ctx, p, call, j, holder, now.Add(call.Hold), op, win, rec.Op, log)
 	}
 }
 
-// sendKeyed runs the call as the key's holder: it searches first for what
-// a dead holder sent (win), renews the hold meanwhile, and records the outcome.
-func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Journal, holder string, op Op[T], win *Window, kind string, log *slog.Logger) (*T, error) {
+// sendKeyed runs the call as the key's holder, held until until: it searches
+// first for what a dead holder sent (win), renews the hold meanwhile, and
+// records the outcome.
+func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Journal, holder string, until time.Time, op Op[T], win *Window, kind string, log *slog.Logger) (*T, error) {
 	key := call.Key
-	stop, held := renewHold(ctx, call.Hold, j, key, holder, log)
+	stop, held := renewHold(ctx, call.Hold, until, j, key, holder, log)
 	defer stop()
 	c := *call
 	c.held = held
@@ -147,16 +148,17 @@ func settleFound[T any](ctx context.Context, p *Protocol, j journal.Journal, key
 	return op.Get(ctx, id)
 }
 
-// renewHold renews the hold every third of it, on the wall clock, until
+// renewHold renews the hold (recorded until first, not from now: the
+// journal may have been slow) every third of it, on the wall clock, until
 // stop. held reports whether the hold is surely still the holder's (never
 // found taken, a third of it left since the last renewal), so a caller
 // whose renewals fail stops sending before another may take the key over.
-func renewHold(ctx context.Context, hold time.Duration, j journal.Journal, key, holder string, log *slog.Logger) (stop func(), held func() bool) {
+func renewHold(ctx context.Context, hold time.Duration, first time.Time, j journal.Journal, key, holder string, log *slog.Logger) (stop func(), held func() bool) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	var until atomic.Int64 // unix ns the hold surely lasts to
 	var lost atomic.Bool
-	until.Store(time.Now().Add(hold).UnixNano())
+	until.Store(first.UnixNano())
 	wg.Go(func() {
 		t := time.NewTicker(hold / 3)
 		defer t.Stop()
