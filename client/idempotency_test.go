@@ -580,3 +580,115 @@ func TestUnauthorizedCallFreesTheKey(t *testing.T) {
 		assert.ErrorIs(t, err, journal.ErrNotFound, "the key %s is free for the next call", key)
 	}
 }
+
+// settleFailsOnce loses the first Settle only, as a database that blinked.
+type settleFailsOnce struct {
+	*journal.Memory
+	failed atomic.Bool
+}
+
+func (j *settleFailsOnce) Settle(ctx context.Context, key, holder, id string) error {
+	if j.failed.CompareAndSwap(false, true) {
+		return errors.New("connection reset")
+	}
+	return j.Memory.Settle(ctx, key, holder, id)
+}
+
+// The next call with a key whose id could not be recorded finds the
+// generation also from the same client, where the row is already handed
+// out (its search skipped it and sent again: charged twice).
+func TestLostRecordIsFoundBySameClient(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	ctx := t.Context()
+	j := &settleFailsOnce{Memory: journal.NewMemory()}
+	c := srv.Client(client.WithJournal(j), client.WithJournalHold(time.Second))
+	args := client.ImageGenerationArgs{Prompt: "recorded later"}
+	g1, err := c.CreateGeneration(ctx, args, client.WithIdempotencyKey("k"))
+	require.NoError(t, err)
+	after := srv.Balance()
+	g2, err := c.CreateGeneration(ctx, args, client.WithIdempotencyKey("k"))
+	require.NoError(t, err)
+	assert.Equal(t, g1.ID, g2.ID, "found, not sent again")
+	assert.Equal(t, after, srv.Balance())
+	rec, err := j.Get(ctx, "k")
+	require.NoError(t, err)
+	assert.Equal(t, g1.ID, rec.ID)
+}
+
+// A call that took over a dead holder's key and lost it while searching
+// for what that holder sent (its renewals find the key taken) sends
+// nothing: the caller that took the key searches and sends, and two
+// sends could charge twice.
+func TestTakeoverDoesNotSendAfterItsHoldWasTaken(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	ctx := t.Context()
+	j := takenJournal{journal.NewMemory()}
+	args := client.ImageGenerationArgs{Prompt: "never sent by the dead"}
+	fp := recordedFingerprint(t, srv, args)
+	srv.Advance(time.Minute) // the probe's generation is out of the search's sight
+	_, _, err := j.Claim(ctx, journal.Record{Key: "k", Op: "generation", Feature: "image/generation",
+		Fingerprint: fp, Holder: "dead", HeldUntil: time.Now().Add(-time.Millisecond),
+		Started: srv.Now(), Created: srv.Now()})
+	require.NoError(t, err)
+	before := srv.Balance()
+	next := loopback(t)
+	var posts atomic.Int32
+	tr := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		switch {
+		case r.Method == http.MethodPost:
+			posts.Add(1)
+		case r.URL.Path == "/v3/generations":
+			time.Sleep(600 * time.Millisecond) // a slow search: past the first renewal, a third of the hold
+		}
+		return next.RoundTrip(r)
+	})
+	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: tr}), client.WithJournal(j), client.WithJournalHold(time.Second))
+	_, err = c.CreateGeneration(ctx, args, client.WithIdempotencyKey("k"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not sent")
+	assert.Zero(t, posts.Load(), "no create")
+	assert.Equal(t, before, srv.Balance())
+}
+
+// slowClaimJournal answers Claim late and never renews: a journal that
+// became slow, then unreachable.
+type slowClaimJournal struct {
+	*journal.Memory
+	delay time.Duration
+}
+
+func (j slowClaimJournal) Claim(ctx context.Context, r journal.Record) (journal.Record, bool, error) {
+	time.Sleep(j.delay)
+	return j.Memory.Claim(ctx, r)
+}
+
+func (slowClaimJournal) Renew(context.Context, string, string, time.Time) (bool, error) {
+	return false, errors.New("connection refused")
+}
+
+// A keyed call's hold is the one the journal recorded, from before a slow
+// Claim: counted from after it, the call sent again after the journal's
+// hold had lapsed, when another caller may have taken the key and sent.
+func TestHoldCountsFromTheClaim(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	before := srv.Balance()
+	next := loopback(t)
+	var posts atomic.Int32
+	tr := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		switch {
+		case r.Method == http.MethodPost && posts.Add(1) == 1:
+			drain(r)
+			return synthetic(r, http.StatusBadGateway, "", nil), nil // never reached the service
+		case r.Method == http.MethodGet && r.URL.Path == "/v3/generations":
+			time.Sleep(400 * time.Millisecond) // the search ends past the recorded hold
+		}
+		return next.RoundTrip(r)
+	})
+	c := srv.Client(client.WithHTTPClient(&http.Client{Transport: tr}),
+		client.WithJournal(slowClaimJournal{journal.NewMemory(), 700 * time.Millisecond}), client.WithJournalHold(time.Second))
+	_, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "a slow journal"}, client.WithIdempotencyKey("k"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not sent again")
+	assert.EqualValues(t, 1, posts.Load(), "no second create")
+	assert.Equal(t, before, srv.Balance())
+}

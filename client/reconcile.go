@@ -58,7 +58,8 @@ func (c *Client) searchConfig(cfg *config) *config {
 }
 
 // ambiguous reports whether a failed charging request may have been accepted: the connection broke
-// after it may have been sent, a 5xx, or a 2xx answer that could not be read.
+// after it may have been sent, a 5xx, a 303 (which answers a POST processed), or a 2xx answer that could
+// not be read.
 func ambiguous(err error) bool {
 	var se *engine.SendError
 	if errors.As(err, &se) {
@@ -66,7 +67,7 @@ func ambiguous(err error) bool {
 	}
 	var apiErr *APIError
 	if errors.As(err, &apiErr) {
-		return apiErr.StatusCode >= 500
+		return apiErr.StatusCode >= 500 || apiErr.StatusCode == http.StatusSeeOther
 	}
 	var be *bodyError
 	return errors.As(err, &be)

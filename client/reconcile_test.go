@@ -742,3 +742,62 @@ func TestUncertainKeyedCallKeepsItsKey(t *testing.T) {
 		})
 	}
 }
+
+// A keyed create left uncertain and resolved by FindGeneration: the next
+// call with the key, from the same client, returns that generation. Its
+// search skipped the row FindGeneration had claimed and sent again.
+func TestFoundUncertainKeyedCreateIsNotSentAgain(t *testing.T) {
+	srv, clean, ctx := setup(t)
+	var failing atomic.Bool
+	failing.Store(true)
+	c, rec := recorded(t, srv, failingSearch(loopback(t), "/v3/generations", true, &failing), newServerClock(srv).Option(),
+		client.WithJournal(journal.NewMemory()), client.WithJournalHold(time.Second))
+	args := client.ImageGenerationArgs{Prompt: "a keyed stork"}
+	_, err := c.CreateGeneration(ctx, args, client.WithIdempotencyKey("k"))
+	var uerr *client.UncertainError
+	require.ErrorAs(t, err, &uerr)
+	failing.Store(false)
+	found, err := c.FindGeneration(ctx, uerr)
+	require.NoError(t, err)
+	require.NotNil(t, found)
+
+	g, err := c.CreateGeneration(ctx, args, client.WithIdempotencyKey("k"))
+	require.NoError(t, err)
+	assert.Equal(t, found.ID, g.ID)
+	assert.Equal(t, 1, rec.count(http.MethodPost, "/v3/generations"), "not sent again")
+	page, err := clean.ListGenerations(ctx, client.ListParams{})
+	require.NoError(t, err)
+	assert.Len(t, page.Generations, 1)
+	assert.InDelta(t, clienttest.Balance-found.BalanceUsed, srv.Balance(), 1e-9, "charged once")
+}
+
+// A create answered 303 See Other was processed (RFC 9110: a 303 to a
+// POST says so); the redirect is not followed, and the create is searched
+// for instead of reported as charging nothing.
+func TestSeeOtherAfterCreateIsAmbiguous(t *testing.T) {
+	for _, location := range []string{"", "/v3/generations/elsewhere"} {
+		t.Run("location "+location, func(t *testing.T) {
+			srv, clean, ctx := setup(t)
+			next := loopback(t)
+			c, rec := recorded(t, srv, func(r *http.Request, n int) (*http.Response, error) {
+				if r.Method == http.MethodPost && n == 0 {
+					resp, err := processedThen(next, r, http.StatusSeeOther)
+					if location != "" {
+						resp.Header.Set("Location", location)
+					}
+					return resp, err
+				}
+				return nil, nil
+			}, newServerClock(srv).Option())
+			g, err := c.CreateGeneration(ctx, client.ImageGenerationArgs{Prompt: "seen elsewhere"})
+			require.NoError(t, err, "the generation the create made is found")
+			page, err := clean.ListGenerations(ctx, client.ListParams{})
+			require.NoError(t, err)
+			require.Len(t, page.Generations, 1)
+			assert.Equal(t, page.Generations[0].ID, g.ID)
+			assert.Equal(t, 1, rec.count(http.MethodPost, "/v3/generations"), "not sent again")
+			assert.Zero(t, rec.count(http.MethodGet, "/v3/generations/elsewhere"), "not followed")
+			assert.InDelta(t, clienttest.Balance-g.BalanceUsed, srv.Balance(), 1e-9, "charged once")
+		})
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -75,6 +76,10 @@ type Protocol struct {
 	holder      string        // names this client in the journal
 	calls       atomic.Uint64 // numbers its keyed calls
 	lastCleanup atomic.Int64  // unix ns of its last journal cleanup
+	// unsettled maps a key to the id this client got for it but did not
+	// record (the journal failed, or FindGeneration found it): its own
+	// search skips a row it handed out, so a takeover reads it here.
+	unsettled sync.Map
 }
 
 // New returns a protocol that reads errors with errs.

@@ -69,20 +69,24 @@ func submitKeyed[T any](ctx context.Context, p *Protocol, call *Call, op Op[T], 
 			if !took {
 				continue // another caller took it first: wait for that one
 			}
+			if id, ok := p.unsettled.Load(key); ok {
+				return settleFound(ctx, p, j, key, holder, id.(string), op, log)
+			}
 			log.DebugContext(ctx, "mediagen: took over a key whose holder stopped; searching for what it sent", slog.String("holder", got.Holder))
 			// clockSkew more than after an ambiguous failure: Started is on
 			// the dead holder's clock, maybe another machine's.
 			win = &Window{Start: got.Started, Margin: p.lag.margin() + clockSkew}
 		}
-		return sendKeyed(ctx, p, call, j, holder, op, win, rec.Op, log)
+		return sendKeyed(ctx, p, call, j, holder, now.Add(call.Hold), op, win, rec.Op, log)
 	}
 }
 
-// sendKeyed runs the call as the key's holder: it searches first for what
-// a dead holder sent (win), renews the hold meanwhile, and records the outcome.
-func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Journal, holder string, op Op[T], win *Window, kind string, log *slog.Logger) (*T, error) {
+// sendKeyed runs the call as the key's holder, held until until: it searches
+// first for what a dead holder sent (win), renews the hold meanwhile, and
+// records the outcome.
+func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Journal, holder string, until time.Time, op Op[T], win *Window, kind string, log *slog.Logger) (*T, error) {
 	key := call.Key
-	stop, held := renewHold(ctx, call.Hold, j, key, holder, log)
+	stop, held := renewHold(ctx, call.Hold, until, j, key, holder, log)
 	defer stop()
 	c := *call
 	c.held = held
@@ -92,10 +96,16 @@ func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Jo
 	if win != nil {
 		row, err = Search(ctx, p, op, *win)
 		if err != nil { // the hold lapses: the next call searches again
-			return nil, uncertain(ctx, op.What(), win.Start, call.Clock.Now(), err, *win)
+			err = uncertain(ctx, op.What(), win.Start, call.Clock.Now(), err, *win)
 		}
 	}
-	if row == nil {
+	switch {
+	case row != nil || err != nil:
+	case win != nil && !held():
+		// Lost during the search: the caller that took the key searches
+		// and sends; sending too could charge twice.
+		err = fmt.Errorf("mediagen: the hold of idempotency key %q lapsed or was taken over while searching for what its last holder sent; the %s was not sent", key, op.What())
+	default:
 		row, err = submit(ctx, p, &c, op)
 	}
 	switch {
@@ -105,6 +115,7 @@ func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Jo
 		if serr := j.Settle(context.WithoutCancel(ctx), key, holder, op.ID(row)); serr != nil {
 			log.WarnContext(ctx, "mediagen: journal: could not record the id; the next call with the key will search for it",
 				slog.String("id", op.ID(row)), slog.String("error", serr.Error()))
+			p.unsettled.Store(key, op.ID(row))
 		}
 		if kind != "generation" {
 			// A clone has no outputs to save: nothing to resume.
@@ -115,6 +126,7 @@ func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Jo
 	case errors.As(err, &unsure):
 		// It may have charged; the search's error (a 429, a refused
 		// connection) must not read as the create's: the key stays held.
+		unsure.Found.key = key
 	case p.errs.Refused(err), p.errs.Unsent(err):
 		// Nothing was charged: the next call need not wait out the hold and
 		// search.
@@ -125,16 +137,28 @@ func sendKeyed[T any](ctx context.Context, p *Protocol, call *Call, j journal.Jo
 	return nil, err
 }
 
-// renewHold renews the hold every third of it, on the wall clock, until
+// settleFound hands a taken-over key the row this client got for it but
+// could not record, and records it.
+func settleFound[T any](ctx context.Context, p *Protocol, j journal.Journal, key, holder, id string, op Op[T], log *slog.Logger) (*T, error) {
+	if err := j.Settle(context.WithoutCancel(ctx), key, holder, id); err != nil {
+		log.WarnContext(ctx, "mediagen: journal: could not record the id", slog.String("id", id), slog.String("error", err.Error()))
+	} else {
+		p.unsettled.CompareAndDelete(key, id)
+	}
+	return op.Get(ctx, id)
+}
+
+// renewHold renews the hold (recorded until first, not from now: the
+// journal may have been slow) every third of it, on the wall clock, until
 // stop. held reports whether the hold is surely still the holder's (never
 // found taken, a third of it left since the last renewal), so a caller
 // whose renewals fail stops sending before another may take the key over.
-func renewHold(ctx context.Context, hold time.Duration, j journal.Journal, key, holder string, log *slog.Logger) (stop func(), held func() bool) {
+func renewHold(ctx context.Context, hold time.Duration, first time.Time, j journal.Journal, key, holder string, log *slog.Logger) (stop func(), held func() bool) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	var until atomic.Int64 // unix ns the hold surely lasts to
 	var lost atomic.Bool
-	until.Store(time.Now().Add(hold).UnixNano())
+	until.Store(first.UnixNano())
 	wg.Go(func() {
 		t := time.NewTicker(hold / 3)
 		defer t.Stop()

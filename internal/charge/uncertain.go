@@ -36,6 +36,7 @@ func (e *Uncertain) Unwrap() error { return e.Err }
 type Finding struct {
 	turn chan struct{}
 	id   string // guarded by turn
+	key  string // the call's idempotency key, "" for none
 }
 
 // Finish runs an uncertain call's search in win, or, once a row was
@@ -56,6 +57,9 @@ func Finish[T any](ctx context.Context, p *Protocol, f *Finding, op Op[T], win W
 	row, err := Search(ctx, p, op, win)
 	if row != nil {
 		f.id = op.ID(row)
+		if f.key != "" { // the key's next call here would not find it
+			p.unsettled.Store(f.key, f.id)
+		}
 	}
 	return row, err
 }

@@ -123,7 +123,9 @@ func classifyError(r *Request, p progress, err error) retry.Outcome {
 	se := &SendError{Err: err, MaybeSent: p.mayHaveSent(err), transient: retryableTransportError(err)}
 	var re *RedirectError
 	if errors.As(err, &re) {
-		se.MaybeSent = false // answered, with a redirect: not accepted
+		// Answered, with a redirect: not accepted, unless a 303 (See
+		// Other), which answers a POST it processed (RFC 9110).
+		se.MaybeSent = re.status == http.StatusSeeOther
 	}
 	o := retry.Outcome{Err: se}
 	switch r.Class {
@@ -199,6 +201,7 @@ func (r *Request) what() string {
 type RedirectError struct {
 	Method   string
 	From, To string // origins
+	status   int    // of the redirect
 }
 
 func (e *RedirectError) Error() string {
@@ -215,7 +218,11 @@ func apiRedirects(next func(*http.Request, []*http.Request) error) func(*http.Re
 		first := via[0]
 		from, to := origin(first.URL), origin(req.URL)
 		if first.Method == http.MethodPost || from != to {
-			return &RedirectError{Method: first.Method, From: from, To: to}
+			re := &RedirectError{Method: first.Method, From: from, To: to}
+			if req.Response != nil {
+				re.status = req.Response.StatusCode
+			}
+			return re
 		}
 		if next != nil {
 			return next(req, via)
