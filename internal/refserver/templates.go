@@ -112,3 +112,11 @@ func templateAsset(previewID, name string) ([]byte, string, *apiError) {
 	}
 	return nil, "", notFoundf("no such object")
 }
+
+// value is an optional query parameter's value, "" when absent.
+func value(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}

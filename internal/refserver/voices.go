@@ -252,14 +252,6 @@ func (s *Server) usableVoice(p *project, id string) error {
 }
 
 // truthy reports whether a favorites filter value asks for starred voices.
-// value is an optional query parameter's value, "" when absent.
-func value(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
 func truthy(v string) bool {
 	switch strings.ToLower(v) {
 	case "1", "true", "yes":
