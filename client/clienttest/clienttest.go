@@ -208,7 +208,8 @@ func (s *Server) Now() time.Time {
 }
 
 // Advance moves the server's clock forward by d and settles the server, so
-// every render, refund, webhook and expiry due by then has happened. On a
+// every render, refund and expiry due by then has happened and its webhook
+// deliveries have started ([Server.WaitDeliveries] waits for them). On a
 // [WithWallClock] server it sleeps for d, then settles.
 func (s *Server) Advance(d time.Duration) {
 	if s.clock == nil {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -214,4 +215,55 @@ func TestAClientOfYourOwnSeesRendersFinish(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, mediagen.GenerationStatusDone, g.Status)
 	assert.Less(t, time.Since(start), 2*time.Second)
+}
+
+// Advance starts the webhook deliveries of what it settled; WaitDeliveries
+// returns once each has ended, its retry included.
+func TestWaitDeliveriesEndsWhatAdvanceStarted(t *testing.T) {
+	srv := clienttest.NewServer(t)
+	var attempts, refused atomic.Int32
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if attempts.Add(1) == 1 {
+			refused.Add(1)
+			w.WriteHeader(http.StatusInternalServerError) // the first delivery is retried
+		}
+	}))
+	defer receiver.Close()
+	c := srv.Client()
+	for range 5 {
+		_, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "p"}, client.WithWebhookURL(receiver.URL))
+		require.NoError(t, err)
+	}
+	srv.Advance(time.Minute)
+	srv.WaitDeliveries()
+	assert.Equal(t, int32(6), attempts.Load(), "five deliveries and one retry, all ended")
+	assert.Equal(t, int32(1), refused.Load())
+}
+
+// Faults as their godoc says: statuses 500, 502 and 503 by default, a
+// Retry-After on a 429 only, and /v3/ alone faulted unless Paths says.
+func TestFaultsAsDocumented(t *testing.T) {
+	srv := clienttest.NewServer(t, clienttest.WithFaults(clienttest.Faults{Seed: 3, HTTPStatus: 1}))
+	get := func(path string) *http.Response {
+		req, err := http.NewRequest(http.MethodGet, srv.URL()+path, nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", srv.APIKey())
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		return resp
+	}
+	seen := map[int]bool{}
+	for range 40 {
+		resp := get("/v3/pricing")
+		seen[resp.StatusCode] = true
+		assert.Empty(t, resp.Header.Get("Retry-After"))
+	}
+	assert.Equal(t, map[int]bool{500: true, 502: true, 503: true}, seen)
+	assert.Empty(t, get("/storage/none").Header.Get("X-Injected-Fault"), "storage is not faulted by default")
+
+	require.NoError(t, srv.SetFaults(clienttest.Faults{HTTPStatus: 1, Statuses: []int{429}}))
+	resp := get("/v3/pricing")
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	assert.Equal(t, "1", resp.Header.Get("Retry-After"), "at least 1 s")
 }

@@ -110,18 +110,21 @@ type Faults struct {
 	// timeout (refunded), of RenderFeatures only when it is set.
 	RenderError, RenderTimeout float64
 	RenderFeatures             []mediagen.Feature
-	// HTTPStatus replaces answers with one of Statuses (default 503),
-	// carrying a Retry-After of RetryAfter when it is set.
+	// HTTPStatus replaces answers with one of Statuses (default 500, 502
+	// and 503); an injected 429 carries a Retry-After of RetryAfter, in
+	// whole seconds and at least 1.
 	HTTPStatus float64
 	Statuses   []int
 	RetryAfter time.Duration
 	// DropBefore drops the connection before the server acts on the
 	// request; DropAfter after (the case billing-safe retries exist for).
 	DropBefore, DropAfter float64
-	// Latency delays every faulted request by this much of wall time.
+	// Latency delays every request that Paths and Methods select by this
+	// much of wall time.
 	Latency time.Duration
 	// Paths and Methods limit HTTP faults to these path prefixes and
-	// methods, when set.
+	// methods; by default every method under /v3/, so uploads and
+	// downloads (/storage/) are spared unless Paths names them.
 	Paths, Methods []string
 }
 
