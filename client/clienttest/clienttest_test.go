@@ -267,3 +267,17 @@ func TestFaultsAsDocumented(t *testing.T) {
 	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
 	assert.Equal(t, "1", resp.Header.Get("Retry-After"), "at least 1 s")
 }
+
+// WithOutcome takes the place of the render faults, as its godoc says.
+func TestWithOutcomeReplacesRenderFaults(t *testing.T) {
+	srv := clienttest.NewServer(t,
+		clienttest.WithOutcome(func(mediagen.Feature) clienttest.Outcome { return clienttest.OutcomeDone }),
+		clienttest.WithFaults(clienttest.Faults{Seed: 1, RenderError: 1}))
+	c := srv.Client()
+	g, err := c.CreateGeneration(t.Context(), client.ImageGenerationArgs{Prompt: "p"})
+	require.NoError(t, err)
+	g, err = poll.Generation(t.Context(), c, g.ID)
+	require.NoError(t, err)
+	assert.Equal(t, mediagen.GenerationStatusDone, g.Status)
+	assert.Zero(t, srv.FaultCounts().RenderErrors)
+}

@@ -46,7 +46,9 @@ func WithProject(apiKey string, balance float64) Option {
 }
 
 // WithOutcome decides how each render or clone training ends, by canonical
-// feature ("audio/voice-clone" for clones). By default all succeed.
+// feature ("audio/voice-clone" for clones). By default all succeed. It takes
+// the place of the render faults ([Faults] RenderError and RenderTimeout),
+// which then end no render.
 func WithOutcome(fn func(feature mediagen.Feature) Outcome) Option {
 	return func(c *config) error {
 		if fn == nil {
