@@ -11,7 +11,9 @@
 //	go run ./examples/resume                                                 # kill it midway, then run it again
 //
 // With no key it starts an in-process reference server, which a restart
-// does not keep, so run it against the command to see the resume.
+// does not keep, and a journal of its own that goes with it (-journal is
+// for a server that outlives the run), so run it against the command to
+// see the resume.
 package main
 
 import (
@@ -23,6 +25,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"path/filepath"
 	"time"
 
 	_ "modernc.org/sqlite" // registers "sqlite"
@@ -65,7 +68,18 @@ func run(ctx context.Context, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 
-	db, err := sql.Open("sqlite", "file:"+*journalPath+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)")
+	path := *journalPath
+	if os.Getenv("MEDIAGEN_API_KEY") == "" {
+		// The in-process server ends with the run: a journal kept after it
+		// would name generations the next run's server never had.
+		dir, err := os.MkdirTemp("", "resume-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		path = filepath.Join(dir, "journal.db")
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)")
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +29,19 @@ func TestResumeRunsOnTheReferenceServer(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(*outputDir, "*.png"))
 	require.NoError(t, err)
 	assert.Len(t, files, len(orders))
+}
+
+// Run twice with no key, as a user tries it: the second run's in-process
+// server is a new one, and the run does not fail on the first's journal.
+func TestRunTwiceWithNoKey(t *testing.T) {
+	t.Setenv("MEDIAGEN_API_KEY", "")
+	t.Setenv("MEDIAGEN_BASE_URL", "")
+	dir := t.TempDir()
+	*journalPath, *outputDir = filepath.Join(dir, "j.db"), filepath.Join(dir, "out")
+	require.NoError(t, run(context.Background(), io.Discard))
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), &out), "the second run")
+	assert.Equal(t, len(orders), strings.Count(out.String(), "saved "), out.String())
 }
 
 // Killed with SIGKILL midway and run again against the reference server
