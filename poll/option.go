@@ -40,8 +40,8 @@ func WithInterval(d time.Duration) Option {
 }
 
 // WithMaxWait gives up after d from the start of the call, whatever the
-// context allows: the last check is at d, then a [*GaveUpError] matching
-// [ErrMaxWait]. d must be positive.
+// context allows: the last check is at d, and no check's retry ends past
+// it, then a [*GaveUpError] matching [ErrMaxWait]. d must be positive.
 func WithMaxWait(d time.Duration) Option {
 	return positive("WithMaxWait", d, func(s *settings) { s.maxWait = d })
 }
