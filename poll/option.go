@@ -51,19 +51,23 @@ func WithMaxWait(d time.Duration) Option {
 // it. Each fn given is called, in order. [Voice] takes [OnVoiceUpdate].
 func OnUpdate(fn func(*mediagen.Generation)) Option {
 	return option(fn != nil, "poll.OnUpdate: needs a non-nil function", func(s *settings) {
-		if prev := s.onUpdate; prev != nil {
-			s.onUpdate = func(g *mediagen.Generation) { prev(g); fn(g) }
-		} else {
-			s.onUpdate = fn
-		}
+		s.onUpdate = then(s.onUpdate, fn)
 	})
 }
 
 // OnVoiceUpdate is [OnUpdate] for [Voice]; other waits refuse it.
 func OnVoiceUpdate(fn func(*mediagen.Voice)) Option {
 	return option(fn != nil, "poll.OnVoiceUpdate: needs a non-nil function", func(s *settings) {
-		s.onVoiceUpdate = fn
+		s.onVoiceUpdate = then(s.onVoiceUpdate, fn)
 	})
+}
+
+// then returns a callback calling prev, if any, then fn.
+func then[T any](prev, fn func(T)) func(T) {
+	if prev == nil {
+		return fn
+	}
+	return func(v T) { prev(v); fn(v) }
 }
 
 // WithClientOptions applies opts (a timeout, a header, a retry policy,

@@ -193,3 +193,18 @@ func TestOnUpdateComposesAndCheckOptions(t *testing.T) {
 	assert.ErrorContains(t, err, "OnVoiceUpdate")
 	assert.ErrorContains(t, err, "WithTimeout")
 }
+
+// OnVoiceUpdate given twice calls both, as OnUpdate does: the first was
+// dropped.
+func TestOnVoiceUpdateComposes(t *testing.T) {
+	e := newEnv(t)
+	v := cloneVoice(t, e)
+	var first, second []mediagen.VoiceStatus
+	_, err := Voice(context.Background(), e.c, v.ID, withClock(e.clock),
+		OnVoiceUpdate(func(v *mediagen.Voice) { first = append(first, v.Status) }),
+		OnVoiceUpdate(func(v *mediagen.Voice) { second = append(second, v.Status) }))
+	require.NoError(t, err)
+	want := []mediagen.VoiceStatus{mediagen.VoiceStatusRunning, mediagen.VoiceStatusDone}
+	assert.Equal(t, want, first)
+	assert.Equal(t, want, second)
+}
