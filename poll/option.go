@@ -136,6 +136,9 @@ func readOptions(kind waitKind, opts []Option) (*settings, error) {
 	case kind == generationWait && s.onVoiceUpdate != nil:
 		errs = append(errs, errors.New("poll: OnVoiceUpdate reports voices; a generation wait takes OnUpdate"))
 	}
+	if kind == voiceWait && (s.saveDir != "" || s.saveFunc != nil) {
+		errs = append(errs, errors.New("poll: WithSaveTo and WithSaveFunc save generations; a voice wait has nothing to save"))
+	}
 	return s, errors.Join(errs...)
 }
 

@@ -208,3 +208,17 @@ func TestOnVoiceUpdateComposes(t *testing.T) {
 	assert.Equal(t, want, first)
 	assert.Equal(t, want, second)
 }
+
+// WithSaveTo and WithSaveFunc save generations' outputs: a voice wait,
+// which has none, refuses them instead of ignoring them.
+func TestVoiceRefusesSaveOptions(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	v, err := Voice(ctx, e.c, "ava-warm-narrator", withClock(e.clock), WithSaveTo(t.TempDir()))
+	assert.Nil(t, v)
+	assert.ErrorContains(t, err, "WithSaveTo")
+	_, err = Voice(ctx, e.c, "ava-warm-narrator", withClock(e.clock),
+		WithSaveFunc(func(context.Context, *mediagen.Generation, string, string) (io.WriteCloser, error) { return nil, nil }))
+	assert.ErrorContains(t, err, "WithSaveFunc")
+	assert.Zero(t, e.count.requests(), "nothing sent")
+}
