@@ -107,7 +107,7 @@ func (b *batch) run(ctx context.Context) {
 			b.giveUpAll(ctx, err)
 			return
 		}
-		seen, err := b.scan(ctx)
+		seen, err := b.scan(ctx, p.opts)
 		if err != nil {
 			b.giveUpAll(ctx, err)
 			return
@@ -122,7 +122,7 @@ func (b *batch) run(ctx context.Context) {
 		}
 		slices.Sort(missing) // a stable order of GETs and OnUpdate calls
 		for _, id := range missing {
-			g, err := b.c.GetGeneration(b.tel[id].ctx, id, b.s.clientOpts...)
+			g, err := b.c.GetGeneration(b.tel[id].ctx, id, p.opts...)
 			switch {
 			case err == nil:
 				b.update(ctx, id, g, false)
@@ -141,11 +141,11 @@ func (b *batch) run(ctx context.Context) {
 
 // scan reads the newest page, and another only while the pages after the
 // first each showed a waited id: each is paid for by a GET it saves.
-func (b *batch) scan(ctx context.Context) (map[string]*mediagen.Generation, error) {
+func (b *batch) scan(ctx context.Context, opts []client.Option) (map[string]*mediagen.Generation, error) {
 	seen := map[string]*mediagen.Generation{}
 	params := client.ListParams{Limit: pageSize, Feature: b.commonFeature()}
 	for pages := 0; len(seen) < len(b.waiting) && (pages == 0 || len(seen) >= pages); pages++ {
-		page, err := b.c.ListGenerations(ctx, params, b.s.clientOpts...)
+		page, err := b.c.ListGenerations(ctx, params, opts...)
 		if err != nil {
 			return nil, err
 		}

@@ -40,8 +40,8 @@ func WithInterval(d time.Duration) Option {
 }
 
 // WithMaxWait gives up after d from the start of the call, whatever the
-// context allows: the last check is at d, then a [*GaveUpError] matching
-// [ErrMaxWait]. d must be positive.
+// context allows: the last check is at d, and no check's retry ends past
+// it, then a [*GaveUpError] matching [ErrMaxWait]. d must be positive.
 func WithMaxWait(d time.Duration) Option {
 	return positive("WithMaxWait", d, func(s *settings) { s.maxWait = d })
 }
@@ -51,19 +51,23 @@ func WithMaxWait(d time.Duration) Option {
 // it. Each fn given is called, in order. [Voice] takes [OnVoiceUpdate].
 func OnUpdate(fn func(*mediagen.Generation)) Option {
 	return option(fn != nil, "poll.OnUpdate: needs a non-nil function", func(s *settings) {
-		if prev := s.onUpdate; prev != nil {
-			s.onUpdate = func(g *mediagen.Generation) { prev(g); fn(g) }
-		} else {
-			s.onUpdate = fn
-		}
+		s.onUpdate = then(s.onUpdate, fn)
 	})
 }
 
 // OnVoiceUpdate is [OnUpdate] for [Voice]; other waits refuse it.
 func OnVoiceUpdate(fn func(*mediagen.Voice)) Option {
 	return option(fn != nil, "poll.OnVoiceUpdate: needs a non-nil function", func(s *settings) {
-		s.onVoiceUpdate = fn
+		s.onVoiceUpdate = then(s.onVoiceUpdate, fn)
 	})
+}
+
+// then returns a callback calling prev, if any, then fn.
+func then[T any](prev, fn func(T)) func(T) {
+	if prev == nil {
+		return fn
+	}
+	return func(v T) { prev(v); fn(v) }
 }
 
 // WithClientOptions applies opts (a timeout, a header, a retry policy,
@@ -131,6 +135,9 @@ func readOptions(kind waitKind, opts []Option) (*settings, error) {
 		errs = append(errs, errors.New("poll: OnUpdate reports generations; a voice wait takes OnVoiceUpdate"))
 	case kind == generationWait && s.onVoiceUpdate != nil:
 		errs = append(errs, errors.New("poll: OnVoiceUpdate reports voices; a generation wait takes OnUpdate"))
+	}
+	if kind == voiceWait && (s.saveDir != "" || s.saveFunc != nil) {
+		errs = append(errs, errors.New("poll: WithSaveTo and WithSaveFunc save generations; a voice wait has nothing to save"))
 	}
 	return s, errors.Join(errs...)
 }

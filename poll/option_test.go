@@ -193,3 +193,32 @@ func TestOnUpdateComposesAndCheckOptions(t *testing.T) {
 	assert.ErrorContains(t, err, "OnVoiceUpdate")
 	assert.ErrorContains(t, err, "WithTimeout")
 }
+
+// OnVoiceUpdate given twice calls both, as OnUpdate does: the first was
+// dropped.
+func TestOnVoiceUpdateComposes(t *testing.T) {
+	e := newEnv(t)
+	v := cloneVoice(t, e)
+	var first, second []mediagen.VoiceStatus
+	_, err := Voice(context.Background(), e.c, v.ID, withClock(e.clock),
+		OnVoiceUpdate(func(v *mediagen.Voice) { first = append(first, v.Status) }),
+		OnVoiceUpdate(func(v *mediagen.Voice) { second = append(second, v.Status) }))
+	require.NoError(t, err)
+	want := []mediagen.VoiceStatus{mediagen.VoiceStatusRunning, mediagen.VoiceStatusDone}
+	assert.Equal(t, want, first)
+	assert.Equal(t, want, second)
+}
+
+// WithSaveTo and WithSaveFunc save generations' outputs: a voice wait,
+// which has none, refuses them instead of ignoring them.
+func TestVoiceRefusesSaveOptions(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	v, err := Voice(ctx, e.c, "ava-warm-narrator", withClock(e.clock), WithSaveTo(t.TempDir()))
+	assert.Nil(t, v)
+	assert.ErrorContains(t, err, "WithSaveTo")
+	_, err = Voice(ctx, e.c, "ava-warm-narrator", withClock(e.clock),
+		WithSaveFunc(func(context.Context, *mediagen.Generation, string, string) (io.WriteCloser, error) { return nil, nil }))
+	assert.ErrorContains(t, err, "WithSaveFunc")
+	assert.Zero(t, e.count.requests(), "nothing sent")
+}

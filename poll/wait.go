@@ -3,6 +3,7 @@ package poll
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/mediagen/mediagen-go"
@@ -60,8 +61,8 @@ func Generation(ctx context.Context, c *client.Client, id string, opts ...Option
 	g, err := wait(ctx, s, subject[*mediagen.Generation]{
 		key: hub.Key{ID: id},
 		tel: tw,
-		get: func(ctx context.Context) (*mediagen.Generation, error) {
-			return c.GetGeneration(ctx, id, s.clientOpts...)
+		get: func(ctx context.Context, opts []client.Option) (*mediagen.Generation, error) {
+			return c.GetGeneration(ctx, id, opts...)
 		},
 		fromEvent: func(ev *webhook.Event) *mediagen.Generation { return ev.Generation },
 		observe:   s.observe,
@@ -96,8 +97,10 @@ func Voice(ctx context.Context, c *client.Client, id string, opts ...Option) (*m
 		return nil, errors.New("poll: empty voice id")
 	}
 	return wait(ctx, s, subject[*mediagen.Voice]{
-		key:       hub.Key{ID: id, Voice: true},
-		get:       func(ctx context.Context) (*mediagen.Voice, error) { return c.GetVoice(ctx, id, s.clientOpts...) },
+		key: hub.Key{ID: id, Voice: true},
+		get: func(ctx context.Context, opts []client.Option) (*mediagen.Voice, error) {
+			return c.GetVoice(ctx, id, opts...)
+		},
 		fromEvent: func(ev *webhook.Event) *mediagen.Voice { return ev.Voice },
 		observe: func(last, v *mediagen.Voice) {
 			if s.onVoiceUpdate != nil && (last == nil || last.Status != v.Status) {
@@ -125,7 +128,7 @@ func Voice(ctx context.Context, c *client.Client, id string, opts ...Option) (*m
 // subject is what one wait waits for, a generation or a voice clone.
 type subject[T interface{ Terminal() bool }] struct {
 	key       hub.Key
-	get       func(context.Context) (T, error)
+	get       func(context.Context, []client.Option) (T, error)
 	fromEvent func(*webhook.Event) T
 	observe   func(last, v T) // reports v when its status is new
 	end       func(context.Context, T) error
@@ -157,7 +160,7 @@ func wait[T interface{ Terminal() bool }](ctx context.Context, s *settings, w su
 		case err != nil:
 			return last, w.gaveUp(ctx, last, err)
 		}
-		v, err := w.get(ctx)
+		v, err := w.get(ctx, p.opts)
 		if err != nil {
 			if errors.Is(err, client.ErrNotFound) && ctx.Err() == nil {
 				if !w.key.Voice {
@@ -181,16 +184,18 @@ func wait[T interface{ Terminal() bool }](ctx context.Context, s *settings, w su
 // backstop times, a watch ending a sleep early; it enforces [WithMaxWait].
 type pacer struct {
 	s     *settings
-	until time.Time // zero: no WithMaxWait
+	until time.Time       // zero: no WithMaxWait
+	opts  []client.Option // of the checks: their retries end at until too
 	keys  []hub.Key
 	watch context.Context // ends when an event for keys arrives
 	stop  context.CancelFunc
 }
 
 func newPacer(ctx context.Context, s *settings, keys ...hub.Key) *pacer {
-	p := &pacer{s: s, keys: keys, watch: ctx, stop: func() {}}
+	p := &pacer{s: s, keys: keys, opts: s.clientOpts, watch: ctx, stop: func() {}}
 	if s.maxWait > 0 {
 		p.until = s.clock.Now().Add(s.maxWait)
+		p.opts = append(slices.Clip(s.clientOpts), client.WithClock(untilClock{s.clock, p.until}))
 	}
 	if s.hub != nil {
 		p.watch, p.stop = s.hub.Watch(ctx, keys...)
@@ -241,4 +246,19 @@ func (p *pacer) sleep(ctx context.Context, d time.Duration) error {
 		d = min(d, rem)
 	}
 	return p.s.clock.Sleep(ctx, d)
+}
+
+// untilClock is the clock of a wait's checks under [WithMaxWait]: a retry's
+// sleep that would end past until fails at once, so a long Retry-After or
+// backoff does not outlast the wait.
+type untilClock struct {
+	client.Clock
+	until time.Time
+}
+
+func (c untilClock) Sleep(ctx context.Context, d time.Duration) error {
+	if c.Now().Add(d).After(c.until) {
+		return ErrMaxWait
+	}
+	return c.Clock.Sleep(ctx, d)
 }
