@@ -114,7 +114,7 @@ func (c *Client) save(ctx context.Context, g *mediagen.Generation, opts []Option
 		return err
 	}
 	ctx, span := c.tel.StartSave(ctx, g.ID)
-	err = telemetry.Panicked // until it returns: open may panic
+	err = telemetry.ErrPanicked // until it returns: open may panic
 	defer func() { span.EndSave(err) }()
 	if err := prepare(); err != nil {
 		return fmt.Errorf("mediagen: SaveOutput: %w", err)

@@ -53,7 +53,7 @@ func Generations(ctx context.Context, c *client.Client, ids []string, opts ...Op
 	}
 	defer func() { // after a panic of OnUpdate or a save's OpenFunc; else all ended
 		for _, w := range b.tel {
-			w.Close(telemetry.Panicked)
+			w.Close(telemetry.ErrPanicked)
 		}
 	}()
 	b.run(ctx)

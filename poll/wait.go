@@ -57,7 +57,7 @@ func Generation(ctx context.Context, c *client.Client, id string, opts ...Option
 		return nil, errors.New("poll: empty generation id")
 	}
 	ctx, tw := telemetry.Of(c).StartWait(ctx, id)
-	err = telemetry.Panicked // until wait returns: OnUpdate or a save's OpenFunc may panic
+	err = telemetry.ErrPanicked // until wait returns: OnUpdate or a save's OpenFunc may panic
 	defer func() { tw.Close(err) }()
 	g, err := wait(ctx, s, subject[*mediagen.Generation]{
 		key: hub.Key{ID: id},
