@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/mediagen/mediagen-go"
+	"github.com/mediagen/mediagen-go/internal/telemetry"
 )
 
 // SavedOutput says where [Client.SaveOutput] wrote a generation's output.
@@ -113,6 +114,7 @@ func (c *Client) save(ctx context.Context, g *mediagen.Generation, opts []Option
 		return err
 	}
 	ctx, span := c.tel.StartSave(ctx, g.ID)
+	err = telemetry.ErrPanicked // until it returns: open may panic
 	defer func() { span.EndSave(err) }()
 	if err := prepare(); err != nil {
 		return fmt.Errorf("mediagen: SaveOutput: %w", err)

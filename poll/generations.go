@@ -51,6 +51,11 @@ func Generations(ctx context.Context, c *client.Client, ids []string, opts ...Op
 			b.tel[id] = waitSpan{wctx, w}
 		}
 	}
+	defer func() { // after a panic of OnUpdate or a save's OpenFunc; else all ended
+		for _, w := range b.tel {
+			w.Close(telemetry.ErrPanicked)
+		}
+	}()
 	b.run(ctx)
 
 	results := make([]Result, len(ids))

@@ -58,6 +58,8 @@ func Generation(ctx context.Context, c *client.Client, id string, opts ...Option
 		return nil, errors.New("poll: empty generation id")
 	}
 	ctx, tw := telemetry.Of(c).StartWait(ctx, id)
+	err = telemetry.ErrPanicked // until wait returns: OnUpdate or a save's OpenFunc may panic
+	defer func() { tw.Close(err) }()
 	g, err := wait(ctx, s, subject[*mediagen.Generation]{
 		key: hub.Key{ID: id},
 		tel: tw,
@@ -75,7 +77,6 @@ func Generation(ctx context.Context, c *client.Client, id string, opts ...Option
 		},
 		backstop: FirstBackstop(s.kind),
 	})
-	tw.Close(err)
 	return g, err
 }
 

@@ -125,8 +125,9 @@ func (e *Engine) Do(ctx context.Context, call *Call, r *Request, handle func(*ht
 	var failed error          // the last attempt's failure to get an answer
 	err := retry.Do(ctx, call.Clock, call.Retry, func(n int) retry.Outcome {
 		actx, span := e.tel.StartAttempt(ctx, r.Method, &r.URL, n)
-		o := e.attempt(actx, call, r, tr, handle)
-		span.End(o.resp, o.Err)
+		o := outcome{Outcome: retry.Outcome{Err: telemetry.ErrPanicked}} // until attempt returns: handle may call the caller's code
+		defer func() { span.End(o.resp, o.Err) }()
+		o = e.attempt(actx, call, r, tr, handle)
 		failed = o.Err
 		if o.resp != nil {
 			last, failed = o.resp, nil

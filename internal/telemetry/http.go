@@ -16,6 +16,10 @@ import (
 
 var noopTracer = noop.NewTracerProvider().Tracer(Scope)
 
+// ErrPanicked is what a span ends with when a callback of the caller's (an
+// OnUpdate, an OpenFunc) panicked through it, so the span still ends.
+var ErrPanicked = errors.New("mediagen: a callback panicked")
+
 // Attempt is the span of one HTTP attempt; the zero value is off.
 type Attempt struct {
 	span   trace.Span
