@@ -330,6 +330,9 @@ func (b *body) Close() error { return nil }
 
 func (b *body) close() { _ = b.rc.Close() }
 
+// errNoAnswer is a middleware's return of neither a response nor an error.
+var errNoAnswer = errors.New("mediagen: a middleware returned no response and no error")
+
 // send runs the call's middleware around one attempt.
 func (e *Engine) send(call *Call, r *Request, req *http.Request) (*http.Response, error) {
 	hc := e.api
@@ -349,6 +352,9 @@ func (e *Engine) send(call *Call, r *Request, req *http.Request) (*http.Response
 		next = func(req *http.Request) (*http.Response, error) { return mw(req, inner) }
 	}
 	resp, err := next(req)
+	if resp == nil && err == nil {
+		err = errNoAnswer // a middleware's bug: fail the call, not the process
+	}
 	// A middleware that returns because the attempt's context ended was cut
 	// short, not refusing.
 	if err != nil && !reached && req.Context().Err() == nil {

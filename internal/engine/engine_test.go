@@ -123,6 +123,32 @@ func TestRefusingMiddlewareIsFinal(t *testing.T) {
 	assert.Zero(t, n.Load())
 }
 
+// A middleware that returns neither a response nor an error fails the
+// call: before it sent, as refusing; after, as an answer lost (a charging
+// request may have been sent).
+func TestMiddlewareWithoutAnswerFails(t *testing.T) {
+	for _, sends := range []bool{false, true} {
+		u, n := scripted(t, 200)
+		call := testCall(&fakeClock{})
+		call.Middleware = []Middleware{func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+			if sends {
+				resp, err := next(req)
+				if err == nil {
+					_ = resp.Body.Close()
+				}
+			}
+			return nil, nil
+		}}
+		r := &Request{Method: http.MethodPost, URL: *u, Body: []byte(`{}`), Class: Charging}
+		err := New(&http.Client{}, "key-123456", nil).Do(t.Context(), call, r, func(*http.Response) error { return nil })
+		var se *SendError
+		require.ErrorAs(t, err, &se, "sends %v", sends)
+		assert.ErrorIs(t, err, errNoAnswer)
+		assert.Equal(t, sends, se.MaybeSent, "sends %v", sends)
+		assert.Equal(t, int32(map[bool]int{false: 0, true: 1}[sends]), n.Load(), "never resent")
+	}
+}
+
 func TestStorageRequestsCarryNoKey(t *testing.T) {
 	u, _ := scripted(t, 200)
 	var body string
