@@ -202,11 +202,10 @@ func decodeAnswer(resp *http.Response, out any) error {
 	defer answerBufs.Put(bp)
 	*bp = slices.Grow((*bp)[:0], int(resp.ContentLength)+1)
 	// One byte more than said: the body must end where it said it would.
-	buf, n, err := (*bp)[:resp.ContentLength+1], 0, error(nil)
-	for n < len(buf) && err == nil {
-		var m int
-		m, err = resp.Body.Read(buf[n:])
-		n += m
+	buf := (*bp)[:resp.ContentLength+1]
+	n, err := io.ReadFull(resp.Body, buf)
+	if err == io.ErrUnexpectedEOF { // ended, short of buf
+		err = io.EOF
 	}
 	if n == int(resp.ContentLength) && err == io.EOF {
 		// Unmarshal checks the syntax before it writes to out.

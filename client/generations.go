@@ -203,42 +203,55 @@ func (a *encodedArgs) params() map[string]any {
 	return a.m
 }
 
+// encodeArgs encodes args as json.Marshal would, for an estimate or a search.
 func encodeArgs(args Args) (encodedArgs, error) {
-	a, _, err := encodeCreate(args, "")
-	return a, err
+	e := encoders.Get().(*encoder)
+	defer e.put()
+	feature, raw, err := e.encode(args)
+	if err != nil {
+		return encodedArgs{}, err
+	}
+	return encodedArgs{feature: feature, raw: bytes.Clone(raw)}, nil
 }
 
 // encodeCreate encodes args once, straight into the body of a create with
 // webhookURL: raw is a slice of the body.
 func encodeCreate(args Args, webhookURL string) (encodedArgs, []byte, error) {
-	if args == nil {
-		return encodedArgs{}, nil, fmt.Errorf("%w: nil arguments", ErrInvalidArgument)
-	}
-	if v := reflect.ValueOf(args); v.Kind() == reflect.Pointer && v.IsNil() {
-		return encodedArgs{}, nil, fmt.Errorf("%w: arguments are a nil %T", ErrInvalidArgument, args)
-	}
-	feature := args.Feature()
-	if feature == "" {
-		return encodedArgs{}, nil, fmt.Errorf("%w: empty feature", ErrInvalidArgument)
-	}
 	e := encoders.Get().(*encoder)
 	defer e.put()
-	raw, typed := appendTyped(e.buf.AvailableBuffer(), args)
-	if typed {
-		e.buf.Write(raw)
-	} else if err := e.enc.Encode(args); err != nil {
-		return encodedArgs{}, nil, fmt.Errorf("%w: arguments: %v", ErrInvalidArgument, err)
-	} else {
-		raw = e.buf.Bytes()[:e.buf.Len()-1] // Encode ends with a newline
-	}
-	// Both write what json.Marshal would, compact and valid: an object
-	// starts with '{'.
-	if raw[0] != '{' {
-		return encodedArgs{}, nil, fmt.Errorf("%w: arguments must encode as a JSON object, got %T", ErrInvalidArgument, args)
+	feature, raw, err := e.encode(args)
+	if err != nil {
+		return encodedArgs{}, nil, err
 	}
 	body := createGenerationRequestBody(raw, string(feature), webhookURL)
 	n := len(`{"args":`) + len(raw)
 	return encodedArgs{feature: feature, raw: body[len(`{"args":`):n:n]}, body, nil
+}
+
+// encode writes args into e's buffer as json.Marshal would (compact and
+// valid); raw is e's, valid until e.put.
+func (e *encoder) encode(args Args) (feature mediagen.Feature, raw []byte, err error) {
+	if args == nil {
+		return "", nil, fmt.Errorf("%w: nil arguments", ErrInvalidArgument)
+	}
+	if v := reflect.ValueOf(args); v.Kind() == reflect.Pointer && v.IsNil() {
+		return "", nil, fmt.Errorf("%w: arguments are a nil %T", ErrInvalidArgument, args)
+	}
+	if feature = args.Feature(); feature == "" {
+		return "", nil, fmt.Errorf("%w: empty feature", ErrInvalidArgument)
+	}
+	raw, typed := appendTyped(e.buf.AvailableBuffer(), args)
+	if typed {
+		e.buf.Write(raw)
+	} else if err := e.enc.Encode(args); err != nil {
+		return "", nil, fmt.Errorf("%w: arguments: %v", ErrInvalidArgument, err)
+	} else {
+		raw = e.buf.Bytes()[:e.buf.Len()-1] // Encode ends with a newline
+	}
+	if raw[0] != '{' { // an object starts with '{'
+		return "", nil, fmt.Errorf("%w: arguments must encode as a JSON object, got %T", ErrInvalidArgument, args)
+	}
+	return feature, raw, nil
 }
 
 // encoder encodes arguments into a buffer of its own, reused: json.Marshal
